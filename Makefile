@@ -1,0 +1,53 @@
+# One command sets up and runs each job on a fresh machine (Python >= 3.11, Java 17 and Maven for Kafka).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: setup setup-bench demo scan test test-fast bench bench-quality bench-engine kafka-start kafka-stop clean
+
+$(BIN)/.installed-dev: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+$(BIN)/.installed-bench: $(BIN)/.installed-dev
+	$(BIN)/pip install -q -e '.[dev,bench]'
+	touch $@
+
+setup: $(BIN)/.installed-dev
+
+setup-bench: $(BIN)/.installed-bench
+
+## The main job: neardup scan over the real sample corpus shipped in the package.
+demo: scan
+
+scan: setup
+	$(BIN)/neardup scan sample -o sample-verdicts.jsonl
+	@$(BIN)/python -c "import json,collections; v=[json.loads(l) for l in open('sample-verdicts.jsonl')]; \
+	d=[x for x in v if x['verdict']=='duplicate']; [print(f\"{x['id']:>14} duplicate-of {x['duplicate_of']:<14} distance {x['distance']}\") for x in d[:15]]; \
+	print(f'... verdicts in sample-verdicts.jsonl: {len(v)} events, {len(d)} duplicates')"
+
+## The test suite (unit, property, RocksDB and Kafka integration); CI runs exactly this.
+test: setup
+	$(BIN)/pytest
+
+test-fast: setup
+	$(BIN)/pytest tests/unit
+
+bench-quality: setup-bench
+	$(BIN)/python bench/quality.py
+
+bench-engine: setup-bench
+	$(BIN)/python bench/engine.py
+
+bench: bench-quality bench-engine
+
+kafka-start:
+	PYTHON=$(abspath $(BIN))/python scripts/kafka-local start
+
+kafka-stop:
+	scripts/kafka-local stop
+
+clean:
+	rm -rf $(VENV) sample-verdicts.jsonl sample-verdicts.deadletter.jsonl

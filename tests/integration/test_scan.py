@@ -1,0 +1,161 @@
+"""`neardup scan` end to end on real text: the CLI, its files, its exit status, its state."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import opencc
+import pytest
+
+from worker.scan import default_sample
+
+SAMPLE = Path(default_sample())
+
+
+def real_texts(cjk: bool, count: int) -> list[str]:
+    """Long real texts from the shipped sample corpus, one language at a time."""
+    texts = []
+    for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+        text = json.loads(line)["text"]
+        has_cjk = any("\u4e00" <= ch <= "\u9fff" for ch in text)
+        if has_cjk == cjk and len(text) > (300 if cjk else 700) and text[:40] not in {t[:40] for t in texts}:
+            texts.append(text)
+    assert len(texts) >= count, "the shipped sample must hold enough long texts"
+    return texts[:count]
+
+
+def to_full_width(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def run_scan(tmp_path: Path, lines: list[str | bytes], *extra: str) -> tuple[int, list[dict], str]:
+    source = tmp_path / "in.jsonl"
+    with source.open("wb") as f:
+        for line in lines:
+            f.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "scan", str(source), "-o", str(out), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    verdicts = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    return proc.returncode, verdicts, proc.stderr
+
+
+def event(event_id: str, text: str, **fields: object) -> str:
+    return json.dumps({"id": event_id, "text": text, **fields}, ensure_ascii=False)
+
+
+@pytest.fixture(scope="module")
+def zh() -> list[str]:
+    return real_texts(cjk=True, count=3)
+
+
+@pytest.fixture(scope="module")
+def en() -> list[str]:
+    return real_texts(cjk=False, count=3)
+
+
+def test_reposts_are_duplicates_of_the_original(tmp_path: Path, zh: list[str], en: list[str]) -> None:
+    traditional = opencc.OpenCC("s2t").convert(zh[0])
+    lines = [
+        event("zh-orig", zh[0]),
+        event("en-orig", en[0]),
+        event("zh-other", zh[1]),
+        event("zh-trad", traditional + " #新闻# https://t.cn/A6x9kLm"),
+        event("en-repost", to_full_width(en[0]) + "\n\nRead more: https://example.com/a/1?utm=x #breaking @newsdesk"),
+        event("en-other", en[1]),
+    ]
+    status, verdicts, _ = run_scan(tmp_path, lines)
+    assert status == 0
+    by_id = {v["id"]: v for v in verdicts}
+    assert [v["id"] for v in verdicts] == ["zh-orig", "en-orig", "zh-other", "zh-trad", "en-repost", "en-other"]
+    assert by_id["zh-trad"]["verdict"] == "duplicate" and by_id["zh-trad"]["duplicate_of"] == "zh-orig"
+    assert by_id["en-repost"]["verdict"] == "duplicate" and by_id["en-repost"]["duplicate_of"] == "en-orig"
+    for unique in ("zh-orig", "en-orig", "zh-other", "en-other"):
+        assert by_id[unique]["verdict"] == "unique" and by_id[unique]["duplicate_of"] is None
+    assert all(len(v["fingerprint"]) == 16 and int(v["fingerprint"], 16) >= 0 for v in verdicts)
+
+
+def test_earliest_original_wins_and_ids_are_idempotent(tmp_path: Path, en: list[str]) -> None:
+    first, second, third = en[0], en[0] + " (AP)", en[0] + " Follow us on Twitter."
+    lines = [event("a", first), event("b", second), event("c", third), event("b", "completely different text now"), event("a", first)]
+    status, verdicts, _ = run_scan(tmp_path, lines)
+    assert status == 0
+    assert [(v["id"], v["verdict"], v["duplicate_of"]) for v in verdicts] == [
+        ("a", "unique", None),
+        ("b", "duplicate", "a"),
+        ("c", "duplicate", "a"),
+        ("b", "duplicate", "a"),
+        ("a", "unique", None),
+    ]
+
+
+def test_bad_lines_are_dead_lettered_and_the_run_goes_on(tmp_path: Path, en: list[str]) -> None:
+    lines: list[str | bytes] = [
+        event("ok-1", en[0]),
+        b"{broken json",
+        b"\xff\xfe\x00garbage",
+        json.dumps({"id": 42, "text": "numeric id"}),
+        json.dumps({"id": "no-text"}),
+        json.dumps(["not", "an", "object"]),
+        event("too-big", "x" * 2_000_001),
+        event("ok-2", en[1]),
+    ]
+    status, verdicts, stderr = run_scan(tmp_path, lines)
+    assert status == 2
+    assert [v["id"] for v in verdicts] == ["ok-1", "ok-2"]
+    rejected = [json.loads(line) for line in (tmp_path / "out.deadletter.jsonl").read_text().splitlines()]
+    assert [r["line"] for r in rejected] == [2, 3, 4, 5, 6, 7]
+    reasons = " | ".join(r["reason"] for r in rejected)
+    for expected in ("invalid JSON", "invalid UTF-8", "'id' must be a string", "missing field 'text'", "JSON object", "over the limit"):
+        assert expected in reasons
+    assert "line 3 rejected: invalid UTF-8" in stderr
+    assert "6 rejected" in stderr
+
+
+def test_state_dir_dedups_a_second_file_against_the_first(tmp_path: Path, zh: list[str]) -> None:
+    state = tmp_path / "state"
+    first = tmp_path / "one"
+    second = tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    status, verdicts, _ = run_scan(first, [event("day1", zh[2])], "--state", str(state))
+    assert status == 0 and verdicts[0]["verdict"] == "unique"
+    status, verdicts, _ = run_scan(second, [event("day2", "【转载】" + zh[2] + "（完）")], "--state", str(state))
+    assert status == 0
+    assert verdicts[0]["verdict"] == "duplicate" and verdicts[0]["duplicate_of"] == "day1"
+
+
+def test_short_texts_match_only_exactly(tmp_path: Path) -> None:
+    lines = [
+        event("s1", "Earthquake hits Tokyo"),
+        event("s2", "EARTHQUAKE  hits Tokyo!! https://t.co/xyz"),
+        event("s3", "Earthquake hits Osaka"),
+        event("s4", "东京发生地震"),
+        event("s5", "東京發生地震"),
+        event("s6", "大阪发生地震"),
+    ]
+    status, verdicts, _ = run_scan(tmp_path, lines)
+    assert status == 0
+    assert [(v["verdict"], v["duplicate_of"]) for v in verdicts] == [
+        ("unique", None),
+        ("duplicate", "s1"),
+        ("unique", None),
+        ("unique", None),
+        ("duplicate", "s4"),
+        ("unique", None),
+    ]
+
+
+def test_same_opening_different_story_is_unique(tmp_path: Path, zh: list[str], en: list[str]) -> None:
+    zh_mix = zh[0][:80] + zh[1][80:]
+    en_mix = en[0][:150] + en[1][150:]
+    status, verdicts, _ = run_scan(tmp_path, [event("z0", zh[0]), event("e0", en[0]), event("z1", zh_mix), event("e1", en_mix)])
+    assert status == 0
+    assert [v["verdict"] for v in verdicts] == ["unique"] * 4

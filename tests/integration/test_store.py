@@ -1,0 +1,210 @@
+"""The RocksDB block index against brute force, on a real database in a temporary directory."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from worker.blocks import Plan, hamming, parse_plan, plan_for
+from worker.store import BlockIndex, Candidate, Entry
+
+FULL = (1 << 64) - 1
+
+PLANS: list[Plan] = [
+    plan_for(k=1, expected=1_000_000),
+    plan_for(k=2, expected=1_000_000),
+    parse_plan("4x16", k=3, expected=1_000_000),
+    parse_plan("10x25", k=3, expected=1_000_000),
+    parse_plan("20x32", k=3, expected=1_000_000),
+    plan_for(k=3, expected=1_000_000),
+    plan_for(k=4, expected=1_000_000),
+]
+
+
+def entry(i: int, fp: int, ts: int = 0, sketch: bytes = b"") -> Entry:
+    return Entry(event_id=f"ev-{i}", fingerprint=fp, order=i, ts=ts, sketch=sketch or i.to_bytes(4, "big"))
+
+
+def _mask(positions: set[int]) -> int:
+    return sum(1 << p for p in positions)
+
+
+@st.composite
+def neighbourhoods(draw: st.DrawFn) -> tuple[Plan, int, list[int], int]:
+    """A plan, a probe, stored fingerprints around it (adversarial flips and random ones), max_distance."""
+    plan = draw(st.sampled_from(PLANS))
+    probe = draw(st.one_of(st.sampled_from([0, FULL]), st.integers(0, FULL)))
+    width = 64 // plan.levels[0]
+    stored: list[int] = []
+    for _ in range(draw(st.integers(1, 12))):
+        how = draw(st.sampled_from(["random-flips", "one-block", "spread", "key-bits", "far"]))
+        if how == "random-flips":
+            positions = draw(st.sets(st.integers(0, 63), max_size=plan.k + 3))
+        elif how == "one-block":
+            start = draw(st.integers(0, plan.levels[0] - 1)) * width
+            positions = draw(st.sets(st.integers(start, start + width - 1), max_size=plan.k + 2))
+        elif how == "spread":
+            blocks = draw(st.permutations(range(plan.levels[0])))[: draw(st.integers(0, plan.levels[0]))]
+            positions = {b * width + draw(st.integers(0, width - 1)) for b in blocks}
+        elif how == "key-bits":
+            table = draw(st.sampled_from(plan.tables))
+            positions = {63 - p for p in draw(st.sets(st.sampled_from(table.positions), max_size=plan.k + 1))}
+        else:
+            stored.append(draw(st.integers(0, FULL)))
+            continue
+        stored.append(probe ^ _mask(positions))
+    max_distance = draw(st.integers(0, plan.k + 4))
+    return plan, probe, stored, max_distance
+
+
+def check_against_brute_force(
+    found: list[Candidate], probe: int, stored: dict[str, int], k: int, max_distance: int
+) -> None:
+    ids = [c.entry.event_id for c in found]
+    assert len(ids) == len(set(ids)), "each event at most once"
+    for c in found:
+        assert c.distance == hamming(c.entry.fingerprint, probe) <= max_distance
+        assert stored[c.entry.event_id] == c.entry.fingerprint
+    must = {eid for eid, fp in stored.items() if hamming(fp, probe) <= min(k, max_distance)}
+    assert must <= set(ids), "every stored fingerprint within k is found"
+
+
+@given(neighbourhoods())
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_query_matches_brute_force(tmp_path_factory: pytest.TempPathFactory, case: tuple[Plan, int, list[int], int]) -> None:
+    plan, probe, fps, max_distance = case
+    with BlockIndex(tmp_path_factory.mktemp("ix"), plan) as index:
+        stored = {}
+        for i, fp in enumerate(fps):
+            e = entry(i, fp)
+            index.add(e)
+            stored[e.event_id] = fp
+        check_against_brute_force(index.query(probe, max_distance), probe, stored, plan.k, max_distance)
+
+
+@pytest.mark.parametrize("plan", PLANS, ids=lambda p: f"k{p.k}-{p.name}")
+def test_probe_then_index_sees_every_earlier_add(tmp_path: Path, plan: Plan) -> None:
+    """The decider's loop: each event probes, then is indexed; no flush in between."""
+    rng = random.Random(plan.k * 1000 + len(plan.tables))
+    bases = [rng.getrandbits(64) for _ in range(8)]
+    stored: dict[str, int] = {}
+    with BlockIndex(tmp_path / "ix", plan) as index:
+        for i in range(150):
+            fp = rng.choice(bases)
+            for p in rng.sample(range(64), rng.randint(0, plan.k + 2)):
+                fp ^= 1 << p
+            check_against_brute_force(index.query(fp, plan.k + 2), fp, stored, plan.k, plan.k + 2)
+            index.add(entry(i, fp))
+            stored[f"ev-{i}"] = fp
+            assert any(c.entry.event_id == f"ev-{i}" and c.distance == 0 for c in index.query(fp, 0))
+
+
+def test_entry_fields_round_trip(tmp_path: Path) -> None:
+    e = Entry("évènement/①", FULL, (1 << 100) + 7, -1_700_000_000_000, bytes(range(130)))
+    with BlockIndex(tmp_path / "ix", plan_for()) as index:
+        index.add(e)
+        assert index.query(FULL, 0) == [Candidate(e, 0)]
+
+
+@pytest.mark.parametrize("wal", [True, False])
+def test_reopen_keeps_entries_exact_hashes_and_records(tmp_path: Path, wal: bool) -> None:
+    plan = plan_for()
+    e = entry(1, 0x0123456789ABCDEF, ts=5)
+    with BlockIndex(tmp_path / "ix", plan, wal=wal) as index:
+        index.add(e)
+        index.add_exact(42, e)
+        index.put_record("seen:ev-1", b"original")
+    with BlockIndex(tmp_path / "ix", plan, wal=wal) as index:
+        assert index.query(0x0123456789ABCDEF ^ 0b101, 3) == [Candidate(e, 2)]
+        assert index.query_exact(42) == [e]
+        assert index.get_record("seen:ev-1") == b"original"
+    assert BlockIndex.stored_plan(tmp_path / "ix") == plan
+
+
+def test_opening_with_another_plan_fails_clearly(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", parse_plan("10x25", k=3, expected=1)):
+        pass
+    with pytest.raises(ValueError, match=r"built with plan 10x25\.\.26 .* opened with plan 4x16"):
+        BlockIndex(tmp_path / "ix", parse_plan("4x16", k=3, expected=1))
+    with BlockIndex(tmp_path / "ix", plan_for(k=3, expected=5_000_000)) as index:
+        assert index.plan.name == "10x25..26"
+
+
+def test_stored_plan_of_an_empty_directory_is_none(tmp_path: Path) -> None:
+    assert BlockIndex.stored_plan(tmp_path) is None
+
+
+def test_exact_keyspace_groups_entries_by_hash(tmp_path: Path) -> None:
+    big = (1 << 128) - 1
+    with BlockIndex(tmp_path / "ix", plan_for()) as index:
+        a, b, c = entry(1, 10), entry(2, 11), entry(3, 12)
+        index.add_exact(7, a)
+        index.add_exact(7, b)
+        index.add_exact(8, c)
+        index.add_exact(big, c)
+        assert sorted(x.event_id for x in index.query_exact(7)) == ["ev-1", "ev-2"]
+        assert index.query_exact(8) == [c]
+        assert index.query_exact(big) == [c]
+        assert index.query_exact(9) == []
+        assert index.query(10, 64) == [], "exact entries are not in the tables"
+        with pytest.raises(ValueError):
+            index.add_exact(-1, a)
+
+
+def test_records_put_get_overwrite(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", plan_for()) as index:
+        assert index.get_record("missing") is None
+        index.put_record("seen:x", b"\x00dup")
+        index.put_record("next-order", b"12")
+        index.put_record("next-order", b"13")
+        assert index.get_record("seen:x") == b"\x00dup"
+        assert index.get_record("next-order") == b"13"
+
+
+def test_tables_subset_limits_adds_and_queries(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", plan_for()) as index:
+        index.add(entry(1, 99), tables=[0])
+        assert [c.entry.event_id for c in index.query(99, 0, tables=[0])] == ["ev-1"]
+        assert index.query(99, 0, tables=[1, 2]) == []
+        assert len(index.query(99, 0)) == 1
+        with pytest.raises(ValueError, match="table 10"):
+            index.query(99, 0, tables=[10])
+
+
+def test_max_distance_beyond_k_returns_key_sharing_entries_only_within_it(tmp_path: Path) -> None:
+    plan = parse_plan("4x16", k=3, expected=1)
+    probe = 0
+    near = (1 << 10) - 1  # 10 low bits: first three 16-bit blocks untouched
+    with BlockIndex(tmp_path / "ix", plan) as index:
+        index.add(entry(1, near))
+        assert [c.distance for c in index.query(probe, 10)] == [10]
+        assert index.query(probe, 9) == []
+
+
+def test_readding_an_event_with_a_new_fingerprint_drops_the_old_one(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", plan_for()) as index:
+        index.add(entry(1, 0))
+        index.add(entry(1, FULL))
+        assert index.query(0, 3) == []
+        assert [c.entry.fingerprint for c in index.query(FULL, 3)] == [FULL]
+
+
+def test_remove_deletes_from_every_table(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", plan_for()) as index:
+        e = entry(1, 12345)
+        index.add(e)
+        index.remove(e)
+        assert index.query(12345, 64) == []
+
+
+def test_flush_then_disk_bytes_are_counted(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", plan_for(), wal=False) as index:
+        for i in range(100):
+            index.add(entry(i, random.Random(i).getrandbits(64)))
+        index.flush()
+        assert index.disk_bytes() > 100 * 10 * 13
+        assert len(index.query(random.Random(5).getrandbits(64), 0)) == 1

@@ -1,0 +1,140 @@
+"""features(), idf() and the stopword lists: what the fingerprint is computed from."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import math
+import statistics
+import sys
+from pathlib import Path
+
+import pytest
+
+from worker.features import SHINGLE_SEP, features
+from worker.idf import idf
+from worker.normalize import normalize
+from worker.segment import tokenize
+from worker.stopwords import is_stopword, stopwords
+
+ROOT = Path(__file__).resolve().parents[2]
+EN_TABLE = ROOT / "worker" / "data" / "idf_en.txt.gz"
+
+ZH = "新华社北京1月5日电 国务院总理主持召开国务院常务会议,研究部署推动经济持续回升向好的政策措施。"
+EN = "The Federal Reserve held interest rates steady on Wednesday, but signaled it could cut rates."
+
+
+def feats(text: str, n: int = 2) -> dict[str, float]:
+    return features(tokenize(normalize(text)), n)
+
+
+def test_same_tokens_give_the_same_features_in_the_same_order() -> None:
+    for text in (ZH, EN):
+        first, second = feats(text), feats(text)
+        assert list(first.items()) == list(second.items())
+
+
+def test_all_weights_are_positive() -> None:
+    for text in (ZH, EN, "的 了 是 the of and"):
+        for n in (1, 2, 3):
+            assert all(w > 0 for w in feats(text, n).values())
+
+
+def test_stopwords_are_not_unigrams_but_stay_inside_shingles() -> None:
+    tokens = ["the", "bank", "of", "england"]
+    result = features(tokens, 2)
+    assert "the" not in result and "of" not in result
+    assert {"bank", "england"} <= result.keys()
+    assert f"bank{SHINGLE_SEP}of" in result and f"of{SHINGLE_SEP}england" in result
+    zh = features(["我们", "的", "经济"], 2)
+    assert "的" not in zh and f"的{SHINGLE_SEP}经济" in zh
+
+
+def test_shingles_see_word_order_unigrams_do_not() -> None:
+    forward = features(["dog", "bites", "man"], 2)
+    backward = features(["man", "bites", "dog"], 2)
+    unigrams = {"dog", "bites", "man"}
+    assert {k: v for k, v in forward.items() if k in unigrams} == {
+        k: v for k, v in backward.items() if k in unigrams
+    }
+    assert forward.keys() - unigrams == {f"dog{SHINGLE_SEP}bites", f"bites{SHINGLE_SEP}man"}
+    assert backward.keys() - unigrams == {f"man{SHINGLE_SEP}bites", f"bites{SHINGLE_SEP}dog"}
+
+
+def test_n_sets_the_shingle_length() -> None:
+    tokens = ["a1", "b2", "c3", "d4"]
+    assert set(features(tokens, 1)) == set(tokens)
+    assert set(features(tokens, 3)) - set(tokens) == {
+        SHINGLE_SEP.join(["a1", "b2", "c3"]),
+        SHINGLE_SEP.join(["b2", "c3", "d4"]),
+    }
+    assert set(features(["a1", "b2"], 3)) == {"a1", "b2"}
+    with pytest.raises(ValueError):
+        features(tokens, 0)
+
+
+def test_weight_is_term_frequency_times_idf() -> None:
+    once = features(["量子", "计算"], 1)
+    twice = features(["量子", "计算", "量子"], 1)
+    assert once["量子"] == pytest.approx(idf("量子"))
+    assert twice["量子"] == pytest.approx(2 * idf("量子"))
+    assert twice["计算"] == pytest.approx(once["计算"])
+
+
+def test_shingle_weight_is_the_mean_idf_of_its_words() -> None:
+    result = features(["interest", "of", "rates"], 3)
+    gram = SHINGLE_SEP.join(["interest", "of", "rates"])
+    assert result[gram] == pytest.approx((idf("interest") + idf("of") + idf("rates")) / 3)
+
+
+def test_separator_never_occurs_in_tokens() -> None:
+    tokens = tokenize(normalize(f"a{SHINGLE_SEP}b 中{SHINGLE_SEP}文 {ZH} {EN}"))
+    assert tokens and not any(SHINGLE_SEP in t for t in tokens)
+
+
+def test_rare_words_weigh_more_than_common_ones() -> None:
+    assert idf("量子纠缠") > idf("经济") > idf("的")
+    assert idf("anarchism") > idf("government") > idf("the")
+
+
+def test_chinese_idf_comes_from_jiebas_table_with_its_median_for_unknown_words() -> None:
+    spec = importlib.util.find_spec("jieba")
+    assert spec is not None and spec.submodule_search_locations
+    path = Path(spec.submodule_search_locations[0]) / "analyse" / "idf.txt"
+    table = dict(line.split() for line in path.read_text(encoding="utf-8").splitlines())
+    assert idf("经济") == pytest.approx(float(table["经济"]))
+    assert "鑫鑫鑫鑫" not in table
+    assert idf("鑫鑫鑫鑫") == pytest.approx(statistics.median(map(float, table.values())))
+
+
+def test_english_idf_follows_the_documented_formula() -> None:
+    lines = gzip.decompress(EN_TABLE.read_bytes()).decode("utf-8").splitlines()
+    n_docs = int(next(l for l in lines if l.startswith("# documents:")).split(":")[1])
+    df = dict(l.split("\t") for l in lines if not l.startswith("#"))
+    assert n_docs > 100 and len(df) > 10_000
+    assert all(int(v) >= 2 for v in df.values())
+    assert idf("the") == pytest.approx(math.log((n_docs + 1) / (int(df["the"]) + 1)) + 1)
+    unseen = "zqxjkvw"
+    assert unseen not in df
+    assert idf(unseen) == pytest.approx(math.log((n_docs + 1) / 2) + 1)
+    assert idf(unseen) > max(idf(t) for t in df)
+
+
+def test_shipped_english_table_is_what_the_build_script_produces(tmp_path: Path) -> None:
+    """Catches a table left stale after a change to normalize() or tokenize()."""
+    spec = importlib.util.spec_from_file_location("build_en_idf", ROOT / "scripts" / "build_en_idf.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["build_en_idf"] = module
+    spec.loader.exec_module(module)
+    out = tmp_path / "idf_en.txt.gz"
+    module.main(["build_en_idf.py", str(out)])
+    assert out.read_bytes() == EN_TABLE.read_bytes()
+
+
+def test_stopword_lists_cover_both_languages_and_are_normalised() -> None:
+    words = stopwords()
+    assert {"the", "of", "and", "don't", "的", "了", "是", "我们"} <= words
+    assert 300 < len(words) < 800
+    assert all(tokenize(normalize(w)) == [w] for w in words)
+    assert is_stopword("the") and not is_stopword("economy")

@@ -1,0 +1,210 @@
+"""normalize(): what two reposts of one story differ in must disappear, the story must stay."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from worker.normalize import nfkc, normalize
+
+
+def test_full_width_becomes_half_width_and_case_is_folded() -> None:
+    assert normalize("Ｈｅｌｌｏ　ＷＯＲＬＤ！１２３") == "hello world!123"
+    assert normalize("Straße") == "strasse"
+
+
+def test_traditional_chinese_becomes_simplified() -> None:
+    assert normalize("臺灣的軟體發展，後來居上。") == "台湾的软体发展,后来居上。"
+    assert normalize("後來") == normalize("后来")
+
+
+def test_typographic_apostrophes_and_hyphens_become_ascii() -> None:
+    assert normalize("Don’t stop covid‐19") == normalize("Don't stop covid-19") == "don't stop covid-19"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("see https://example.com/a?b=1&c=2 now", "see now"),
+        ("see http://example.com. Next", "see . next"),
+        ("visit www.example.org/news today", "visit today"),
+        ("short link t.cn/A6xYz9 here", "short link here"),
+        ("详见https://t.cn/A6xYz今天发布", "详见 今天发布"),
+        ("(source: https://example.com/x)", "(source: )"),
+        ("mail bob.smith@example.co.uk please", "mail please"),
+    ],
+)
+def test_links_and_emails_are_removed(raw: str, expected: str) -> None:
+    assert normalize(raw) == expected
+
+
+def test_links_stay_when_asked() -> None:
+    assert normalize("see https://example.com/a now", strip_links=False) == "see https://example.com/a now"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("@alice thanks for the #ElectionDay update", "thanks for the update"),
+        ("转发 //@人民日报: 好消息 #两会# 开幕", "转发 // : 好消息 开幕"),
+        ("#两会#代表建议", "代表建议"),
+        ("I write c# daily", "i write c# daily"),
+        ("e-mail a.b@example.com stays a link, not a mention", "e-mail stays a link, not a mention"),
+    ],
+)
+def test_mentions_and_hashtags_are_removed(raw: str, expected: str) -> None:
+    assert normalize(raw) == expected
+
+
+def test_tags_stay_when_asked() -> None:
+    assert normalize("@alice #news", strip_tags=False) == "@alice #news"
+
+
+def test_emoji_symbols_and_invisible_characters_are_removed() -> None:
+    assert normalize("good😀news👍🏽 ★ ok™") == "good news ok"
+    assert normalize("hel\u200blo wo\u00adrld \u202eevil\u202c \ufeffx") == "hello world evil x"
+    assert normalize("家庭👨\u200d👩\u200d👧聚会") == "家庭 聚会"
+    assert normalize("keycap 1\ufe0f\u20e3 done") == "keycap 1 done"
+
+
+def test_control_characters_and_whitespace_collapse() -> None:
+    assert normalize("  a\tb\r\n\r\nc\x00d\u2028e  ") == "a b c d e"
+    assert normalize("句子一。\n\n句子二\u3000\u3000句子三") == "句子一。 句子二 句子三"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "BEIJING, Jan. 5 (Reuters) - Oil prices rose on Monday.",
+        "WASHINGTON (AP) — Oil prices rose on Monday.",
+        "LONDON, March 3 -- Oil prices rose on Monday.",
+        "NEW YORK, Jan 5 (Reuters) - Oil prices rose on Monday.",
+        "SAN FRANCISCO/NEW YORK (Reuters) - Oil prices rose on Monday.",
+        "KYIV, Ukraine (AP) — Oil prices rose on Monday.",
+        "ST. LOUIS, Mo., Sept. 12, 2023 (AP) — Oil prices rose on Monday.",
+        "PARIS (AFP) - Oil prices rose on Monday.",
+        "BERLIN (dpa) - Oil prices rose on Monday.",
+        "Jan 5 (Reuters) - Oil prices rose on Monday.",
+        "(Reuters) - Oil prices rose on Monday.",
+        "WASHINGTON — Oil prices rose on Monday.",
+    ],
+)
+def test_english_datelines_are_stripped(raw: str) -> None:
+    assert normalize(raw) == "oil prices rose on monday."
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "新华社北京1月5日电（记者 张三）国务院今天召开常务会议。",
+        "新华社北京1月5日电 国务院今天召开常务会议。",
+        "中新网5月3日电 国务院今天召开常务会议。",
+        "中新社北京5月3日电 (记者 张三 李四)国务院今天召开常务会议。",
+        "本报讯 国务院今天召开常务会议。",
+        "本报北京1月5日讯（记者 王五）国务院今天召开常务会议。",
+        "新京报讯（记者 李四）国务院今天召开常务会议。",
+        "【环球网报道】国务院今天召开常务会议。",
+        "【环球时报综合报道】国务院今天召开常务会议。",
+        "央视网消息（新闻联播）：国务院今天召开常务会议。",
+        "原标题：常务会议召开\n新华社北京1月5日电 国务院今天召开常务会议。",
+        "新華社北京1月5日電 國務院今天召開常務會議。",
+    ],
+)
+def test_chinese_datelines_are_stripped(raw: str) -> None:
+    assert normalize(raw) == "国务院今天召开常务会议。"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Oil prices rose on Monday. (Reporting by John Smith in London; Editing by Jane Doe)",
+        "Oil prices rose on Monday.\nRead more: https://example.com/oil",
+        "Oil prices rose on Monday. Follow us on Twitter @ReutersBiz",
+        "Oil prices rose on Monday.\nCopyright 2024 The Associated Press. All rights reserved.",
+        "Oil prices rose on Monday. © 2024 Reuters",
+        "Oil prices rose on Monday. (Additional reporting by A; Writing by B)\n"
+        "Sign up for our newsletter. Copyright 2024 Reuters.",
+        "Oil prices rose on Monday. (This story has been refiled to fix a typo)",
+    ],
+)
+def test_english_footers_are_stripped(raw: str) -> None:
+    assert normalize(raw) == "oil prices rose on monday."
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "国务院今天召开常务会议。（完）",
+        "国务院今天召开常务会议。责任编辑：张三",
+        "国务院今天召开常务会议。\n来源：新华社\n责任编辑：张三 李四",
+        "国务院今天召开常务会议。原标题：常务会议召开",
+        "国务院今天召开常务会议。点击查看专题",
+        "国务院今天召开常务会议。【完】\n(编辑:王五)",
+        "國務院今天召開常務會議。責任編輯：張三",
+    ],
+)
+def test_chinese_footers_are_stripped(raw: str) -> None:
+    assert normalize(raw) == "国务院今天召开常务会议。"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "今年1月5日电力供应紧张,多地限电。",
+        "Copyright law changed this year, the court said in a ruling on Monday.",
+        "WASHINGTON state lawmakers voted on Monday.",
+        "He said: read more books. Then he left the city for good.",
+        "The report said more from the budget would go to schools.",
+        "通讯社记者来源广泛。",
+        "本文讨论来源:不明的数据。",
+    ],
+)
+def test_body_text_that_resembles_boilerplate_is_kept(raw: str) -> None:
+    assert normalize(raw) == " ".join(raw.casefold().split())
+
+
+def test_two_outlets_wrapping_one_story_normalise_identically() -> None:
+    reuters = (
+        "BEIJING, Jan. 5 (Reuters) - China’s factory activity expanded in December, "
+        "an official survey showed. (Reporting by Kevin Yao; Editing by Sam Holmes)"
+    )
+    ap = (
+        "BEIJING (AP) — China's factory activity expanded in December, an official survey "
+        "showed. 😀 https://apnews.com/article/123\nCopyright 2024 The Associated Press. "
+        "All rights reserved."
+    )
+    assert normalize(reuters) == normalize(ap)
+    xinhua = "新华社北京1月5日电（记者 张三）国家统计局5日发布数据，12月制造业扩张。（完）"
+    weibo = "【新华社快讯】國家統計局５日發佈數據，１２月製造業擴張。#经济数据# 点击查看原文"
+    assert normalize(xinhua) == normalize(weibo)
+
+
+def test_normalising_twice_changes_nothing() -> None:
+    samples = [
+        "BEIJING, Jan. 5 (Reuters) - Oil rose. (Reporting by A)",
+        "新华社北京1月5日电（记者 张三）国务院今天召开常务会议。（完）",
+        "Ｆｕｌｌ ｗｉｄｔｈ 😀 @bob #tag https://x.org/y 臺灣",
+    ]
+    for raw in samples:
+        once = normalize(raw)
+        assert normalize(once) == once
+
+
+def test_empty_and_blank_text() -> None:
+    assert normalize("") == ""
+    assert normalize(" \n\t\u200b ") == ""
+
+
+_TRICKY = (
+    "aé\u0301\u0323ｶﾞｷﾞ\uff9e①㈱ﬁ㎏ㄱㅏ가\u11a8\u1100\u1161Å\u212b"
+    "𝐀𝟙\U0001f600\u0344\u0958\u0b47\u0b3e\u3000，、。全角ＡＢ"
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_TRICKY), max_size=40) | st.text(max_size=40))
+def test_fast_nfkc_equals_unicodedata(text: str) -> None:
+    assert nfkc(text) == unicodedata.normalize("NFKC", text)

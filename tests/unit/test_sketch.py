@@ -1,0 +1,51 @@
+"""The b-bit MinHash sketch estimates resemblance and containment well enough to verify."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from worker.sketch import SKETCH_BYTES, compare, sketch
+
+
+def hashes(values: range | list[int]) -> np.ndarray:
+    rng = np.random.Generator(np.random.PCG64(1))
+    table = rng.integers(0, 2**63, size=20_000, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    return table[np.asarray(list(values))]
+
+
+@pytest.mark.parametrize("overlap", [0, 100, 200, 300, 400])
+def test_resemblance_estimate(overlap: int) -> None:
+    a = hashes(range(0, 400))
+    b = hashes(range(400 - overlap, 800 - overlap))
+    true = overlap / (800 - overlap)
+    estimate = compare(sketch(a), sketch(b)).resemblance
+    assert abs(estimate - true) < 0.2
+
+
+def test_teaser_is_contained_but_not_resembling() -> None:
+    story = hashes(range(0, 600))
+    teaser = hashes(range(0, 150))
+    similarity = compare(sketch(teaser), sketch(story))
+    assert similarity.resemblance < 0.45
+    assert similarity.containment > 0.7
+
+
+def test_same_opening_different_rest_is_neither() -> None:
+    a = hashes(range(0, 400))
+    b = hashes(list(range(0, 60)) + list(range(1000, 1340)))
+    similarity = compare(sketch(a), sketch(b))
+    assert similarity.resemblance < 0.3
+    assert similarity.containment < 0.5
+
+
+def test_identical_sets_and_layout() -> None:
+    a = sketch(hashes(range(50)))
+    assert len(a) == SKETCH_BYTES
+    assert compare(a, a).resemblance == 1.0
+    assert compare(a, a).containment == 1.0
+
+
+def test_empty_sets_never_match() -> None:
+    empty = sketch(np.array([], dtype=np.uint64))
+    assert compare(empty, empty).resemblance == 0.0

@@ -1,0 +1,181 @@
+"""How the three stages connect, and the wire form of the messages between them.
+
+::
+
+    {p}.events --fingerprint--> {p}.probes  --index--> {p}.answers --verdict--> {p}.unique
+         |                          (batch per        ^  (batch per               {p}.duplicates
+         |                           partition)       |   partition)              {p}.corrections
+         +--> {p}.deadletter        intro ------------+
+
+Internal messages are JSON objects, UTF-8, one *batch* per destination partition: a
+10-table plan would otherwise cost ten Kafka messages per event for probes alone. Because a
+batch mixes many keys, the sender chooses the partition itself with the functions below —
+every sender uses the same ones, so a bucket, or an event id, always lives in one partition
+of one stage, which is what Faust's partition-local tables need.
+
+Orders are 128-bit integers written as JSON numbers (Python's ``json`` keeps them exact).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import mmh3
+
+# Fixed seeds: changing one re-routes every key, i.e. orphans every stored bucket.
+_PROBE_SEED = 0x9E0B
+_ANSWER_SEED = 0xA115
+
+ORDER_TS_SHIFT = 64
+ORDER_PARTITION_SHIFT = 44
+MAX_OFFSET = (1 << ORDER_PARTITION_SHIFT) - 1
+MAX_PARTITION = (1 << (ORDER_TS_SHIFT - ORDER_PARTITION_SHIFT)) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    """Names of every topic of one deployment, derived from its prefix."""
+
+    prefix: str
+
+    @property
+    def events(self) -> str:
+        return f"{self.prefix}.events"
+
+    @property
+    def unique(self) -> str:
+        return f"{self.prefix}.unique"
+
+    @property
+    def duplicates(self) -> str:
+        return f"{self.prefix}.duplicates"
+
+    @property
+    def deadletter(self) -> str:
+        return f"{self.prefix}.deadletter"
+
+    @property
+    def corrections(self) -> str:
+        return f"{self.prefix}.corrections"
+
+    @property
+    def probes(self) -> str:
+        return f"{self.prefix}.probes"
+
+    @property
+    def answers(self) -> str:
+        return f"{self.prefix}.answers"
+
+    @property
+    def index_changelog(self) -> str:
+        return f"{self.prefix}.index-changelog"
+
+    def outputs(self) -> tuple[str, ...]:
+        """What ``neardup tail`` follows."""
+        return (self.unique, self.duplicates, self.corrections, self.deadletter)
+
+
+def total_order(append_ts_ms: int, partition: int, offset: int) -> int:
+    """``(append_ts_ms << 64) | (partition << 44) | offset``: broker time first, then position.
+
+    With LogAppendTime on the input topic this orders events by when the broker accepted
+    them, across partitions; within a partition it is the offset order.
+    """
+    if not 0 <= partition <= MAX_PARTITION:
+        raise ValueError(f"partition {partition} does not fit in {ORDER_TS_SHIFT - ORDER_PARTITION_SHIFT} bits")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise ValueError(f"offset {offset} does not fit in {ORDER_PARTITION_SHIFT} bits")
+    if append_ts_ms < 0:
+        raise ValueError(f"append timestamp {append_ts_ms} is negative")
+    return (append_ts_ms << ORDER_TS_SHIFT) | (partition << ORDER_PARTITION_SHIFT) | offset
+
+
+def bucket_key(table: int, key: int) -> str:
+    """Key of one bucket in the index stage's ``buckets`` table."""
+    return f"{table}:{key:x}"
+
+
+def probe_partition(table: int, key: int, partitions: int) -> int:
+    """Partition of ``{p}.probes`` (and of its bucket) for a table key: murmur3 of the bucket key."""
+    return mmh3.hash(bucket_key(table, key), _PROBE_SEED, signed=False) % partitions
+
+
+def answer_partition(event_id: str, partitions: int) -> int:
+    """Partition of ``{p}.answers`` (and of the id's verdict state) for an event id."""
+    return mmh3.hash(event_id.encode("utf-8"), _ANSWER_SEED, signed=False) % partitions
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One event looking into one bucket; ``exact`` marks the short-text pseudo-table."""
+
+    table: int
+    key: int
+    id: str
+    order: int
+    ts: int
+    fingerprint: int
+    sketch: bytes
+    exact: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "t": self.table,
+            "key": self.key,
+            "id": self.id,
+            "order": self.order,
+            "ts": self.ts,
+            "fp": self.fingerprint,
+            "sketch": base64.b64encode(self.sketch).decode("ascii"),
+            "exact": self.exact,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Probe:
+        return cls(
+            table=int(data["t"]),
+            key=int(data["key"]),
+            id=str(data["id"]),
+            order=int(data["order"]),
+            ts=int(data["ts"]),
+            fingerprint=int(data["fp"]),
+            sketch=base64.b64decode(data["sketch"]),
+            exact=bool(data["exact"]),
+        )
+
+
+def encode_batch(items: list[dict[str, Any]]) -> bytes:
+    """One internal message: a JSON array of items."""
+    return json.dumps(items, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def decode_batch(raw: bytes) -> list[dict[str, Any]]:
+    items = json.loads(raw)
+    if not isinstance(items, list):
+        raise ValueError("an internal batch must be a JSON array")
+    return items
+
+
+def encode_probes(probes: list[Probe]) -> bytes:
+    return encode_batch([p.to_dict() for p in probes])
+
+
+def decode_probes(raw: bytes) -> list[Probe]:
+    return [Probe.from_dict(item) for item in decode_batch(raw)]
+
+
+def answer_item(event_id: str, order: int, table: int, earlier: list[dict[str, Any]]) -> dict[str, Any]:
+    """The index stage's reply to one probe: the earlier events that matched in ``table``."""
+    return {"kind": "answer", "id": event_id, "order": order, "table": table, "earlier": earlier}
+
+
+def note_item(later_id: str, later_order: int, match: dict[str, Any]) -> dict[str, Any]:
+    """Tells an already-indexed later event that an earlier one (``match``) resembles it."""
+    return {"kind": "earlier", "id": later_id, "order": later_order, "match": match}
+
+
+TICK: dict[str, Any] = {"kind": "tick"}
+"""Wakes the verdict stage of one partition to publish verdicts whose hold has run out."""

@@ -1,0 +1,179 @@
+"""Every Kafka topic neardup reads, writes or keeps state in, declared in one place.
+
+The worker, the CLI's ``create-topics`` step, the tests and the docs all read this list, so a
+topic's name, partition count and configuration cannot drift between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal
+
+from kafka import KafkaAdminClient
+from kafka.admin import ConfigResource, ConfigResourceType
+from kafka.errors import TopicAlreadyExistsError, for_code
+
+Role = Literal["input", "output", "internal", "changelog"]
+
+_COMPACT = "compact"
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """One topic as neardup needs it to exist; ``config`` holds only topic-level overrides."""
+
+    name: str
+    partitions: int
+    replication: int = 1
+    config: dict[str, str] = field(default_factory=dict)
+    compacted: bool = False
+    role: Role = "output"
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.partitions < 1 or self.replication < 1:
+            raise ValueError(f"{self.name}: partitions and replication must be >= 1")
+        policy = self.config.get("cleanup.policy")
+        if self.compacted and policy is None:
+            object.__setattr__(self, "config", {**self.config, "cleanup.policy": _COMPACT})
+        elif policy is not None and (_COMPACT in policy.split(",")) != self.compacted:
+            raise ValueError(f"{self.name}: compacted={self.compacted} contradicts cleanup.policy={policy}")
+
+
+def topics(prefix: str = "neardup", partitions: int = 4, replication: int = 1) -> list[TopicSpec]:
+    """The full topology for one deployment, named ``{prefix}.<suffix>``."""
+    durable: dict[str, str] = {}
+    if replication >= 3:
+        # With three or more copies, refusing writes that reach only one of them is what
+        # makes acks=all survive the loss of a broker without losing acknowledged verdicts.
+        durable["min.insync.replicas"] = "2"
+
+    def spec(
+        suffix: str, role: Role, doc: str, compacted: bool = False, config: dict[str, str] | None = None
+    ) -> TopicSpec:
+        return TopicSpec(
+            name=f"{prefix}.{suffix}",
+            partitions=partitions,
+            replication=replication,
+            config={**durable, **(config or {})},
+            compacted=compacted,
+            role=role,
+            doc=doc,
+        )
+
+    return [
+        spec(
+            "events",
+            "input",
+            "Texts to filter. The broker stamps each record, so producers' clocks cannot reorder "
+            "which of two near-duplicates counts as the original.",
+            config={"message.timestamp.type": "LogAppendTime"},
+        ),
+        spec("unique", "output", "Events with no earlier near-duplicate."),
+        spec("duplicates", "output", "Events judged near-duplicates, with the id of the original they match."),
+        spec("deadletter", "output", "Events that could not be parsed or broke a limit, with the reason."),
+        spec(
+            "corrections",
+            "output",
+            "Verdicts revised after an earlier original arrived late through another partition.",
+        ),
+        spec(
+            "probes",
+            "internal",
+            "Block-key repartition: one record per permuted-table key of an event, keyed so that "
+            "every fingerprint sharing a key lands on the same partition.",
+        ),
+        spec("answers", "internal", "Per-event gather of the candidate matches found by each probe."),
+        spec(
+            "index-changelog",
+            "changelog",
+            "Changelog of the block-table index; compaction keeps the latest value per key so a "
+            "restarted worker rebuilds its RocksDB state from it.",
+            compacted=True,
+        ),
+    ]
+
+
+def topic_map(prefix: str = "neardup", partitions: int = 4, replication: int = 1) -> dict[str, TopicSpec]:
+    """``topics()`` keyed by suffix (``"events"``, ``"index-changelog"``, ...) for wiring code."""
+    return {spec.name[len(prefix) + 1 :]: spec for spec in topics(prefix, partitions, replication)}
+
+
+def _admin(bootstrap: str, client_kwargs: dict[str, Any]) -> KafkaAdminClient:
+    return KafkaAdminClient(bootstrap_servers=bootstrap, **{"client_id": "neardup-topics", **client_kwargs})
+
+
+def create_topics(bootstrap: str, specs: Iterable[TopicSpec], **client_kwargs: Any) -> list[str]:
+    """Create the missing topics and return their names; topics that already exist are left as they are.
+
+    ``client_kwargs`` go to ``KafkaAdminClient`` (security settings, timeouts).
+    """
+    wanted = list(specs)
+    admin = _admin(bootstrap, client_kwargs)
+    try:
+        existing = set(admin.list_topics())
+        missing = {
+            spec.name: {
+                "num_partitions": spec.partitions,
+                "replication_factor": spec.replication,
+                "configs": dict(spec.config),
+            }
+            for spec in wanted
+            if spec.name not in existing
+        }
+        if not missing:
+            return []
+        response = admin.create_topics(missing, raise_errors=False)
+        created: list[str] = []
+        for result in response["topics"]:
+            error = for_code(result["error_code"])
+            if result["error_code"] == 0:
+                created.append(result["name"])
+            elif error is not TopicAlreadyExistsError:  # another worker won the race: fine
+                raise error(f"creating {result['name']}: {result['error_message']}")
+        if created:
+            admin.wait_for_topics(created)
+        return [spec.name for spec in wanted if spec.name in created]
+    finally:
+        admin.close()
+
+
+def describe_topics(bootstrap: str, specs: Iterable[TopicSpec], **client_kwargs: Any) -> list[dict[str, Any]]:
+    """What the cluster actually has for each spec, to compare with what was declared.
+
+    Each dict has ``name``, ``exists``, ``partitions``, ``replication`` (None when missing) and
+    ``config``: the topic-level overrides set on the broker.
+    """
+    wanted = list(specs)
+    admin = _admin(bootstrap, client_kwargs)
+    try:
+        metadata = {topic["name"]: topic for topic in admin.describe_topics([spec.name for spec in wanted])}
+        present = [spec.name for spec in wanted if metadata.get(spec.name, {}).get("error_code") == 0]
+        configs: dict[str, dict[str, Any]] = {}
+        if present:
+            resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in present]
+            configs = admin.describe_configs(resources)["topic"]
+        described: list[dict[str, Any]] = []
+        for spec in wanted:
+            if spec.name not in present:
+                described.append(
+                    {"name": spec.name, "exists": False, "partitions": None, "replication": None, "config": {}}
+                )
+                continue
+            partitions = metadata[spec.name]["partitions"]
+            described.append(
+                {
+                    "name": spec.name,
+                    "exists": True,
+                    "partitions": len(partitions),
+                    "replication": min(len(p["replica_nodes"]) for p in partitions),
+                    "config": {
+                        key: entry["value"]
+                        for key, entry in configs.get(spec.name, {}).items()
+                        if entry["config_source"] == "DYNAMIC_TOPIC_CONFIG"
+                    },
+                }
+            )
+        return described
+    finally:
+        admin.close()

@@ -1,0 +1,124 @@
+"""Where a verdict is decided: probe, verify, choose, then index.
+
+For each event, in arrival order:
+
+1. An id seen before gets its first verdict again (producer retries, replays).
+2. Otherwise the text is fingerprinted and the block tables are probed *loosely*: every
+   stored fingerprint that shares a table key and lies within ``max_distance`` bits is a
+   candidate (everything within ``k`` is guaranteed to be among them).
+3. Each candidate is verified with the MinHash sketches (:func:`accepts`); candidates older
+   than the retention window (event time) are ignored.
+4. The event is a duplicate of the *earliest* verified candidate in arrival order, the
+   closest one breaking ties (:func:`choose`), or unique if none passed.
+5. The event is indexed and its verdict recorded, so later events can match it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Iterable
+
+from topology.records import Event, Verdict
+from worker.fingerprint import Fingerprint, fingerprint
+from worker.settings import Settings
+from worker.simhash import to_hex
+from worker.sketch import compare
+from worker.store import BlockIndex, Candidate, Entry
+
+_DAY_MS = 86_400_000
+_VERDICT_PREFIX = "v:"
+_NEXT_ORDER = "meta:next_order"
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A candidate that passed verification."""
+
+    candidate: Candidate
+    similarity: float
+
+
+def accepts(probe: Fingerprint, candidate: Candidate, settings: Settings) -> float | None:
+    """The similarity that confirms ``candidate`` as a near-duplicate of ``probe``, or None.
+
+    Resemblance catches edited reposts; containment of the shorter feature set in the
+    longer catches teasers and truncations, whose resemblance to the full story is low.
+    """
+    if candidate.distance > settings.max_distance:
+        return None
+    similarity = compare(probe.sketch, candidate.entry.sketch)
+    if similarity.resemblance >= settings.min_resemblance:
+        return similarity.resemblance
+    if similarity.containment >= settings.min_containment:
+        return similarity.containment
+    return None
+
+
+def choose(matches: Iterable[Match]) -> Match | None:
+    """The earliest match in arrival order; among equals, the closest fingerprint."""
+    return min(matches, key=lambda m: (m.candidate.entry.order, m.candidate.distance), default=None)
+
+
+class Deduplicator:
+    """Decides events one at a time against one :class:`BlockIndex` (batch mode and tests)."""
+
+    def __init__(self, index: BlockIndex, settings: Settings) -> None:
+        self.index = index
+        self.settings = settings
+        stored = index.get_record(_NEXT_ORDER)
+        self._next_order = int(stored) if stored else 0
+
+    def decide(self, event: Event, now_ms: int | None = None) -> Verdict:
+        """The verdict for ``event``; indexes it when it is new."""
+        seen = self.index.get_record(_VERDICT_PREFIX + event.id)
+        if seen is not None:
+            return Verdict.from_dict(json.loads(seen))
+        ts = event.ts if event.ts is not None else (now_ms if now_ms is not None else int(time.time() * 1000))
+        probe = fingerprint(event.text, self.settings)
+        order = self._next_order
+        self._next_order += 1
+        match = self._best_match(probe, ts)
+        entry = Entry(event_id=event.id, fingerprint=probe.simhash, order=order, ts=ts, sketch=probe.sketch)
+        if probe.exact is not None:
+            self.index.add_exact(probe.exact, entry)
+        else:
+            self.index.add(entry)
+        if match is None:
+            verdict = Verdict(event.id, "unique", None, None, to_hex(probe.simhash), ts)
+        else:
+            verdict = Verdict(
+                event.id,
+                "duplicate",
+                match.candidate.entry.event_id,
+                match.candidate.distance,
+                to_hex(probe.simhash),
+                ts,
+                round(match.similarity, 3),
+            )
+        self.index.put_record(_VERDICT_PREFIX + event.id, json.dumps(verdict.to_dict()).encode())
+        return verdict
+
+    def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:
+        oldest = ts - int(self.settings.retention_days * _DAY_MS)
+        if probe.exact is not None:
+            found = [
+                Match(Candidate(entry, (entry.fingerprint ^ probe.simhash).bit_count()), 1.0)
+                for entry in self.index.query_exact(probe.exact)
+                if entry.ts >= oldest
+            ]
+            return choose(found)
+        matches = []
+        for candidate in self.index.query(probe.simhash, self.settings.max_distance):
+            if candidate.entry.ts < oldest:
+                continue
+            similarity = accepts(probe, candidate, self.settings)
+            if similarity is not None:
+                matches.append(Match(candidate, similarity))
+        return choose(matches)
+
+    def flush(self) -> None:
+        """Persist pending index writes and the arrival counter."""
+        self.index.put_record(_NEXT_ORDER, str(self._next_order).encode())
+        self.index.flush()

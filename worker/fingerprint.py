@@ -1,0 +1,56 @@
+"""Text -> everything the index needs to know about it: SimHash, sketch, exact hash.
+
+This is the whole pure pipeline in one place, in the order it runs:
+normalise -> segment -> weighted features -> 64-bit SimHash and MinHash sketch.
+
+Very short texts (fewer than ``Settings.min_features`` distinct words) carry too few
+features for SimHash distances to mean anything — two unrelated three-word posts can land
+within k bits. Such a text matches only another text whose normalised words are exactly
+the same: it gets an ``exact`` hash and is looked up in the exact keyspace instead of the
+block tables. Normalisation still applies, so width, case, script, links and hashtags do not
+make short reposts unique.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+import mmh3
+import numpy as np
+
+from worker.features import features
+from worker.normalize import normalize
+from worker.segment import tokenize
+from worker.settings import Settings
+from worker.simhash import feature_hashes, simhash_from_hashes
+from worker.sketch import sketch
+
+_EXACT_SEED = 0xE8AC7
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """The fingerprint of one text; ``exact`` is set only when the text is too short for SimHash."""
+
+    simhash: int
+    sketch: bytes
+    exact: int | None
+    words: int
+
+
+def fingerprint(text: str, settings: Settings) -> Fingerprint:
+    """Fingerprint one raw text under the given settings."""
+    normalised = normalize(text, strip_links=settings.strip_links, strip_tags=settings.strip_tags)
+    tokens = tokenize(normalised)
+    weighted = features(tokens, settings.shingle_n)
+    hashes = feature_hashes(weighted.keys())
+    weights = np.fromiter(weighted.values(), dtype=np.float64, count=len(weighted))
+    words = len(set(tokens))
+    exact: int | None = None
+    if words < settings.min_features:
+        # Texts with no words at all (emoji only, symbols) still dedup on their visible form.
+        basis = " ".join(tokens) if tokens else unicodedata.normalize("NFKC", text).casefold().strip()
+        exact = mmh3.hash64(basis, _EXACT_SEED, signed=False)[0]
+    value = simhash_from_hashes(hashes, weights) if hashes.size else (exact or 0)
+    return Fingerprint(simhash=value, sketch=sketch(hashes), exact=exact, words=words)

@@ -1,0 +1,259 @@
+"""The verdict stage's bookkeeping for one event id, as pure functions over plain records.
+
+An event's verdict needs two kinds of message that race through different partitions:
+its *intro* (sent by the fingerprint stage: order, fingerprint, how many table answers to
+expect) and one *answer* per probed table (sent by the index stage: the earlier events that
+matched in that table). Either may come first. Once the intro and every expected answer
+are in, the earliest match in the total order — the closest breaking ties, the same rule
+as :func:`worker.decide.choose` — is the original, or the event is unique.
+
+Index partitions run independently, so an earlier event can reach a shared bucket *after*
+a later one. The index then sends the later event an ``earlier`` *note*. A note that arrives
+while the verdict is still gathering (or held back by ``allowed_lateness_ms``) simply joins
+the matches; one that arrives after publication and names an earlier original becomes a
+correction. Pointers only ever go to strictly smaller orders, so corrections cannot form
+cycles.
+
+Nothing here touches Kafka or Faust: the agents load a record, call these, store it back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Literal
+
+from topology.records import Verdict
+
+OutputTopic = Literal["unique", "duplicates"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A matched event: its id, place in the total order, Hamming distance and similarity."""
+
+    id: str
+    order: int
+    distance: int
+    similarity: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "order": self.order, "distance": self.distance, "similarity": self.similarity}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Ref:
+        return cls(str(data["id"]), int(data["order"]), int(data["distance"]), float(data["similarity"]))
+
+
+def earliest(refs: Iterable[Ref]) -> Ref | None:
+    """The earliest ref in the total order, then the closest: ``decide.choose``'s rule."""
+    return min(refs, key=lambda r: (r.order, r.distance), default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class Intro:
+    """What the fingerprint stage knows of an event when it fans out its probes."""
+
+    id: str
+    order: int
+    ts: int
+    fingerprint: str
+    expected: int
+    event: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "event",
+            "id": self.id,
+            "order": self.order,
+            "ts": self.ts,
+            "fingerprint": self.fingerprint,
+            "expected": self.expected,
+            "event": self.event,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Intro:
+        return cls(
+            str(data["id"]),
+            int(data["order"]),
+            int(data["ts"]),
+            str(data["fingerprint"]),
+            int(data["expected"]),
+            dict(data["event"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """Everything gathered so far for an id that has no verdict yet.
+
+    ``answers`` maps the order of the probing copy to ``{table: earlier refs}``: a re-sent id
+    probes again under a new order, and its answers must not complete the first copy.
+    ``copies`` counts re-sent intros that will receive the same verdict.
+    """
+
+    intro: Intro | None = None
+    copies: int = 0
+    answers: dict[int, dict[int, tuple[Ref, ...]]] = field(default_factory=dict)
+    notes: tuple[Ref, ...] = ()
+    complete_at: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "intro": None if self.intro is None else self.intro.to_dict(),
+            "copies": self.copies,
+            "answers": {
+                str(order): {str(t): [r.to_dict() for r in refs] for t, refs in tables.items()}
+                for order, tables in self.answers.items()
+            },
+            "notes": [r.to_dict() for r in self.notes],
+            "complete_at": self.complete_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Pending:
+        intro = data.get("intro")
+        return cls(
+            intro=None if intro is None else Intro.from_dict(intro),
+            copies=int(data.get("copies", 0)),
+            answers={
+                int(order): {int(t): tuple(Ref.from_dict(r) for r in refs) for t, refs in tables.items()}
+                for order, tables in data.get("answers", {}).items()
+            },
+            notes=tuple(Ref.from_dict(r) for r in data.get("notes", ())),
+            complete_at=data.get("complete_at"),
+        )
+
+
+def add_intro(state: Pending | None, intro: Intro) -> Pending:
+    """Record an intro; a second intro of the same id is a re-sent copy (earliest order wins)."""
+    state = state or Pending()
+    if state.intro is None:
+        return replace(state, intro=intro)
+    if intro.order == state.intro.order:
+        return state  # the same intro replayed (at-least-once delivery)
+    first = intro if intro.order < state.intro.order else state.intro
+    return replace(state, intro=first, copies=state.copies + 1)
+
+
+def add_answer(state: Pending | None, order: int, table: int, earlier: Iterable[Ref]) -> Pending:
+    """Record one table's answer for the copy probing at ``order`` (a replayed answer replaces itself)."""
+    state = state or Pending()
+    tables = dict(state.answers.get(order, {}))
+    tables[table] = tuple(earlier)
+    answers = dict(state.answers)
+    answers[order] = tables
+    return replace(state, answers=answers)
+
+
+def add_note(state: Pending | None, ref: Ref) -> Pending:
+    """Record an earlier event found after this one was indexed."""
+    state = state or Pending()
+    if ref in state.notes:
+        return state
+    return replace(state, notes=state.notes + (ref,))
+
+
+def is_complete(state: Pending) -> bool:
+    """The intro and an answer from every expected table of its copy are in."""
+    if state.intro is None:
+        return False
+    return len(state.answers.get(state.intro.order, {})) >= state.intro.expected
+
+
+def mark_complete(state: Pending, now_ms: int) -> Pending:
+    """Remember when the verdict became decidable (the lateness hold counts from here)."""
+    return state if state.complete_at is not None else replace(state, complete_at=now_ms)
+
+
+def is_due(state: Pending, now_ms: int, lateness_ms: int) -> bool:
+    """A complete verdict whose hold for racing originals has run out."""
+    return state.complete_at is not None and now_ms - state.complete_at >= lateness_ms
+
+
+def matches(state: Pending) -> list[Ref]:
+    """Every earlier match of the deciding copy: its table answers plus notes."""
+    if state.intro is None:
+        return []
+    own = state.intro.order
+    refs = [r for refs in state.answers.get(own, {}).values() for r in refs]
+    refs.extend(state.notes)
+    return [r for r in refs if r.order < own]
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """An id's first verdict as published, and the original it currently points to.
+
+    ``value`` is republished unchanged for every re-sent copy; ``current`` moves only
+    through corrections.
+    """
+
+    topic: OutputTopic
+    value: dict[str, Any]
+    order: int
+    fingerprint: str
+    ts: int
+    current: Ref | None
+    corrections: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "value": self.value,
+            "order": self.order,
+            "fingerprint": self.fingerprint,
+            "ts": self.ts,
+            "current": None if self.current is None else self.current.to_dict(),
+            "corrections": self.corrections,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Published:
+        current = data.get("current")
+        return cls(
+            topic=data["topic"],
+            value=dict(data["value"]),
+            order=int(data["order"]),
+            fingerprint=str(data["fingerprint"]),
+            ts=int(data["ts"]),
+            current=None if current is None else Ref.from_dict(current),
+            corrections=int(data.get("corrections", 0)),
+        )
+
+
+def decide(state: Pending) -> Published:
+    """The verdict of a complete state: unique, or a duplicate of its earliest match."""
+    intro = state.intro
+    if intro is None:
+        raise ValueError("cannot decide an event whose intro has not arrived")
+    best = earliest(matches(state))
+    if best is None:
+        verdict = Verdict(intro.id, "unique", None, None, intro.fingerprint, intro.ts)
+        value = dict(intro.event)
+        value.update(verdict.to_dict())
+        return Published("unique", value, intro.order, intro.fingerprint, intro.ts, None)
+    verdict = Verdict(
+        intro.id, "duplicate", best.id, best.distance, intro.fingerprint, intro.ts, round(best.similarity, 3)
+    )
+    return Published("duplicates", verdict.to_dict(), intro.order, intro.fingerprint, intro.ts, best)
+
+
+def correct(published: Published, ref: Ref) -> tuple[Published, dict[str, Any]] | None:
+    """A correction when ``ref`` is an earlier original than the one published, else None."""
+    if ref.order >= published.order:
+        return None
+    current = published.current
+    if current is not None and ref.order >= current.order:
+        return None
+    value = {
+        "id": published.value["id"],
+        "duplicate_of": ref.id,
+        "distance": ref.distance,
+        "similarity": round(ref.similarity, 3),
+        "previous_verdict": "unique" if current is None else "duplicate",
+        "previous_duplicate_of": None if current is None else current.id,
+        "fingerprint": published.fingerprint,
+        "ts": published.ts,
+    }
+    return replace(published, current=ref, corrections=published.corrections + 1), value

@@ -1,0 +1,97 @@
+"""Inverse document frequency: how much a word says about which story a text tells.
+
+Two tables, chosen by script:
+
+* Chinese (any token with a Chinese character): jieba's own IDF table,
+  ``jieba/analyse/idf.txt`` inside the installed jieba package (270k words; read from there,
+  not copied). Unknown words get the table's median, as ``jieba.analyse`` does.
+* Everything else (English, numbers, other scripts): ``worker/data/idf_en.txt.gz``, document
+  frequencies built by ``scripts/build_en_idf.py`` from the English Wikipedia sample that
+  gensim ships for its tests (106 articles; see that script for source and method). Weight:
+  ``idf = ln((N + 1) / (df + 1)) + 1`` with ``N`` documents (smoothed, so a word present in
+  every document still weighs 1 > 0). Tokens missing from the table occurred in at most one
+  article, so they get the formula at ``df = 1``: the highest English weight.
+
+Both tables are loaded once, on first use, into one dict, so a lookup is one dict access.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import math
+import re
+import statistics
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["idf", "idf_table", "default_idf"]
+
+_HAN = re.compile("[\u3400-\u9fff]")
+_EN_TABLE = "idf_en.txt.gz"
+
+
+def _jieba_idf_path() -> Path:
+    spec = importlib.util.find_spec("jieba")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("jieba is required for Chinese IDF weights")
+    return Path(spec.submodule_search_locations[0]) / "analyse" / "idf.txt"
+
+
+def _chinese() -> dict[str, float]:
+    table: dict[str, float] = {}
+    with open(_jieba_idf_path(), encoding="utf-8") as lines:
+        for line in lines:
+            word, _, value = line.rstrip("\n").rpartition(" ")
+            if word and _HAN.search(word):
+                table[word] = float(value)
+    return table
+
+
+def _english() -> tuple[dict[str, float], float]:
+    """(idf per token, idf of an unseen token)."""
+    raw = resources.files("worker").joinpath("data", _EN_TABLE).read_bytes()
+    n_docs = 0
+    counts: dict[str, int] = {}
+    for line in gzip.decompress(raw).decode("utf-8").splitlines():
+        if line.startswith("# documents:"):
+            n_docs = int(line.split(":", 1)[1])
+        elif line and not line.startswith("#"):
+            token, _, df = line.partition("\t")
+            counts[token] = int(df)
+    if n_docs <= 0:
+        raise ValueError(f"{_EN_TABLE} has no '# documents:' header")
+
+    def weight(df: int) -> float:
+        return math.log((n_docs + 1) / (df + 1)) + 1.0
+
+    return {tok: weight(df) for tok, df in counts.items()}, weight(1)
+
+
+@cache
+def _tables() -> tuple[dict[str, float], float, float]:
+    """(merged table, Chinese default, English default)."""
+    chinese = _chinese()
+    english, en_default = _english()
+    zh_default = statistics.median(chinese.values())
+    merged = {tok: w for tok, w in english.items() if not _HAN.search(tok)}
+    merged.update(chinese)
+    return merged, zh_default, en_default
+
+
+def idf_table() -> dict[str, float]:
+    """The merged token -> IDF table (do not mutate)."""
+    return _tables()[0]
+
+
+def default_idf(token: str) -> float:
+    """Weight of a token missing from the tables: Chinese median, or English unseen weight."""
+    _, zh_default, en_default = _tables()
+    return zh_default if _HAN.search(token) else en_default
+
+
+def idf(token: str) -> float:
+    """IDF weight of one normalised token; always > 0."""
+    weight = _tables()[0].get(token)
+    return default_idf(token) if weight is None else weight

@@ -1,0 +1,113 @@
+"""One typed settings object, read from ``NEARDUP_*`` environment variables.
+
+Every knob of neardup lives here with its default and one line of documentation, so the
+README table can be generated from (and checked against) this module instead of drifting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+ENV_PREFIX = "NEARDUP_"
+
+
+def _setting(default: Any, doc: str) -> Any:
+    return field(default=default, metadata={"doc": doc})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All of neardup's configuration; ``Settings.from_env()`` reads ``NEARDUP_<FIELD>``."""
+
+    # --- fingerprinting -------------------------------------------------------------------
+    k: int = _setting(3, "Hamming distance the block tables guarantee to find (Manku et al.: 3 for 64 bits).")
+    plan: str = _setting(
+        "auto",
+        "Block-table plan: 'auto' (chosen from k and expected_fingerprints) or 'TxB', e.g. '10x25'.",
+    )
+    expected_fingerprints: int = _setting(
+        10_000_000, "How many fingerprints the index is sized for; drives the planner's key width."
+    )
+    shingle_n: int = _setting(2, "Word n-gram shingles added to unigrams as SimHash features (1 = unigrams only).")
+    strip_links: bool = _setting(True, "Drop URLs and e-mail addresses before fingerprinting.")
+    strip_tags: bool = _setting(True, "Drop @mentions and #hashtags before fingerprinting.")
+    min_features: int = _setting(
+        6, "Below this many distinct words a text matches only on its normalised exact hash."
+    )
+    max_distance: int = _setting(
+        12,
+        "Largest Hamming distance a candidate found in the tables may have and still be verified.",
+    )
+    min_resemblance: float = _setting(
+        0.5, "Estimated Jaccard resemblance (MinHash) above which a candidate is a duplicate."
+    )
+    min_containment: float = _setting(
+        0.8,
+        "Estimated containment of the shorter text in the longer above which a candidate is a duplicate.",
+    )
+    max_text_bytes: int = _setting(1_000_000, "Events whose UTF-8 text is longer are rejected (dead-lettered).")
+    max_id_chars: int = _setting(256, "Events whose id is longer are rejected (dead-lettered).")
+    retention_days: float = _setting(7.0, "Events older than this (event time) stop being candidates.")
+
+    # --- storage ---------------------------------------------------------------------------
+    state_dir: str = _setting("./state", "Directory of the RocksDB state (index tables and seen ids).")
+
+    # --- streaming -------------------------------------------------------------------------
+    bootstrap: str = _setting("127.0.0.1:9092", "Kafka bootstrap servers (comma-separated).")
+    topic_prefix: str = _setting("neardup", "Prefix of every topic neardup reads, writes or creates.")
+    partitions: int = _setting(4, "Partitions of the input and internal topics.")
+    replication: int = _setting(1, "Replication factor of created topics.")
+    allowed_lateness_ms: int = _setting(
+        2_000,
+        "How long a verdict waits for a possibly earlier original racing through another partition.",
+    )
+    security_protocol: str = _setting("PLAINTEXT", "Kafka security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).")
+    sasl_mechanism: str = _setting("", "SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) when SASL is used.")
+    sasl_username: str = _setting("", "SASL user name.")
+    sasl_password: str = _setting("", "SASL password.")
+    ssl_cafile: str = _setting("", "CA bundle for SSL connections.")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Defaults, overridden by ``NEARDUP_*`` variables, overridden by keyword arguments."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(ENV_PREFIX + f.name.upper())
+            if raw is not None:
+                values[f.name] = _parse(f.type, raw, f.name)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> "Settings":
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def documented(cls) -> list[tuple[str, str, str]]:
+        """(variable, default, doc) rows for the README table."""
+        return [
+            (ENV_PREFIX + f.name.upper(), repr(f.default), f.metadata["doc"])
+            for f in fields(cls)
+        ]
+
+
+def _parse(type_name: Any, raw: str, name: str) -> Any:
+    kind = type_name if isinstance(type_name, str) else type_name.__name__
+    try:
+        if kind == "bool":
+            lowered = raw.strip().lower()
+            if lowered in {"1", "true", "yes", "on"}:
+                return True
+            if lowered in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(raw)
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+        return raw
+    except ValueError:
+        raise ValueError(f"{ENV_PREFIX}{name.upper()}={raw!r} is not a valid {kind}") from None
