@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup setup-bench demo scan test test-fast bench bench-quality bench-engine kafka-start kafka-stop clean
+.PHONY: setup demo scan test test-fast bench bench-quality bench-engine kafka-start kafka-stop clean
 
 $(BIN)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -11,13 +11,7 @@ $(BIN)/.installed-dev: pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
-$(BIN)/.installed-bench: $(BIN)/.installed-dev
-	$(BIN)/pip install -q -e '.[dev,bench]'
-	touch $@
-
 setup: $(BIN)/.installed-dev
-
-setup-bench: $(BIN)/.installed-bench
 
 ## The main job: neardup scan over the real sample corpus shipped in the package.
 demo: scan
@@ -35,10 +29,10 @@ test: setup
 test-fast: setup
 	$(BIN)/pytest tests/unit
 
-bench-quality: setup-bench
+bench-quality: setup
 	$(BIN)/python bench/quality.py
 
-bench-engine: setup-bench
+bench-engine: setup
 	$(BIN)/python bench/engine.py
 
 bench: bench-quality bench-engine

@@ -45,9 +45,9 @@ def accepts(probe: Fingerprint, candidate: Candidate, settings: Settings) -> flo
 
     Resemblance catches edited reposts; containment of the shorter feature set in the
     longer catches teasers and truncations, whose resemblance to the full story is low.
+    Callers bound the Hamming distance of table candidates (``settings.max_distance``);
+    candidates nominated by an exact key (anchor or short-text hash) have no bound.
     """
-    if candidate.distance > settings.max_distance:
-        return None
     similarity = compare(probe.sketch, candidate.entry.sketch)
     if similarity.resemblance >= settings.min_resemblance:
         return similarity.resemblance
@@ -81,10 +81,10 @@ class Deduplicator:
         self._next_order += 1
         match = self._best_match(probe, ts)
         entry = Entry(event_id=event.id, fingerprint=probe.simhash, order=order, ts=ts, sketch=probe.sketch)
-        if probe.exact is not None:
-            self.index.add_exact(probe.exact, entry)
-        else:
+        if probe.exact is None:
             self.index.add(entry)
+        for key in probe.exact_keys:
+            self.index.add_exact(key, entry)
         if match is None:
             verdict = Verdict(event.id, "unique", None, None, to_hex(probe.simhash), ts)
         else:
@@ -102,15 +102,15 @@ class Deduplicator:
 
     def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:
         oldest = ts - int(self.settings.retention_days * _DAY_MS)
-        if probe.exact is not None:
-            found = [
-                Match(Candidate(entry, (entry.fingerprint ^ probe.simhash).bit_count()), 1.0)
-                for entry in self.index.query_exact(probe.exact)
-                if entry.ts >= oldest
-            ]
-            return choose(found)
+        candidates: dict[str, Candidate] = {}
+        if probe.exact is None:
+            for candidate in self.index.query(probe.simhash, self.settings.max_distance):
+                candidates[candidate.entry.event_id] = candidate
+        for key in probe.exact_keys:
+            for entry in self.index.query_exact(key):
+                candidates.setdefault(entry.event_id, Candidate(entry, (entry.fingerprint ^ probe.simhash).bit_count()))
         matches = []
-        for candidate in self.index.query(probe.simhash, self.settings.max_distance):
+        for candidate in candidates.values():
             if candidate.entry.ts < oldest:
                 continue
             similarity = accepts(probe, candidate, self.settings)

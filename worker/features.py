@@ -33,8 +33,8 @@ def features(tokens: Sequence[str], n: int = 2) -> dict[str, float]:
     """Feature -> weight for ``tokens`` (from ``tokenize``); ``n = 1`` gives unigrams only.
 
     Deterministic: the same tokens always give the same dict (insertion order included).
-    Counting first (``Counter`` runs in C) makes the per-feature Python work proportional to
-    distinct features, not to text length.
+    Unigrams are counted first (``Counter`` runs in C), so the IDF table is consulted once
+    per distinct word.
     """
     if n < 1:
         raise ValueError(f"shingle size n must be >= 1, got {n}")
@@ -43,17 +43,14 @@ def features(tokens: Sequence[str], n: int = 2) -> dict[str, float]:
     weight = {t: get(t) or default_idf(t) for t in counts}
     stop = stopwords()
     out = {t: c * weight[t] for t, c in counts.items() if t not in stop}
-    if n == 2:
-        pairs = Counter(zip(tokens, tokens[1:]))
-        out.update(
-            {a + SHINGLE_SEP + b: c * (weight[a] + weight[b]) / 2 for (a, b), c in pairs.items()}
-        )
-    elif n > 2:
-        grams = Counter(zip(*(tokens[i:] for i in range(n))))
-        out.update(
-            {
-                SHINGLE_SEP.join(g): c * sum(map(weight.__getitem__, g)) / n
-                for g, c in grams.items()
-            }
-        )
+    if n > 1:
+        # Shingle strings are built by C-level map/zip; only the weight sum runs in Python.
+        ws = list(map(weight.__getitem__, tokens))
+        grams = map(SHINGLE_SEP.join, zip(*(tokens[i:] for i in range(n))))
+        if n == 2:
+            for gram, w1, w2 in zip(grams, ws, ws[1:]):
+                out[gram] = out.get(gram, 0.0) + (w1 + w2) / 2
+        else:
+            for gram, window in zip(grams, zip(*(ws[i:] for i in range(n)))):
+                out[gram] = out.get(gram, 0.0) + sum(window) / n
     return out

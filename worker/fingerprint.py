@@ -9,6 +9,13 @@ within k bits. Such a text matches only another text whose normalised words are 
 the same: it gets an ``exact`` hash and is looked up in the exact keyspace instead of the
 block tables. Normalisation still applies, so width, case, script, links and hashtags do not
 make short reposts unique.
+
+Longer texts also get two *anchors*: exact hashes of their first and last
+``Settings.anchor_words`` words. SimHash of the whole text cannot find a teaser (the first
+quarter of a story is ~20 bits away) nor, reliably, a story with a sentence dropped or
+added (~5-10 bits); an unchanged opening or ending can. Anchors only nominate candidates —
+every candidate is still verified on its MinHash sketch, which rejects "same opening,
+different rest".
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from worker.simhash import feature_hashes, simhash_from_hashes
 from worker.sketch import sketch
 
 _EXACT_SEED = 0xE8AC7
+_LEAD_SEED = 0x1EAD
+_TAIL_SEED = 0x7A11
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +46,12 @@ class Fingerprint:
     sketch: bytes
     exact: int | None
     words: int
+    anchors: tuple[int, ...] = ()
+
+    @property
+    def exact_keys(self) -> tuple[int, ...]:
+        """Keys of the exact keyspace: the exact hash of a short text, else the anchors."""
+        return (self.exact,) if self.exact is not None else self.anchors
 
 
 def fingerprint(text: str, settings: Settings) -> Fingerprint:
@@ -51,6 +66,14 @@ def fingerprint(text: str, settings: Settings) -> Fingerprint:
     if words < settings.min_features:
         # Texts with no words at all (emoji only, symbols) still dedup on their visible form.
         basis = " ".join(tokens) if tokens else unicodedata.normalize("NFKC", text).casefold().strip()
-        exact = mmh3.hash64(basis, _EXACT_SEED, signed=False)[0]
+        exact = _hash(basis, _EXACT_SEED)
     value = simhash_from_hashes(hashes, weights) if hashes.size else (exact or 0)
-    return Fingerprint(simhash=value, sketch=sketch(hashes), exact=exact, words=words)
+    anchors: tuple[int, ...] = ()
+    span = settings.anchor_words
+    if exact is None and span > 0:
+        anchors = (_hash(" ".join(tokens[:span]), _LEAD_SEED), _hash(" ".join(tokens[-span:]), _TAIL_SEED))
+    return Fingerprint(simhash=value, sketch=sketch(hashes), exact=exact, words=words, anchors=anchors)
+
+
+def _hash(text: str, seed: int) -> int:
+    return mmh3.hash64(text, seed, signed=False)[0]

@@ -21,10 +21,10 @@ import gzip
 import importlib.util
 import math
 import re
-import statistics
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Iterable
 
 __all__ = ["idf", "idf_table", "default_idf"]
 
@@ -69,12 +69,18 @@ def _english() -> tuple[dict[str, float], float]:
     return {tok: weight(df) for tok, df in counts.items()}, weight(1)
 
 
+def _median(values: Iterable[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 @cache
 def _tables() -> tuple[dict[str, float], float, float]:
     """(merged table, Chinese default, English default)."""
     chinese = _chinese()
     english, en_default = _english()
-    zh_default = statistics.median(chinese.values())
+    zh_default = _median(chinese.values())
     merged = {tok: w for tok, w in english.items() if not _HAN.search(tok)}
     merged.update(chinese)
     return merged, zh_default, en_default

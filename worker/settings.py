@@ -37,6 +37,9 @@ class Settings:
     min_features: int = _setting(
         6, "Below this many distinct words a text matches only on its normalised exact hash."
     )
+    anchor_words: int = _setting(
+        12, "Words in the opening and closing anchors that nominate teasers and edited copies (0 = off)."
+    )
     max_distance: int = _setting(
         12,
         "Largest Hamming distance a candidate found in the tables may have and still be verified.",

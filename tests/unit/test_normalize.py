@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import unicodedata
 
 import pytest
@@ -208,3 +209,24 @@ _TRICKY = (
 @given(st.text(alphabet=st.sampled_from(_TRICKY), max_size=40) | st.text(max_size=40))
 def test_fast_nfkc_equals_unicodedata(text: str) -> None:
     assert nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "a." * 100_000 + "ab @x",
+        "x." * 100_000 + "com/ @",
+        "www." + "!" * 200_000,
+        "#" + "a" * 200_000 + " #两会",
+        "BEIJING " * 25_000 + "—",
+        "（完）" * 70_000,
+        "(AP) - " * 30_000,
+        "。Read more:" * 20_000,
+        "\u0301" * 200_000,
+    ],
+)
+def test_hostile_text_is_normalised_in_linear_time(hostile: str) -> None:
+    """~200 KB of repetition a regex could rescan from every position (quadratic: minutes)."""
+    started = time.perf_counter()
+    normalize(hostile)
+    assert time.perf_counter() - started < 3.0

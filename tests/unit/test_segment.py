@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import time
 from functools import cache
 from pathlib import Path
 
@@ -94,3 +95,10 @@ def test_tokens_never_contain_whitespace_or_punctuation_alone() -> None:
     tokens = tokenize(text)
     assert tokens
     assert all(t.isalnum() for t in tokens)
+
+
+@pytest.mark.parametrize("hostile", ["a." * 100_000 + "ab", "1," * 100_000, "中文a" * 50_000])
+def test_hostile_text_is_tokenized_in_linear_time(hostile: str) -> None:
+    started = time.perf_counter()
+    tokenize(hostile)
+    assert time.perf_counter() - started < 3.0

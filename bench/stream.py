@@ -1,0 +1,181 @@
+"""Streaming throughput and latency: neardup with 1 and 2 workers vs a passthrough Faust agent.
+
+Run against a broker (``NEARDUP_BOOTSTRAP``, e.g. ``KAFKA_PORT=29092 scripts/kafka-local start``)::
+
+    python bench/stream.py --events 2000 --partitions 4
+
+Each run gets fresh topics. The input is the shipped sample feed repeated under new ids
+(so roughly one event in six is a near-duplicate). Throughput is events over the time from
+the first produce to the last verdict; latency is the verdict record's timestamp (stamped by
+the worker's producer) minus the input record's LogAppendTime. The passthrough agent reads
+the same input and writes each record unchanged: the floor that Faust and the broker alone
+cost on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from topology.stages import Topics  # noqa: E402
+from topology.topics import create_topics, topics  # noqa: E402
+from worker.scan import default_sample  # noqa: E402
+
+
+def passthrough_main(bootstrap: str, prefix: str, partitions: int) -> None:
+    """A Faust app whose one agent copies ``{p}.events`` to ``{p}.unique``."""
+    import faust
+
+    app = faust.App(
+        f"{prefix}-passthrough",
+        broker=f"kafka://{bootstrap}",
+        topic_partitions=partitions,
+        consumer_auto_offset_reset="earliest",
+        web_enabled=False,
+        autodiscover=False,
+    )
+    names = Topics(prefix)
+    source = app.topic(names.events, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
+    sink = app.topic(names.unique, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
+
+    @app.agent(source)
+    async def copy(stream: faust.StreamT[bytes]) -> None:
+        async for event in stream.events():
+            await sink.send(key=event.message.key, value=event.value)
+
+    faust.Worker(app, loglevel="info", quiet=True).execute_from_commandline()
+
+
+def _events(count: int) -> list[tuple[bytes, bytes]]:
+    sample = [json.loads(line) for line in Path(default_sample()).read_text().splitlines() if line.strip()]
+    out = []
+    for i in range(count):
+        event = dict(sample[i % len(sample)])
+        event["id"] = f"b{i:07d}"
+        out.append((event["id"].encode(), json.dumps(event, ensure_ascii=False).encode()))
+    return out
+
+
+def _start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:
+        return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _wait_ready(log: Path, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if "Ready" in log.read_text(errors="replace"):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"not ready: {log}")
+
+
+def _measure(bootstrap: str, names: Topics, events: list[tuple[bytes, bytes]], outputs: list[str]) -> dict[str, float]:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, acks=1)
+    started = time.time()
+    for key, value in events:
+        producer.send(names.events, key=key, value=value)
+    producer.flush()
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    input_ts: dict[bytes, int] = {}
+    output_ts: dict[bytes, int] = {}
+    parts = [TopicPartition(t, p) for t in outputs + [names.events] for p in consumer.partitions_for_topic(t) or ()]
+    consumer.assign(parts)
+    consumer.seek_to_beginning(*parts)
+    deadline = time.monotonic() + 600
+    while (len(output_ts) < len(events) or len(input_ts) < len(events)) and time.monotonic() < deadline:
+        for tp, msgs in consumer.poll(timeout_ms=500).items():
+            for m in msgs:
+                target = input_ts if tp.topic == names.events else output_ts
+                target.setdefault(m.key, m.timestamp)
+    consumer.close()
+    lat = sorted(output_ts[k] - input_ts[k] for k in output_ts if k in input_ts)
+    last = max(output_ts.values()) / 1000
+
+    def pct(q: float) -> float:
+        return float(lat[min(len(lat) - 1, int(q * len(lat)))])
+
+    return {
+        "events": len(output_ts),
+        "seconds": last - started,
+        "events_per_s": len(output_ts) / (last - started),
+        "p50_ms": pct(0.50),
+        "p95_ms": pct(0.95),
+        "p99_ms": pct(0.99),
+    }
+
+
+def run(bootstrap: str, count: int, partitions: int, workers: int, passthrough: bool, tmp: Path) -> dict[str, float]:
+    prefix = f"bench{uuid.uuid4().hex[:6]}"
+    names = Topics(prefix)
+    create_topics(bootstrap, topics(prefix, partitions, 1))
+    env = {
+        **os.environ,
+        "NEARDUP_BOOTSTRAP": bootstrap,
+        "NEARDUP_TOPIC_PREFIX": prefix,
+        "NEARDUP_PARTITIONS": str(partitions),
+        "NEARDUP_STATE_DIR": str(tmp / prefix),
+    }
+    procs: list[subprocess.Popen[bytes]] = []
+    logs: list[Path] = []
+    try:
+        for i in range(1 if passthrough else workers):
+            log = tmp / f"{prefix}-{i}.log"
+            if passthrough:
+                cmd = [sys.executable, __file__, "--passthrough-worker", prefix, "--partitions", str(partitions)]
+            else:
+                cmd = [sys.executable, "-m", "worker.cli", "worker", "--name", f"w{i}", "--loglevel", "info"]
+            procs.append(_start(cmd, env, log))
+            logs.append(log)
+        for log in logs:
+            _wait_ready(log)
+        time.sleep(3.0 if len(procs) > 1 else 0.5)  # let the group settle after the last join
+        outputs = [names.unique] if passthrough else [names.unique, names.duplicates]
+        return _measure(bootstrap, names, _events(count), outputs)
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--passthrough-worker", metavar="PREFIX", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
+    if args.passthrough_worker:
+        passthrough_main(bootstrap, args.passthrough_worker, args.partitions)
+        return
+    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
+    tmp.mkdir(parents=True, exist_ok=True)
+    print(f"{args.events} events, {args.partitions} partitions, broker {bootstrap}")
+    for label, workers, passthrough in (("passthrough", 1, True), ("neardup 1 worker", 1, False), ("neardup 2 workers", 2, False)):
+        r = run(bootstrap, args.events, args.partitions, workers, passthrough, tmp)
+        print(
+            f"{label:<18} {r['events_per_s']:8.0f} events/s   latency p50 {r['p50_ms']:6.0f} ms  "
+            f"p95 {r['p95_ms']:6.0f} ms  p99 {r['p99_ms']:6.0f} ms   ({r['events']:.0f} in {r['seconds']:.1f} s)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
