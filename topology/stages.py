@@ -93,14 +93,14 @@ def total_order(append_ts_ms: int, partition: int, offset: int) -> int:
     return (append_ts_ms << ORDER_TS_SHIFT) | (partition << ORDER_PARTITION_SHIFT) | offset
 
 
-def bucket_key(table: int, key: int) -> str:
-    """Key of one bucket in the index stage's ``buckets`` table."""
-    return f"{table}:{key:x}"
+def bucket_key(table: int | None, key: int) -> str:
+    """Key of one bucket in the index stage's ``buckets`` table; ``table=None`` is the exact keyspace."""
+    return f"x:{key:x}" if table is None else f"{table}:{key:x}"
 
 
-def probe_partition(table: int, key: int, partitions: int) -> int:
-    """Partition of ``{p}.probes`` (and of its bucket) for a table key: murmur3 of the bucket key."""
-    return mmh3.hash(bucket_key(table, key), _PROBE_SEED, signed=False) % partitions
+def probe_partition(bucket: str, partitions: int) -> int:
+    """Partition of ``{p}.probes`` (and of the bucket) for a bucket key: murmur3 of the key."""
+    return mmh3.hash(bucket, _PROBE_SEED, signed=False) % partitions
 
 
 def answer_partition(event_id: str, partitions: int) -> int:
@@ -110,7 +110,12 @@ def answer_partition(event_id: str, partitions: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    """One event looking into one bucket; ``exact`` marks the short-text pseudo-table."""
+    """One event looking into one bucket.
+
+    ``table`` is the answer slot: a block table ``0..T-1``, or ``T + i`` for the i-th key of
+    the exact keyspace (a short text's exact hash, or a longer text's anchors), which all
+    share one keyspace — as in batch mode — but are answered separately.
+    """
 
     table: int
     key: int
@@ -120,6 +125,10 @@ class Probe:
     fingerprint: int
     sketch: bytes
     exact: bool
+
+    @property
+    def bucket(self) -> str:
+        return bucket_key(None if self.exact else self.table, self.key)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -32,7 +32,6 @@ from topology.stages import (
     Topics,
     answer_item,
     answer_partition,
-    bucket_key,
     decode_batch,
     decode_probes,
     encode_batch,
@@ -54,7 +53,7 @@ log = logging.getLogger("neardup.worker")
 
 _DAY_MS = 86_400_000
 _TAKE_MAX = 500
-_TAKE_WITHIN_S = 0.01
+_TAKE_WITHIN_S = 0.05
 _PREVIEW_CHARS = 200
 _DEADLETTER_RAW_MAX = 256 * 1024
 _SWEEP_EVERY_S = 5.0
@@ -157,7 +156,7 @@ def install(app: faust.App, settings: Settings) -> Counters:
                     continue
                 intros[answer_partition(intro.id, partitions)].append(intro.to_dict())
                 for probe in fanout:
-                    probes[probe_partition(probe.table, probe.key, partitions)].append(probe)
+                    probes[probe_partition(probe.bucket, partitions)].append(probe)
             counters.events += len(batch) - len(dead)
             counters.deadlettered += len(dead)
             for value in dead:
@@ -177,13 +176,12 @@ def install(app: faust.App, settings: Settings) -> Counters:
         order = total_order(append_ms, partition, offset)
         ts = event.ts if event.ts is not None else append_ms
         fp = fingerprint(event.text, settings)
-        if fp.exact is not None:
-            keys: list[tuple[int, int]] = [(exact_table, fp.exact)]
-        else:
-            keys = list(enumerate(plan.keys(fp.simhash)))
-        fanout = [
-            Probe(t, key, event.id, order, ts, fp.simhash, fp.sketch, fp.exact is not None) for t, key in keys
-        ]
+        fanout: list[Probe] = []
+        if fp.exact is None:
+            for t, key in enumerate(plan.keys(fp.simhash)):
+                fanout.append(Probe(t, key, event.id, order, ts, fp.simhash, fp.sketch, False))
+        for i, key in enumerate(fp.exact_keys):
+            fanout.append(Probe(exact_table + i, key, event.id, order, ts, fp.simhash, fp.sketch, True))
         intro = gather.Intro(event.id, order, ts, to_hex(fp.simhash), len(fanout), event.to_dict())
         return intro, fanout
 
@@ -196,7 +194,7 @@ def install(app: faust.App, settings: Settings) -> Counters:
             dirty: set[bytes] = set()
             replies: dict[int, list[dict[str, Any]]] = defaultdict(list)
             for probe in decode_probes(event.value):
-                key = bucket_key(probe.table, probe.key).encode()
+                key = probe.bucket.encode()
                 if key not in loaded:
                     stored = buckets.get(key)
                     loaded[key] = [] if stored is None else json.loads(stored)
@@ -238,13 +236,10 @@ def install(app: faust.App, settings: Settings) -> Counters:
             if entry_order > probe.order and probe.ts < entry_ts - retention_ms:
                 continue
             distance = hamming(probe.fingerprint, entry_fp)
-            if probe.exact:
-                similarity: float | None = 1.0  # same normalised words: batch mode's exact keyspace
-            else:
-                if distance > settings.max_distance:
-                    continue
-                stored = Entry(entry_id, entry_fp, entry_order, entry_ts, base64.b64decode(entry_sketch))
-                similarity = accepts(probe_fp, Candidate(stored, distance), settings)
+            if not probe.exact and distance > settings.max_distance:
+                continue  # table candidates are bounded; exact-key ones are not (as in batch mode)
+            stored = Entry(entry_id, entry_fp, entry_order, entry_ts, base64.b64decode(entry_sketch))
+            similarity = accepts(probe_fp, Candidate(stored, distance), settings)
             if similarity is None:
                 continue
             if entry_order < probe.order:

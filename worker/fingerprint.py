@@ -24,13 +24,12 @@ import unicodedata
 from dataclasses import dataclass
 
 import mmh3
-import numpy as np
 
-from worker.features import features
+from worker.features import hashed_features
 from worker.normalize import normalize
 from worker.segment import tokenize
 from worker.settings import Settings
-from worker.simhash import feature_hashes, simhash_from_hashes
+from worker.simhash import simhash_from_hashes
 from worker.sketch import sketch
 
 _EXACT_SEED = 0xE8AC7
@@ -58,21 +57,19 @@ def fingerprint(text: str, settings: Settings) -> Fingerprint:
     """Fingerprint one raw text under the given settings."""
     normalised = normalize(text, strip_links=settings.strip_links, strip_tags=settings.strip_tags)
     tokens = tokenize(normalised)
-    weighted = features(tokens, settings.shingle_n)
-    hashes = feature_hashes(weighted.keys())
-    weights = np.fromiter(weighted.values(), dtype=np.float64, count=len(weighted))
-    words = len(set(tokens))
+    weighted = hashed_features(tokens, settings.shingle_n)
+    words = weighted.words
     exact: int | None = None
     if words < settings.min_features:
         # Texts with no words at all (emoji only, symbols) still dedup on their visible form.
         basis = " ".join(tokens) if tokens else unicodedata.normalize("NFKC", text).casefold().strip()
         exact = _hash(basis, _EXACT_SEED)
-    value = simhash_from_hashes(hashes, weights) if hashes.size else (exact or 0)
+    value = simhash_from_hashes(weighted.hashes, weighted.weights) if weighted.hashes.size else (exact or 0)
     anchors: tuple[int, ...] = ()
     span = settings.anchor_words
     if exact is None and span > 0:
         anchors = (_hash(" ".join(tokens[:span]), _LEAD_SEED), _hash(" ".join(tokens[-span:]), _TAIL_SEED))
-    return Fingerprint(simhash=value, sketch=sketch(hashes), exact=exact, words=words, anchors=anchors)
+    return Fingerprint(simhash=value, sketch=sketch(weighted.hashes), exact=exact, words=words, anchors=anchors)
 
 
 def _hash(text: str, seed: int) -> int:

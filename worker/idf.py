@@ -12,7 +12,9 @@ Two tables, chosen by script:
   every document still weighs 1 > 0). Tokens missing from the table occurred in at most one
   article, so they get the formula at ``df = 1``: the highest English weight.
 
-Both tables are loaded once, on first use, into one dict, so a lookup is one dict access.
+Both tables are loaded once, on first use, into one :class:`Vocabulary`: a dict from token to
+row number plus an aligned weight array, so a whole text's tokens are weighed in one numpy
+gather.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ import gzip
 import importlib.util
 import math
 import re
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["idf", "idf_table", "default_idf"]
+import numpy as np
+
+__all__ = ["Vocabulary", "default_idf", "idf", "vocabulary"]
 
 _HAN = re.compile("[\u3400-\u9fff]")
 _EN_TABLE = "idf_en.txt.gz"
@@ -75,29 +80,43 @@ def _median(values: Iterable[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """Every token with a known IDF, numbered: ``rows[token]`` indexes ``words`` and ``weights``.
+
+    Row numbers let a caller look up all distinct tokens of a text at once and gather their
+    weights (and anything else it keeps aligned with ``words``) with numpy instead of one
+    Python-level lookup per token.
+    """
+
+    rows: dict[str, int]
+    words: list[str]
+    weights: np.ndarray
+    zh_default: float
+    en_default: float
+
+
 @cache
-def _tables() -> tuple[dict[str, float], float, float]:
-    """(merged table, Chinese default, English default)."""
+def vocabulary() -> Vocabulary:
+    """Both tables merged (Chinese wins a clash), loaded once."""
     chinese = _chinese()
     english, en_default = _english()
     zh_default = _median(chinese.values())
     merged = {tok: w for tok, w in english.items() if not _HAN.search(tok)}
     merged.update(chinese)
-    return merged, zh_default, en_default
-
-
-def idf_table() -> dict[str, float]:
-    """The merged token -> IDF table (do not mutate)."""
-    return _tables()[0]
+    words = list(merged)
+    weights = np.fromiter(merged.values(), dtype=np.float64, count=len(merged))
+    return Vocabulary(dict(zip(words, range(len(words)))), words, weights, zh_default, en_default)
 
 
 def default_idf(token: str) -> float:
     """Weight of a token missing from the tables: Chinese median, or English unseen weight."""
-    _, zh_default, en_default = _tables()
-    return zh_default if _HAN.search(token) else en_default
+    vocab = vocabulary()
+    return vocab.zh_default if _HAN.search(token) else vocab.en_default
 
 
 def idf(token: str) -> float:
     """IDF weight of one normalised token; always > 0."""
-    weight = _tables()[0].get(token)
-    return default_idf(token) if weight is None else weight
+    vocab = vocabulary()
+    row = vocab.rows.get(token)
+    return default_idf(token) if row is None else float(vocab.weights[row])

@@ -57,6 +57,9 @@ class Settings:
 
     # --- storage ---------------------------------------------------------------------------
     state_dir: str = _setting("./state", "Directory of the RocksDB state (index tables and seen ids).")
+    worker_name: str = _setting(
+        "", "Names this worker's state directory under state_dir (default: host name; two workers on one host need two names)."
+    )
 
     # --- streaming -------------------------------------------------------------------------
     bootstrap: str = _setting("127.0.0.1:9092", "Kafka bootstrap servers (comma-separated).")

@@ -8,9 +8,18 @@ shorter text in the longer — what makes a truncated teaser a duplicate of its 
 "same opening, different rest" is not.
 
 Sketch layout (130 bytes): feature-set size as uint16 big-endian, then ``PERMUTATIONS``
-one-byte minima. Each permutation is ``h(x) = a*x + b mod 2**64`` over the 64-bit feature
-hashes (a odd); a byte from the middle of the minimum is kept (b-bit MinHash, Li & König),
-whose chance collisions (1/256) are corrected in :func:`resemblance`.
+one-byte minima.
+
+The minima come from one-permutation hashing with optimal densification (Li, Owen & Zhang
+2012; Shrivastava 2017) rather than 128 separate permutations: each feature hash is mixed
+once, its top 7 bits pick one of 128 bins and each bin keeps its smallest value. That is one
+sort of the document's hashes instead of a (features x 128) multiply-add, with the same
+expected agreement (the Jaccard resemblance) and no more variance once a text has more
+features than bins. A bin that is empty borrows the minimum of the first non-empty bin in a
+fixed pseudo-random order of the other bins (the same order for every text), so two texts
+that both lack a bin still compare a real minimum. The low 8 bits of each minimum are kept
+(b-bit MinHash, Li & König); their chance collisions (1/256) are corrected in
+:func:`resemblance`.
 """
 
 from __future__ import annotations
@@ -19,28 +28,43 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from worker.simhash import mix64
+
 PERMUTATIONS = 128
 _BITS = 8
-_SHIFT = np.uint64(16)
 _MASK = np.uint64((1 << _BITS) - 1)
 _CHANCE = 1.0 / (1 << _BITS)
 SKETCH_BYTES = 2 + PERMUTATIONS
 
+# Bins are the top 7 bits of a mixed hash: bin i holds [i << 57, (i + 1) << 57).
+_BIN_SHIFT = 64 - (PERMUTATIONS - 1).bit_length()
+_BIN_STARTS = np.arange(PERMUTATIONS, dtype=np.uint64) << np.uint64(_BIN_SHIFT)
+_SKETCH_SEED = np.uint64(0x5CE7C4)
+
 _rng = np.random.Generator(np.random.PCG64(20070508))
-_A = _rng.integers(1, 2**63, size=PERMUTATIONS, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-_B = _rng.integers(0, 2**63, size=PERMUTATIONS, dtype=np.uint64)
+# Row i: the other bins in the order an empty bin i tries them.
+_DONORS = np.array(
+    [[j for j in _rng.permutation(PERMUTATIONS).tolist() if j != i] for i in range(PERMUTATIONS)],
+    dtype=np.intp,
+)
 
 
 def sketch(hashes: np.ndarray) -> bytes:
     """Sketch of a set of 64-bit feature hashes (duplicates in ``hashes`` are harmless)."""
-    size = min(int(np.unique(hashes).size), 0xFFFF)
     if hashes.size == 0:
-        minima = np.zeros(PERMUTATIONS, dtype=np.uint8)
-    else:
-        with np.errstate(over="ignore"):
-            permuted = hashes[:, None] * _A[None, :] + _B[None, :]
-        minima = ((permuted.min(axis=0) >> _SHIFT) & _MASK).astype(np.uint8)
-    return size.to_bytes(2, "big") + minima.tobytes()
+        return bytes(SKETCH_BYTES)
+    with np.errstate(over="ignore"):
+        values = np.sort(mix64(hashes ^ _SKETCH_SEED))
+    size = min(1 + int(np.count_nonzero(values[1:] != values[:-1])), 0xFFFF)
+    first = np.searchsorted(values, _BIN_STARTS)
+    filled = np.append(first[1:], values.size) > first
+    minima = values[np.minimum(first, values.size - 1)] & _MASK
+    empty = np.flatnonzero(~filled)
+    if empty.size:
+        order = _DONORS[empty]
+        donor = order[np.arange(empty.size), np.argmax(filled[order], axis=1)]
+        minima[empty] = minima[donor]
+    return size.to_bytes(2, "big") + minima.astype(np.uint8).tobytes()
 
 
 @dataclass(frozen=True, slots=True)
