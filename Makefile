@@ -13,8 +13,9 @@ $(BIN)/.installed-dev: pyproject.toml
 
 setup: $(BIN)/.installed-dev
 
-## The main job: neardup scan over the real sample corpus shipped in the package.
-demo: scan
+## The main job: the end-to-end demo (local broker, topics, worker, sample replay, live verdicts).
+demo: setup
+	scripts/demo
 
 scan: setup
 	$(BIN)/neardup scan sample -o sample-verdicts.jsonl

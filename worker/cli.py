@@ -59,13 +59,16 @@ def _worker(args: argparse.Namespace) -> int:
 def _produce(args: argparse.Namespace) -> int:
     from worker import produce
 
-    return produce.run(args.input, Settings.from_env(), args.rate, args.topic)
+    from worker.scan import default_sample
+
+    source = default_sample() if args.input == "sample" else args.input
+    return produce.run(source, Settings.from_env(), args.rate, args.topic)
 
 
 def _tail(args: argparse.Namespace) -> int:
     from worker import tail
 
-    return tail.run(Settings.from_env(), args.from_beginning, args.max, args.timeout)
+    return tail.run(Settings.from_env(), args.from_beginning, args.max, args.timeout, human=args.pretty or None)
 
 
 def _topics(args: argparse.Namespace) -> int:
@@ -128,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker.set_defaults(func=_worker)
 
     produce = commands.add_parser("produce", help="send a JSON-lines file to {prefix}.events (key = event id)")
-    produce.add_argument("input", help="JSON-lines events; '-' for stdin")
+    produce.add_argument("input", help="JSON-lines events; '-' for stdin; 'sample' for the shipped sample")
     produce.add_argument("--rate", type=float, help="records per second (default: as fast as possible)")
     produce.add_argument("--topic", help="target topic (default: {prefix}.events)")
     produce.set_defaults(func=_produce)
@@ -141,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     tail.add_argument("--from-beginning", action="store_true", help="start at the oldest record, not the newest")
     tail.add_argument("--max", type=int, help="stop after this many records")
     tail.add_argument("--timeout", type=float, help="stop after this many seconds without a record")
+    tail.add_argument("--pretty", action="store_true", help="readable lines even when piped")
     tail.set_defaults(func=_tail)
 
     topics = commands.add_parser("topics", help="create or describe neardup's topics")

@@ -51,7 +51,10 @@ class Settings:
         0.8,
         "Estimated containment of the shorter text in the longer above which a candidate is a duplicate.",
     )
-    max_text_bytes: int = _setting(1_000_000, "Events whose UTF-8 text is longer are rejected (dead-lettered).")
+    max_text_bytes: int = _setting(
+        512 * 1024,
+        "Events whose UTF-8 text is longer are rejected (dead-lettered); Kafka's default record limit is 1 MiB.",
+    )
     max_id_chars: int = _setting(256, "Events whose id is longer are rejected (dead-lettered).")
     retention_days: float = _setting(7.0, "Events older than this (event time) stop being candidates.")
 

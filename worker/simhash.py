@@ -10,12 +10,13 @@ few bits apart, which the permuted-block tables find.
 The accumulation is one matrix-vector product (features x 64 bits) in numpy: for a ~1 KB
 document with a few hundred features it is many times faster than a Python loop over bits,
 and it is the same arithmetic. Since the sum is linear, a feature listed twice with
-weights ``w1`` and ``w2`` counts exactly like once with ``w1 + w2``: callers need not merge
-repeated features.
+weights ``w1`` and ``w2`` counts like once with ``w1 + w2`` (up to float rounding): callers
+need not merge repeated features.
 """
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Iterable, Mapping, Sequence
 
 import mmh3
@@ -23,8 +24,8 @@ import numpy as np
 
 FINGERPRINT_BITS = 64
 _SEED = 0x5EED
-# Distinct from every word hash's role: shingles start from this, so (a, b) never hashes
-# like a word, and the rotation makes (a, b) differ from (b, a).
+# XORed in before a shingle's final mix, so its hash is unrelated to any word's hash; the
+# rotation between words makes (a, b) differ from (b, a).
 _SHINGLE_SEED = np.uint64(0x9E3779B97F4A7C15)
 _ROTATE = np.uint64(23)
 _UNROTATE = np.uint64(64 - 23)
@@ -39,33 +40,39 @@ def feature_hash(feature: str) -> int:
 
 
 def feature_hashes(features: Iterable[str]) -> np.ndarray:
-    """``feature_hash`` of many features as a uint64 array."""
-    hash64 = mmh3.hash64
-    # Signed halves viewed as unsigned are the same 64 bits, and skip a keyword-argument parse.
-    return np.fromiter([hash64(f, _SEED)[0] for f in features], dtype=np.int64).view(np.uint64)
+    """``feature_hash`` of many features as a uint64 array (a read-only strided view).
+
+    The 16-byte digests are joined and reinterpreted, so no Python int is created per feature;
+    the first little-endian half of each digest is ``feature_hash``.
+    """
+    digests = b"".join(map(mmh3.hash_bytes, features, repeat(_SEED)))
+    return np.frombuffer(digests, dtype="<u8")[::2]
 
 
 def mix64(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finaliser, element-wise: every input bit flips ~half the output bits."""
-    x = x ^ (x >> _S33)
-    x *= _M1
-    x ^= x >> _S33
-    x *= _M2
-    x ^= x >> _S33
+    """MurmurHash3's 64-bit finaliser, element-wise, in place: a bijection in which every
+    input bit flips about half of the output bits."""
+    with np.errstate(over="ignore"):
+        x ^= x >> _S33
+        x *= _M1
+        x ^= x >> _S33
+        x *= _M2
+        x ^= x >> _S33
     return x
 
 
 def shingle_hashes(word_hashes: Sequence[np.ndarray]) -> np.ndarray:
     """Hashes of word shingles from the aligned hash arrays of their 1st, 2nd, ... words.
 
-    Each step rotates the running value, XORs in the next word and mixes, so word order
-    matters and two different shingles collide only by 64-bit chance.
+    ``h1, h2, ..., hn`` are folded as ``rotl(acc, 23) ^ h`` (so word order matters), then
+    mixed once with a seed. Word hashes are independent random 64-bit values, so two
+    different shingles collide only by 64-bit chance, and the mix makes each shingle hash
+    look unrelated to its words' hashes.
     """
-    with np.errstate(over="ignore"):
-        acc = np.full(len(word_hashes[0]), _SHINGLE_SEED, dtype=np.uint64)
-        for part in word_hashes:
-            acc = mix64(((acc << _ROTATE) | (acc >> _UNROTATE)) ^ part)
-    return acc
+    acc = word_hashes[0]
+    for part in word_hashes[1:]:
+        acc = ((acc << _ROTATE) | (acc >> _UNROTATE)) ^ part
+    return mix64(acc ^ _SHINGLE_SEED)
 
 
 def simhash_from_hashes(hashes: np.ndarray, weights: np.ndarray) -> int:
@@ -76,10 +83,12 @@ def simhash_from_hashes(hashes: np.ndarray, weights: np.ndarray) -> int:
     if hashes.size == 0:
         return 0
     # little-endian bytes unpacked little-bit-first: bit j of feature i lands at [i, j]
-    bits = np.unpackbits(hashes.astype("<u8", copy=False).view(np.uint8), bitorder="little")
-    ones = weights.astype(np.float64, copy=False) @ bits.reshape(-1, FINGERPRINT_BITS).astype(np.float64)
-    # sum(+w where 1, -w where 0) > 0  <=>  2 * sum(w where 1) > sum(w)
-    packed = np.packbits(2.0 * ones > weights.sum(), bitorder="little")
+    raw = np.ascontiguousarray(hashes, dtype="<u8").view(np.uint8)
+    bits = np.unpackbits(raw, bitorder="little").reshape(-1, FINGERPRINT_BITS)
+    weights = np.asarray(weights, dtype=np.float64)
+    ones = weights @ bits.astype(np.float64)
+    # sum(+w where 1, -w where 0) > 0  <=>  sum(w where 1) > sum(w) / 2
+    packed = np.packbits(ones > float(weights.sum()) / 2.0, bitorder="little")
     return int.from_bytes(packed.tobytes(), "little")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import IO, Any, Iterator
 
@@ -126,12 +127,20 @@ def run(
     max_records: int | None,
     timeout_s: float | None,
     out: IO[str] | None = None,
+    human: bool | None = None,
 ) -> int:
-    """CLI entry: print records until ``--max``/``--timeout`` or Ctrl-C."""
+    """CLI entry: print records until ``--max``/``--timeout`` or Ctrl-C, then a summary on stderr."""
     stream = out or sys.stdout
-    human = stream.isatty()
-    for record in follow(settings, None, from_beginning, max_records, timeout_s):
-        line = pretty(record, settings.topic_prefix) if human else json.dumps(record.to_dict(), ensure_ascii=False)
-        stream.write(line + "\n")
-        stream.flush()
+    if human is None:
+        human = stream.isatty()
+    counts: Counter[str] = Counter()
+    try:
+        for record in follow(settings, None, from_beginning, max_records, timeout_s):
+            counts[record.topic.removeprefix(settings.topic_prefix + ".")] += 1
+            line = pretty(record, settings.topic_prefix) if human else json.dumps(record.to_dict(), ensure_ascii=False)
+            stream.write(line + "\n")
+            stream.flush()
+    finally:
+        summary = ", ".join(f"{counts[kind]} {kind}" for kind in ("unique", "duplicates", "corrections", "deadletter"))
+        print(f"neardup tail: {sum(counts.values())} records: {summary}", file=sys.stderr)
     return 0

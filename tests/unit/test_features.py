@@ -1,4 +1,4 @@
-"""features(), idf() and the stopword lists: what the fingerprint is computed from."""
+"""features(), hashed_features(), idf() and the stopword lists: what the fingerprint is computed from."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from worker.features import SHINGLE_SEP, features
-from worker.idf import idf
+from worker.features import SHINGLE_SEP, HashedFeatures, features, hashed_features
+from worker.idf import idf, vocabulary
 from worker.normalize import normalize
 from worker.segment import tokenize
+from worker.simhash import feature_hash
 from worker.stopwords import is_stopword, stopwords
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,3 +139,58 @@ def test_stopword_lists_cover_both_languages_and_are_normalised() -> None:
     assert 300 < len(words) < 800
     assert all(tokenize(normalize(w)) == [w] for w in words)
     assert is_stopword("the") and not is_stopword("economy")
+
+
+def merged(hashed: HashedFeatures) -> dict[int, float]:
+    """Rows of ``hashed_features`` with equal hashes summed: one weight per feature."""
+    out: dict[int, float] = {}
+    for h, w in zip(hashed.hashes.tolist(), hashed.weights.tolist()):
+        out[h] = out.get(h, 0.0) + w
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_hashed_features_are_the_same_features_and_weights(n: int) -> None:
+    long_text = f"{ZH} {EN} {ZH} unknownword zqxjkvw 鑫鑫鑫鑫 the of 的"
+    for text in (ZH, EN, long_text):
+        tokens = tokenize(normalize(text))
+        readable = features(tokens, n)
+        hashed = hashed_features(tokens, n)
+        by_hash = merged(hashed)
+        assert hashed.words == len(set(tokens))
+        assert len(by_hash) == len(readable)
+        unigrams = {feature_hash(f): w for f, w in readable.items() if SHINGLE_SEP not in f}
+        for h, w in unigrams.items():
+            assert by_hash[h] == pytest.approx(w, rel=1e-6)
+        shingles = sorted(w for f, w in readable.items() if SHINGLE_SEP in f)
+        assert sorted(w for h, w in by_hash.items() if h not in unigrams) == pytest.approx(shingles, rel=1e-6)
+
+
+def test_hashed_features_weigh_stopwords_unknown_words_and_tf() -> None:
+    tokens = ["the", "zqxjkvw", "鑫鑫鑫鑫", "经济", "经济", "of", "我们"]
+    hashed = merged(hashed_features(tokens, 1))
+    assert feature_hash("the") not in hashed and feature_hash("我们") not in hashed and feature_hash("of") not in hashed
+    assert hashed[feature_hash("zqxjkvw")] == pytest.approx(idf("zqxjkvw"))
+    assert hashed[feature_hash("鑫鑫鑫鑫")] == pytest.approx(idf("鑫鑫鑫鑫"))
+    assert hashed[feature_hash("经济")] == pytest.approx(2 * idf("经济"), rel=1e-6)
+
+
+def test_hashed_shingles_keep_word_order_and_length() -> None:
+    def grams(tokens: list[str], n: int) -> set[int]:
+        hashed = hashed_features(tokens, n)
+        return set(hashed.hashes.tolist()) - {feature_hash(t) for t in tokens}
+
+    forward, backward = grams(["dog", "bites", "man"], 2), grams(["man", "bites", "dog"], 2)
+    assert len(forward) == 2 and not forward & backward
+    assert not grams(["a1", "b2", "c3"], 2) & grams(["a1", "b2", "c3"], 3)
+    assert grams(["aa", "aa", "aa"], 2) == grams(["aa", "aa"], 2)
+    assert hashed_features([], 2).hashes.size == 0 and hashed_features([], 2).words == 0
+    with pytest.raises(ValueError):
+        hashed_features(["a"], 0)
+
+
+def test_stopwords_missing_from_the_idf_tables_are_still_dropped() -> None:
+    missing = sorted(w for w in stopwords() if w not in vocabulary().rows)
+    assert missing
+    hashed = merged(hashed_features(missing + ["经济"], 1))
+    assert set(hashed) == {feature_hash("经济")}

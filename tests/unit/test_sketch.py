@@ -49,3 +49,27 @@ def test_identical_sets_and_layout() -> None:
 def test_empty_sets_never_match() -> None:
     empty = sketch(np.array([], dtype=np.uint64))
     assert compare(empty, empty).resemblance == 0.0
+
+
+def test_repeats_do_not_change_the_sketch_and_size_counts_distinct_hashes() -> None:
+    a = hashes(range(300))
+    doubled = np.concatenate([a, a[::-1], a[:10]])
+    assert sketch(doubled) == sketch(a)
+    assert int.from_bytes(sketch(a)[:2], "big") == 300
+
+
+def test_small_sets_estimate_without_bias() -> None:
+    """Small sets leave most of the 128 bins empty; densification must keep the estimate centred."""
+    errors = []
+    for start in range(0, 12_000, 200):
+        a = hashes(range(start, start + 20))
+        b = hashes(range(start + 10, start + 30))
+        errors.append(compare(sketch(a), sketch(b)).resemblance - 10 / 30)
+    assert abs(float(np.mean(errors))) < 0.03
+    assert float(np.std(errors)) < 0.1
+
+
+def test_disjoint_sets_rarely_agree() -> None:
+    for size in (5, 50, 500):
+        similarity = compare(sketch(hashes(range(size))), sketch(hashes(range(10_000, 10_000 + size))))
+        assert similarity.resemblance < 0.1
