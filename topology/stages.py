@@ -11,7 +11,7 @@ Internal messages are JSON objects, UTF-8, one *batch* per destination partition
 10-table plan would otherwise cost ten Kafka messages per event for probes alone. Because a
 batch mixes many keys, the sender chooses the partition itself with the functions below —
 every sender uses the same ones, so a bucket, or an event id, always lives in one partition
-of one stage, which is what Faust's partition-local tables need.
+of one stage, which is what the stages' partition-local stores need.
 
 Orders are 128-bit integers written as JSON numbers (Python's ``json`` keeps them exact).
 """
@@ -73,6 +73,10 @@ class Topics:
     def index_changelog(self) -> str:
         return f"{self.prefix}.index-changelog"
 
+    @property
+    def verdict_changelog(self) -> str:
+        return f"{self.prefix}.verdict-changelog"
+
     def outputs(self) -> tuple[str, ...]:
         """What ``neardup tail`` follows."""
         return (self.unique, self.duplicates, self.corrections, self.deadletter)
@@ -94,7 +98,7 @@ def total_order(append_ts_ms: int, partition: int, offset: int) -> int:
 
 
 def bucket_key(table: int | None, key: int) -> str:
-    """Key of one bucket in the index stage's ``buckets`` table; ``table=None`` is the exact keyspace."""
+    """Name of one bucket (it picks the probe partition); ``table=None`` is the exact keyspace."""
     return f"x:{key:x}" if table is None else f"{table}:{key:x}"
 
 
@@ -156,9 +160,30 @@ class Probe:
         )
 
 
-def encode_batch(items: list[dict[str, Any]]) -> bytes:
+MAX_MESSAGE_BYTES = 512 * 1024
+"""Internal messages are split below this size: Kafka refuses requests over 1 MiB by default."""
+
+
+def encode_batch(items: list[Any]) -> bytes:
     """One internal message: a JSON array of items."""
     return json.dumps(items, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def encode_chunks(items: list[Any], max_bytes: int = MAX_MESSAGE_BYTES) -> list[bytes]:
+    """``items`` as JSON arrays of at most ``max_bytes`` each (an item larger than that goes alone)."""
+    chunks: list[bytes] = []
+    parts: list[bytes] = []
+    size = 2
+    for item in items:
+        raw = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        if parts and size + len(raw) + 1 > max_bytes:
+            chunks.append(b"[" + b",".join(parts) + b"]")
+            parts, size = [], 2
+        parts.append(raw)
+        size += len(raw) + 1
+    if parts:
+        chunks.append(b"[" + b",".join(parts) + b"]")
+    return chunks
 
 
 def decode_batch(raw: bytes) -> list[dict[str, Any]]:
@@ -168,8 +193,9 @@ def decode_batch(raw: bytes) -> list[dict[str, Any]]:
     return items
 
 
-def encode_probes(probes: list[Probe]) -> bytes:
-    return encode_batch([p.to_dict() for p in probes])
+def encode_probes(probes: list[Probe]) -> list[bytes]:
+    """Probes as one or more messages (see :func:`encode_chunks`)."""
+    return encode_chunks([p.to_dict() for p in probes])
 
 
 def decode_probes(raw: bytes) -> list[Probe]:
@@ -185,6 +211,3 @@ def note_item(later_id: str, later_order: int, match: dict[str, Any]) -> dict[st
     """Tells an already-indexed later event that an earlier one (``match``) resembles it."""
     return {"kind": "earlier", "id": later_id, "order": later_order, "match": match}
 
-
-TICK: dict[str, Any] = {"kind": "tick"}
-"""Wakes the verdict stage of one partition to publish verdicts whose hold has run out."""

@@ -91,6 +91,14 @@ def topics(prefix: str = "neardup", partitions: int = 4, replication: int = 1) -
             "restarted worker rebuilds its RocksDB state from it.",
             compacted=True,
         ),
+        spec(
+            "verdict-changelog",
+            "changelog",
+            "Changelog of the verdict stage's gather states and first verdicts, one record per "
+            "processed batch and partition; kept forever (no deletion), so a worker that takes a "
+            "partition over, or lost its state directory, replays it before deciding anything.",
+            config={"retention.ms": "-1", "retention.bytes": "-1"},
+        ),
     ]
 
 

@@ -1,4 +1,4 @@
-"""The three Faust agents — fingerprint, index, verdict — and their tables.
+"""The three Faust agents — fingerprint, index, verdict — and the stores they own.
 
 Read top to bottom, this is the path of one event through the stream: bytes in
 ``{p}.events``; fingerprint and fan-out to one bucket per block table (``{p}.probes``,
@@ -6,58 +6,75 @@ routed to the bucket's partition); the index stage matches and stores the entry 
 bucket and answers the event's id (``{p}.answers``); the verdict stage gathers the answers
 (:mod:`worker.gather`) and publishes to ``{p}.unique`` or ``{p}.duplicates``.
 
-Faust tables write to the changelog partition of the message being processed, so every
-table here is keyed so that its keys live in exactly one partition of its source topic
-(see :mod:`topology.stages`). A value is always *assigned*, never mutated in place:
-Faust only changelogs assignments. Within one batch message each key is read once and
-written once.
+State does not live in Faust tables (one changelog record per assignment, a dozen per event)
+but in stores this worker owns, one per (stage, partition), whose changes are logged as ONE
+changelog record per processed batch and partition (:mod:`worker.changelog`). Every stage
+takes its input in batches (``take_events``) and sends one message per destination partition
+per batch.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import faust
 from faust.types import EventT
 
 from topology.stages import (
-    TICK,
     Probe,
     Topics,
     answer_item,
     answer_partition,
     decode_batch,
     decode_probes,
-    encode_batch,
+    encode_chunks,
     encode_probes,
     note_item,
     probe_partition,
     total_order,
 )
 from worker import gather
-from worker.blocks import hamming, parse_plan
+from worker.blocks import parse_plan
+from worker.changelog import ChangelogReader, StoreSet
 from worker.decide import accepts
 from worker.fingerprint import Fingerprint, fingerprint
+from worker.index_store import IndexPartition
 from worker.settings import Settings
 from worker.simhash import to_hex
 from worker.store import Candidate, Entry
 from worker.validate import InvalidEvent, parse_event
+from worker.verdict_store import VerdictPartition
 
 log = logging.getLogger("neardup.worker")
 
 _DAY_MS = 86_400_000
-_TAKE_MAX = 500
-_TAKE_WITHIN_S = 0.05
+_TAKE_MAX = 500  # input events per fingerprint batch
+_TAKE_MESSAGES = 32  # internal messages (each already a batch) per index or verdict batch
 _PREVIEW_CHARS = 200
 _DEADLETTER_RAW_MAX = 256 * 1024
-_SWEEP_EVERY_S = 5.0
 _LOG_TIMESTAMP_TYPE = 1  # Kafka: 0 = CreateTime, 1 = LogAppendTime
+
+
+@dataclass(frozen=True)
+class Windows:
+    """How long each stage's ``take_events`` waits to fill a batch (seconds).
+
+    Each stage adds up to its window to an event's latency; longer windows mean bigger
+    batches, hence fewer messages and changelog records per event (see docs/architecture.md).
+    """
+
+    fingerprint: float = 0.02
+    index: float = 0.01
+    verdict: float = 0.01
 
 
 @dataclass
@@ -88,8 +105,22 @@ def deadletter_value(reason: str, topic: str, partition: int, offset: int, raw: 
     return json.dumps(value, ensure_ascii=False).encode("utf-8")
 
 
-def install(app: faust.App, settings: Settings) -> Counters:
-    """Declare the topics, tables, agents and timer of one worker on ``app``."""
+def _by_partition(batch: Sequence[EventT]) -> dict[int, list[bytes]]:
+    """Message values of a batch per source partition, in offset order."""
+    grouped: dict[int, list[bytes]] = defaultdict(list)
+    for event in batch:
+        grouped[event.message.partition].append(event.value)
+    return grouped
+
+
+def install(
+    app: faust.App,
+    settings: Settings,
+    datadir: Path,
+    reader: ChangelogReader,
+    windows: Windows = Windows(),
+) -> Counters:
+    """Declare the topics, stores, agents and timer of one worker on ``app``."""
     names = Topics(settings.topic_prefix)
     partitions = settings.partitions
     plan = parse_plan(settings.plan, settings.k, settings.expected_fingerprints)
@@ -105,37 +136,43 @@ def install(app: faust.App, settings: Settings) -> Counters:
     probes_topic = raw_topic(names.probes)
     answers_topic = raw_topic(names.answers)
     deadletter_topic = raw_topic(names.deadletter)
+    index_changelog = raw_topic(names.index_changelog)
+    verdict_changelog = raw_topic(names.verdict_changelog)
     outputs = {
         "unique": raw_topic(names.unique),
         "duplicates": raw_topic(names.duplicates),
         "corrections": raw_topic(names.corrections),
     }
 
-    def table(name: str, changelog: str | None = None) -> faust.Table:
-        changelog_topic = None
-        if changelog is not None:
-            changelog_topic = app.topic(
-                changelog, key_serializer="raw", value_serializer="raw", partitions=partitions, compacting=True
-            )
-        return app.Table(
-            name,
-            partitions=partitions,
-            key_type=bytes,  # Faust picks the raw codec for bytes: we encode values ourselves
-            value_type=bytes,
-            changelog_topic=changelog_topic,
-            options={"driver": "rocksdict"},
-        )
+    stores_root = datadir / "stores"
+    index_stores: StoreSet[IndexPartition] = StoreSet(
+        stores_root / "index", names.index_changelog, lambda path: IndexPartition(path, plan), reader
+    )
+    verdict_stores: StoreSet[VerdictPartition] = StoreSet(
+        stores_root / "verdict", names.verdict_changelog, VerdictPartition, reader
+    )
 
-    buckets = table("buckets", names.index_changelog)
-    pending = table("pending")
-    verdicts = table("verdicts")
+    async def send_index_log(key: bytes, value: bytes, partition: int) -> Awaitable[Any]:
+        return await index_changelog.send(key=key, value=value, partition=partition)
+
+    async def send_verdict_log(key: bytes, value: bytes, partition: int) -> Awaitable[Any]:
+        return await verdict_changelog.send(key=key, value=value, partition=partition)
+
+    @app.on_partitions_revoked.connect
+    def _revoked(sender: Any, revoked: set[Any], **_: Any) -> None:
+        """Another worker may write these partitions' changelogs now: restore again if they come back."""
+        index_stores.forget(tp.partition for tp in revoked if tp.topic == names.probes)
+        lost = [tp.partition for tp in revoked if tp.topic == names.answers]
+        verdict_stores.forget(lost)
+        for part in lost:
+            counters.held.pop(part, None)
 
     # ---------------------------------------------------------------- fingerprint stage
     @app.agent(events_topic, name="fingerprint")
     async def fingerprint_stage(stream: faust.StreamT[bytes]) -> None:
         """Raw event -> intro (to the verdict stage) + one probe per table (to the index stage)."""
         warned = False
-        async for batch in stream.take_events(_TAKE_MAX, within=_TAKE_WITHIN_S):
+        async for batch in stream.take_events(_TAKE_MAX, within=windows.fingerprint):
             intros: dict[int, list[dict[str, Any]]] = defaultdict(list)
             probes: dict[int, list[Probe]] = defaultdict(list)
             dead: list[bytes] = []
@@ -162,9 +199,11 @@ def install(app: faust.App, settings: Settings) -> Counters:
             for value in dead:
                 await deadletter_topic.send(value=value)
             for part, items in intros.items():
-                await answers_topic.send(value=encode_batch(items), partition=part)
+                for chunk in encode_chunks(items):
+                    await answers_topic.send(value=chunk, partition=part)
             for part, batch_probes in probes.items():
-                await probes_topic.send(value=encode_probes(batch_probes), partition=part)
+                for chunk in encode_probes(batch_probes):
+                    await probes_topic.send(value=chunk, partition=part)
 
     def _fan_out(
         raw: bytes | None, partition: int, offset: int, timestamp_s: float
@@ -186,206 +225,153 @@ def install(app: faust.App, settings: Settings) -> Counters:
         return intro, fanout
 
     # ---------------------------------------------------------------------- index stage
+    index_lock = asyncio.Lock()  # held by a batch, so shutdown never closes a store under it
+
     @app.agent(probes_topic, name="index")
     async def index_stage(stream: faust.StreamT[bytes]) -> None:
         """Match each probe against its bucket, store it there, answer the event (and later ones)."""
-        async for event in stream.events():
-            loaded: dict[bytes, list[list[Any]]] = {}
-            dirty: set[bytes] = set()
-            replies: dict[int, list[dict[str, Any]]] = defaultdict(list)
-            for probe in decode_probes(event.value):
-                key = probe.bucket.encode()
-                if key not in loaded:
-                    stored = buckets.get(key)
-                    loaded[key] = [] if stored is None else json.loads(stored)
-                entries = loaded[key]
-                earlier, later, present = _match(probe, entries)
-                if not present:
-                    horizon = probe.ts - 2 * retention_ms
-                    loaded[key] = [e for e in entries if e[3] >= horizon] + [_entry(probe)]
-                    dirty.add(key)
-                replies[answer_partition(probe.id, partitions)].append(
-                    answer_item(probe.id, probe.order, probe.table, [r.to_dict() for r in earlier])
-                )
-                for later_id, later_order, ref in later:
-                    replies[answer_partition(later_id, partitions)].append(
-                        note_item(later_id, later_order, ref.to_dict())
-                    )
-            for key in dirty:
-                buckets[key] = json.dumps(loaded[key], separators=(",", ":")).encode()
-            for part, items in replies.items():
-                await answers_topic.send(value=encode_batch(items), partition=part)
+        async for batch in stream.take_events(_TAKE_MESSAGES, within=windows.index):
+            async with index_lock:
+                await _index_batch(batch)
 
-    def _entry(probe: Probe) -> list[Any]:
-        return [probe.id, probe.fingerprint, probe.order, probe.ts, base64.b64encode(probe.sketch).decode("ascii")]
+    async def _index_batch(batch: Sequence[EventT]) -> None:
+        replies: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        ops: dict[int, list[Any]] = {}
+        # An event's probes of one partition travel together and mostly meet the same
+        # candidates in every table: verify each (probe event, candidate) pair once per batch.
+        verified: dict[tuple[str, int, str, int], float | None] = {}
+        for part, values in _by_partition(batch).items():
+            await index_stores.restore(part)
+            store = index_stores.begin(part)
+            for value in values:
+                for probe in decode_probes(value):
+                    _index_probe(store, probe, replies, verified)
+            ops[part] = store.take_ops()
+        for part, items in replies.items():
+            for chunk in encode_chunks(items):
+                await answers_topic.send(value=chunk, partition=part)
+        await index_stores.commit(ops, send_index_log)
+
+    def _index_probe(
+        store: IndexPartition,
+        probe: Probe,
+        replies: dict[int, list[dict[str, Any]]],
+        verified: dict[tuple[str, int, str, int], float | None],
+    ) -> None:
+        if probe.exact:
+            candidates = store.exact_candidates(probe.fingerprint, probe.key)
+        else:
+            candidates = store.candidates(probe.fingerprint, probe.table, settings.max_distance)
+        earlier, later, present = _match(probe, candidates, verified)
+        if not present:  # a replayed probe, or a re-sent id, does not re-add (its first order stays)
+            entry = Entry(probe.id, probe.fingerprint, probe.order, probe.ts, probe.sketch)
+            if probe.exact:
+                store.add(entry, exact_key=probe.key)
+            else:
+                store.add(entry, table=probe.table)
+        replies[answer_partition(probe.id, partitions)].append(
+            answer_item(probe.id, probe.order, probe.table, [r.to_dict() for r in earlier])
+        )
+        for later_id, later_order, ref in later:
+            replies[answer_partition(later_id, partitions)].append(note_item(later_id, later_order, ref.to_dict()))
 
     def _match(
-        probe: Probe, entries: list[list[Any]]
+        probe: Probe, candidates: list[Candidate], verified: dict[tuple[str, int, str, int], float | None]
     ) -> tuple[list[gather.Ref], list[tuple[str, int, gather.Ref]], bool]:
-        """The bucket's matches of ``probe``: earlier refs, (later id, later order, ref to probe), present."""
+        """The bucket's matches of ``probe``: its earliest earlier match, every later one, present.
+
+        The verdict is the earliest match over all tables (then the closest), so one table's
+        answer needs only its own earliest: candidates are verified in (order, distance) order
+        and the first that passes ends the search. Later events each need their note.
+        """
         earlier: list[gather.Ref] = []
         later: list[tuple[str, int, gather.Ref]] = []
         present = False
         probe_fp = Fingerprint(probe.fingerprint, probe.sketch, None, 0)
-        for entry_id, entry_fp, entry_order, entry_ts, entry_sketch in entries:
-            if entry_id == probe.id:
+
+        def similarity_of(candidate: Candidate) -> float | None:
+            stored = candidate.entry
+            pair = (probe.id, probe.order, stored.event_id, stored.order)
+            if pair not in verified:
+                verified[pair] = accepts(probe_fp, candidate, settings)
+            return verified[pair]
+
+        for candidate in sorted(candidates, key=lambda c: (c.entry.order, c.distance)):
+            stored = candidate.entry
+            if stored.event_id == probe.id:
                 present = True
                 continue
-            if entry_order < probe.order and entry_ts < probe.ts - retention_ms:
-                continue
-            if entry_order > probe.order and probe.ts < entry_ts - retention_ms:
-                continue
-            distance = hamming(probe.fingerprint, entry_fp)
-            if not probe.exact and distance > settings.max_distance:
-                continue  # table candidates are bounded; exact-key ones are not (as in batch mode)
-            stored = Entry(entry_id, entry_fp, entry_order, entry_ts, base64.b64decode(entry_sketch))
-            similarity = accepts(probe_fp, Candidate(stored, distance), settings)
-            if similarity is None:
-                continue
-            if entry_order < probe.order:
-                earlier.append(gather.Ref(entry_id, entry_order, distance, similarity))
-            elif entry_order > probe.order:
-                later.append((entry_id, entry_order, gather.Ref(probe.id, probe.order, distance, similarity)))
+            if stored.order < probe.order:
+                if earlier or stored.ts < probe.ts - retention_ms:
+                    continue
+                similarity = similarity_of(candidate)
+                if similarity is not None:
+                    earlier.append(gather.Ref(stored.event_id, stored.order, candidate.distance, similarity))
+            elif stored.order > probe.order and probe.ts >= stored.ts - retention_ms:
+                similarity = similarity_of(candidate)
+                if similarity is not None:
+                    ref = gather.Ref(probe.id, probe.order, candidate.distance, similarity)
+                    later.append((stored.event_id, stored.order, ref))
         return earlier, later, present
 
     # -------------------------------------------------------------------- verdict stage
+    # The agent and the hold timer both change verdict stores; one lock keeps their batches apart.
+    verdict_lock = asyncio.Lock()
+    last_batch = [0.0]  # when the verdict agent last finished a batch (it releases due verdicts too)
+    hold_tick_s = max(0.01, lateness_ms / 2000)
+
     @app.agent(answers_topic, name="verdict")
     async def verdict_stage(stream: faust.StreamT[bytes]) -> None:
         """Gather intro + answers per id, publish the verdict once, correct it if an earlier original shows up."""
-        async for event in stream.events():
-            await _decide_batch(event)
+        async for batch in stream.take_events(_TAKE_MESSAGES, within=windows.verdict):
+            async with verdict_lock:
+                now = int(time.time() * 1000)
+                out: list[tuple[str, str, dict[str, Any]]] = []
+                ops: dict[int, list[Any]] = {}
+                for part, values in _by_partition(batch).items():
+                    fresh = part not in verdict_stores.owned()
+                    store = await verdict_stores.restore(part)
+                    if fresh:
+                        counters.held[part].update(store.complete_ids())
+                    verdict_stores.begin(part)
+                    decider = _VerdictBatch(store, counters, counters.held[part], lateness_ms, now, out)
+                    for value in values:
+                        for item in decode_batch(value):
+                            decider.item(item)
+                    decider.release_due()
+                    decider.save()
+                    ops[part] = store.take_ops()
+                await _emit(out)
+                await verdict_stores.commit(ops, send_verdict_log)
+                last_batch[0] = time.monotonic()
 
-    async def _decide_batch(event: EventT) -> None:
-        partition = event.message.partition
-        now = int(time.time() * 1000)
-        states: dict[str, gather.Pending | None] = {}
-        stored_states: set[str] = set()
-        published: dict[str, gather.Published | None] = {}
-        dirty_states: set[str] = set()
-        dirty_published: set[str] = set()
-        out: list[tuple[str, str, dict[str, Any]]] = []
-        held = counters.held[partition]
-
-        def state_of(event_id: str) -> gather.Pending | None:
-            if event_id not in states:
-                raw = pending.get(event_id.encode())
-                states[event_id] = None if raw is None else gather.Pending.from_dict(json.loads(raw))
-                if raw is not None:
-                    stored_states.add(event_id)
-            return states[event_id]
-
-        def verdict_of(event_id: str) -> gather.Published | None:
-            if event_id not in published:
-                raw = verdicts.get(event_id.encode())
-                published[event_id] = None if raw is None else gather.Published.from_dict(json.loads(raw))
-            return published[event_id]
-
-        def publish(event_id: str, state: gather.Pending) -> None:
-            first = gather.decide(state)
-            published[event_id] = first
-            dirty_published.add(event_id)
-            states[event_id] = None
-            dirty_states.add(event_id)
-            held.discard(event_id)
-            counters.verdicts += 1
-            for _ in range(1 + state.copies):
-                out.append((first.topic, event_id, first.value))
-
-        def settle(event_id: str, state: gather.Pending) -> None:
-            states[event_id] = state
-            dirty_states.add(event_id)
-            if not gather.is_complete(state):
-                return
-            state = gather.mark_complete(state, now)
-            states[event_id] = state
-            if gather.is_due(state, now, lateness_ms):
-                publish(event_id, state)
-            else:
-                held.add(event_id)
-
-        for item in decode_batch(event.value):
-            kind = item.get("kind")
-            if kind == "tick":
-                if item.get("sweep"):
-                    held.update(_complete_ids(partition))
-                for event_id in list(held):
-                    state = state_of(event_id)
-                    if state is None or not gather.is_complete(state):
-                        held.discard(event_id)
-                    elif gather.is_due(state, now, lateness_ms):
-                        publish(event_id, state)
-                continue
-            event_id = str(item["id"])
-            first = verdict_of(event_id)
-            if kind == "event":
-                if first is not None:
-                    counters.republished += 1
-                    out.append((first.topic, event_id, first.value))
-                    continue
-                settle(event_id, gather.add_intro(state_of(event_id), gather.Intro.from_dict(item)))
-            elif kind == "answer":
-                if first is not None:
-                    continue  # a re-sent copy's or a replayed probe's answer
-                refs = [gather.Ref.from_dict(r) for r in item["earlier"]]
-                settle(event_id, gather.add_answer(state_of(event_id), int(item["order"]), int(item["table"]), refs))
-            elif kind == "earlier":
-                ref = gather.Ref.from_dict(item["match"])
-                if first is None:
-                    settle(event_id, gather.add_note(state_of(event_id), ref))
-                    continue
-                fixed = gather.correct(first, ref)
-                if fixed is not None:
-                    published[event_id], correction = fixed
-                    dirty_published.add(event_id)
-                    counters.corrections += 1
-                    out.append(("corrections", event_id, correction))
-            else:
-                log.warning("ignoring an internal message of unknown kind %r", kind)
-
-        for event_id in dirty_states:
-            state = states[event_id]
-            if state is None:
-                if event_id in stored_states:
-                    del pending[event_id.encode()]
-            else:
-                pending[event_id.encode()] = json.dumps(state.to_dict(), separators=(",", ":")).encode()
-        for event_id in dirty_published:
-            record = published[event_id]
-            if record is not None:
-                verdicts[event_id.encode()] = json.dumps(record.to_dict(), separators=(",", ":")).encode()
+    async def _emit(out: list[tuple[str, str, dict[str, Any]]]) -> None:
         for topic, event_id, value in out:
             await outputs[topic].send(key=event_id.encode(), value=json.dumps(value, ensure_ascii=False).encode())
 
-    def _complete_ids(partition: int) -> set[str]:
-        """Ids of this partition whose verdict is complete but held (e.g. after a restart)."""
-        found: set[str] = set()
-        for raw_key, raw_value in pending.items():
-            event_id = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
-            if answer_partition(event_id, partitions) != partition:
-                continue
-            if json.loads(raw_value).get("complete_at") is not None:
-                found.add(event_id)
-        return found
-
     # --------------------------------------------------------------------- hold timer
-    last_sweep = [0.0]
-
-    @app.timer(interval=max(0.05, lateness_ms / 4000), name="verdict-ticks")
-    async def tick() -> None:
-        """Wake partitions that hold verdicts (and now and then sweep every owned one)."""
-        if lateness_ms <= 0:
+    @app.timer(interval=hold_tick_s, name="verdict-hold")
+    async def release_held() -> None:
+        """Publish held verdicts whose lateness hold ran out while the verdict agent is idle."""
+        if lateness_ms <= 0 or not any(counters.held.values()):
             return
-        owned = {tp.partition for tp in app.assignor.assigned_actives() if tp.topic == names.answers}
-        sweep = time.monotonic() - last_sweep[0] > _SWEEP_EVERY_S
-        if sweep:
-            last_sweep[0] = time.monotonic()
-        for part in owned:
-            if sweep:
-                await answers_topic.send(value=encode_batch([dict(TICK, sweep=True)]), partition=part)
-            elif counters.held.get(part):
-                await answers_topic.send(value=encode_batch([TICK]), partition=part)
-        for part in set(counters.held) - owned:
-            counters.held.pop(part, None)
+        if time.monotonic() - last_batch[0] < hold_tick_s or verdict_lock.locked():
+            return  # the agent is busy and releases them at the end of its batch
+        async with verdict_lock:
+            now = int(time.time() * 1000)
+            out: list[tuple[str, str, dict[str, Any]]] = []
+            ops: dict[int, list[Any]] = {}
+            owned = verdict_stores.owned()
+            for part, held in list(counters.held.items()):
+                if part not in owned or not held:
+                    continue
+                store = verdict_stores.begin(part)
+                decider = _VerdictBatch(store, counters, held, lateness_ms, now, out)
+                decider.release_due()
+                decider.save()
+                ops[part] = store.take_ops()
+            await _emit(out)
+            await verdict_stores.commit(ops, send_verdict_log)
 
     @app.timer(interval=10.0, name="counters")
     async def report() -> None:
@@ -398,4 +384,125 @@ def install(app: faust.App, settings: Settings) -> Counters:
             counters.corrections,
         )
 
+    @app.on_before_shutdown.connect
+    async def _close_stores(sender: Any, **_: Any) -> None:
+        """The consumer has stopped: no batch runs any more, so the stores can close."""
+        async with index_lock, verdict_lock:
+            index_stores.close()
+            verdict_stores.close()
+        await reader.close()
+
     return counters
+
+
+class _VerdictBatch:
+    """One partition's share of a verdict batch: states read once, written once at :meth:`save`."""
+
+    def __init__(
+        self,
+        store: VerdictPartition,
+        counters: Counters,
+        held: set[str],
+        lateness_ms: int,
+        now: int,
+        out: list[tuple[str, str, dict[str, Any]]],
+    ) -> None:
+        self.store = store
+        self.counters = counters
+        self.held = held
+        self.lateness_ms = lateness_ms
+        self.now = now
+        self.out = out
+        self.states: dict[str, gather.Pending | None] = {}
+        self.stored: set[str] = set()
+        self.published: dict[str, gather.Published | None] = {}
+        self.dirty_states: set[str] = set()
+        self.dirty_published: set[str] = set()
+
+    def state_of(self, event_id: str) -> gather.Pending | None:
+        if event_id not in self.states:
+            state = self.store.pending(event_id)
+            self.states[event_id] = state
+            if state is not None:
+                self.stored.add(event_id)
+        return self.states[event_id]
+
+    def verdict_of(self, event_id: str) -> gather.Published | None:
+        if event_id not in self.published:
+            self.published[event_id] = self.store.verdict(event_id)
+        return self.published[event_id]
+
+    def publish(self, event_id: str, state: gather.Pending) -> None:
+        first = gather.decide(state)
+        self.published[event_id] = first
+        self.dirty_published.add(event_id)
+        self.states[event_id] = None
+        self.dirty_states.add(event_id)
+        self.held.discard(event_id)
+        self.counters.verdicts += 1
+        for _ in range(1 + state.copies):
+            self.out.append((first.topic, event_id, first.value))
+
+    def settle(self, event_id: str, state: gather.Pending) -> None:
+        self.states[event_id] = state
+        self.dirty_states.add(event_id)
+        if not gather.is_complete(state):
+            return
+        state = gather.mark_complete(state, self.now)
+        self.states[event_id] = state
+        if gather.is_due(state, self.now, self.lateness_ms):
+            self.publish(event_id, state)
+        else:
+            self.held.add(event_id)
+
+    def item(self, item: dict[str, Any]) -> None:
+        kind = item.get("kind")
+        event_id = str(item["id"])
+        first = self.verdict_of(event_id)
+        if kind == "event":
+            if first is not None:
+                self.counters.republished += 1
+                self.out.append((first.topic, event_id, first.value))
+                return
+            self.settle(event_id, gather.add_intro(self.state_of(event_id), gather.Intro.from_dict(item)))
+        elif kind == "answer":
+            if first is not None:
+                return  # a re-sent copy's or a replayed probe's answer
+            refs = [gather.Ref.from_dict(r) for r in item["earlier"]]
+            state = gather.add_answer(self.state_of(event_id), int(item["order"]), int(item["table"]), refs)
+            self.settle(event_id, state)
+        elif kind == "earlier":
+            ref = gather.Ref.from_dict(item["match"])
+            if first is None:
+                self.settle(event_id, gather.add_note(self.state_of(event_id), ref))
+                return
+            fixed = gather.correct(first, ref)
+            if fixed is not None:
+                self.published[event_id], correction = fixed
+                self.dirty_published.add(event_id)
+                self.counters.corrections += 1
+                self.out.append(("corrections", event_id, correction))
+        else:
+            log.warning("ignoring an internal message of unknown kind %r", kind)
+
+    def release_due(self) -> None:
+        """Publish held verdicts whose hold has run out."""
+        for event_id in list(self.held):
+            state = self.state_of(event_id)
+            if state is None or not gather.is_complete(state):
+                self.held.discard(event_id)
+            elif gather.is_due(state, self.now, self.lateness_ms):
+                self.publish(event_id, state)
+
+    def save(self) -> None:
+        """Write each changed state and verdict once (and log it for the changelog)."""
+        for event_id in self.dirty_states:
+            state = self.states[event_id]
+            if state is not None:
+                self.store.set_pending(event_id, state)
+            elif event_id in self.stored:
+                self.store.set_pending(event_id, None)
+        for event_id in self.dirty_published:
+            record = self.published[event_id]
+            if record is not None:
+                self.store.set_verdict(event_id, record)

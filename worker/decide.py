@@ -10,7 +10,9 @@ For each event, in arrival order:
    than the retention window (event time) are ignored.
 4. The event is a duplicate of the *earliest* verified candidate in arrival order, the
    closest one breaking ties (:func:`choose`), or unique if none passed.
-5. The event is indexed and its verdict recorded, so later events can match it.
+5. The event is indexed and its verdict recorded, so later events can match it. Both expire
+   with the event's time bucket; an event older than the index's window (late) is decided
+   but leaves no trace, so a replay of it is decided afresh.
 """
 
 from __future__ import annotations
@@ -97,7 +99,8 @@ class Deduplicator:
                 ts,
                 round(match.similarity, 3),
             )
-        self.index.put_record(_VERDICT_PREFIX + event.id, json.dumps(verdict.to_dict()).encode())
+        # The first verdict is kept as long as the event's own entries (retention by event time).
+        self.index.put_record(_VERDICT_PREFIX + event.id, json.dumps(verdict.to_dict()).encode(), ts=ts)
         return verdict
 
     def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:

@@ -24,6 +24,7 @@ from worker.store import BlockIndex
 from worker.validate import InvalidEvent, parse_event
 
 _FLUSH_EVERY = 1000
+_DAY_MS = 86_400_000
 _SNIPPET_CHARS = 200
 
 
@@ -64,7 +65,8 @@ def scan(
     last_report = started
     done_bytes = 0
     with ExitStack() as stack:
-        index = stack.enter_context(BlockIndex(state_dir, plan))
+        retention_ms = int(settings.retention_days * _DAY_MS)
+        index = stack.enter_context(BlockIndex(state_dir, plan, retention_ms=retention_ms))
         dedup = Deduplicator(index, settings)
         rejects: IO[str] | None = None
         for number, raw in enumerate(source, start=1):

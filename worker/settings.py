@@ -56,7 +56,11 @@ class Settings:
         "Events whose UTF-8 text is longer are rejected (dead-lettered); Kafka's default record limit is 1 MiB.",
     )
     max_id_chars: int = _setting(256, "Events whose id is longer are rejected (dead-lettered).")
-    retention_days: float = _setting(7.0, "Events older than this (event time) stop being candidates.")
+    retention_days: float = _setting(7.0, "Events older than this (event time) stop being candidates and are removed.")
+    max_future_skew_ms: int = _setting(
+        3_600_000,
+        "Events whose ts is further ahead of the wall clock are rejected, so one bad clock cannot expire the index.",
+    )
 
     # --- storage ---------------------------------------------------------------------------
     state_dir: str = _setting("./state", "Directory of the RocksDB state (index tables and seen ids).")
@@ -70,7 +74,7 @@ class Settings:
     partitions: int = _setting(4, "Partitions of the input and internal topics.")
     replication: int = _setting(1, "Replication factor of created topics.")
     allowed_lateness_ms: int = _setting(
-        2_000,
+        20,
         "How long a verdict waits for a possibly earlier original racing through another partition.",
     )
     security_protocol: str = _setting("PLAINTEXT", "Kafka security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).")

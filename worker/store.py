@@ -1,6 +1,6 @@
 """RocksDB adapter (rocksdict) holding the permuted-block tables of :mod:`worker.blocks`.
 
-Column families:
+Column families of one *bucket* of stored events:
 
 ``tables``   one row per (table, stored fingerprint): ``table(1) | key(4) | fingerprint(8) | event id``,
              empty value. The fixed 5-byte prefix (table | key) is the bucket, so a probe of one
@@ -9,8 +9,41 @@ Column families:
 ``entries``  ``event id -> fingerprint(8) | order(16) | ts(8) | sketch``, written once per event
              however many tables it is in, and read only for rows within ``max_distance``.
 ``exact``    ``hash(16) | event id -> entry``: texts too short for SimHash match on an exact hash.
-``records``  small per-event records (seen ids, counters), ``str -> bytes``.
-``default``  the persisted plan.
+
+and of the whole store:
+
+``records``  small records (counters, checkpoints), ``str -> bytes``.
+``default``  the persisted plan, bucket width and watermark.
+
+Retention by event time (``retention_ms``): storage is cut into time buckets dropped whole.
+An event goes to bucket ``ts // width`` with ``width = ceil(retention_ms / (buckets - 1))``;
+bucket ``n`` owns the families ``tables@n``, ``entries@n``, ``exact@n`` and ``records@n``
+(per-event records put with a ``ts``, such as first verdicts), created when first written.
+The *watermark* is the largest event ts stored; the *horizon* is ``watermark - retention_ms``.
+Entries older than the horizon are filtered out of every query at once, and a bucket whose
+whole range lies before the horizon is dropped with ``drop_column_family``, which deletes its
+files: at most ``buckets`` buckets are live, so disk holds one window plus one bucket however
+long the stream runs. Why this rather than the alternatives:
+
+* RocksDB's TTL compaction expires by *wall-clock* write time, not event time; replays,
+  backfills and compressed-clock tests would keep or drop the wrong entries.
+* A compaction filter keyed on the entry's ts would fit, but rocksdict exposes none from
+  Python, and it frees space only when compaction reaches the files.
+* Per-entry deletes (:meth:`BlockIndex.remove`) write tombstones — more data, not less — until
+  compaction, and need a time-ordered scan to find what to delete.
+
+The price is one prefix seek per live bucket per table on every probe (8 instead of 1 at the
+default, ~2 us each). Measured at 300k entries over one window, plan 10x25..26 (10 tables),
+shared 2-core machine: a probe finding nothing took 21-30 us unbucketed, 82-149 us with 8
+buckets, 45-88 us with 4; a probe finding its near neighbour 60-85, 133-260 and 108-156 us;
+adds were unchanged (55-70 us). Through the whole decider (~600 us an event) that is
+10-20 %. Fewer buckets probe faster but keep up to ``1/(buckets-1)`` of a window more on disk.
+
+Late events, i.e. older than the horizon when they arrive, are *not stored*: they can never be
+a candidate again, and writing them would re-create a dropped bucket. They are still decided
+(the caller probes the live window); ``add``/``add_exact``/``put_record`` return False for them.
+Without ``retention_ms`` the store is one bucket named ``tables``/``entries``/``exact``, kept
+forever, exactly the layout of stores written before retention existed.
 
 Every :meth:`BlockIndex.add` is one atomic ``WriteBatch`` written straight into the memtable,
 so a query sees every entry added before it (read-your-writes) with no side buffer: measured,
@@ -30,6 +63,7 @@ from rocksdict import (
     AccessType,
     BlockBasedOptions,
     Cache,
+    ColumnFamily,
     DBCompressionType,
     Options,
     ReadOptions,
@@ -42,8 +76,15 @@ from rocksdict import (
 from worker.blocks import MAX_TABLES, Plan
 
 _PLAN_KEY = b"neardup:plan"
+_BUCKET_KEY = b"neardup:bucket_ms"
+_WATERMARK_KEY = b"neardup:watermark"
+_RECORDS = "records"
+_KINDS = ("tables", "entries", "exact", _RECORDS)
+_MEMTABLE_BUDGET = 256 << 20
+_WAL_BUDGET = 256 << 20
 _PREFIX = 5  # table id (1 byte) + block key (4 bytes)
 _EXACT_PREFIX = 16
+_PREFIXES = {"tables": _PREFIX, "exact": _EXACT_PREFIX}
 _FP = slice(_PREFIX, _PREFIX + 8)
 _MAX_ORDER = 1 << 128
 _COMPRESSION = {
@@ -106,11 +147,32 @@ def _exact_prefix(h: int) -> bytes:
     return h.to_bytes(_EXACT_PREFIX, "big")
 
 
+def _bucket_ms(retention_ms: int | None, buckets: int) -> int:
+    """Width of one time bucket; 0 means unbucketed (no retention)."""
+    if retention_ms is None:
+        return 0
+    if retention_ms <= 0:
+        raise ValueError(f"retention_ms {retention_ms!r} must be positive")
+    if buckets < 2:
+        raise ValueError(f"buckets {buckets!r} must be at least 2 (one filling, one expiring)")
+    return -(-retention_ms // (buckets - 1))
+
+
+@dataclass
+class _Bucket:
+    """The column families of one time bucket (or of the whole store without retention)."""
+
+    cf: dict[str, Rdict]
+    handle: dict[str, ColumnFamily]
+
+
 class BlockIndex:
     """Near-duplicate candidate index: the plan's tables, an exact-hash keyspace and records.
 
     ``wal=False`` skips RocksDB's write-ahead log (faster adds); then :meth:`flush` and
     :meth:`close` write the memtables to disk and a crash loses what was added since.
+    ``retention_ms`` keeps only events within that much event time of the newest one,
+    in ``buckets`` time buckets dropped whole (see the module docstring).
     """
 
     def __init__(
@@ -122,6 +184,8 @@ class BlockIndex:
         compression: str = "lz4",
         block_size: int = 4096,
         cache_bytes: int = 64 << 20,
+        retention_ms: int | None = None,
+        buckets: int = 8,
     ) -> None:
         if plan.f > 64:
             raise ValueError(f"plan f={plan.f}: stored fingerprints are at most 64 bits")
@@ -131,55 +195,83 @@ class BlockIndex:
             raise ValueError(f"compression {compression!r} is not one of {sorted(_COMPRESSION)}")
         self.plan = plan
         self.path = Path(path)
+        self.retention_ms = retention_ms
+        self.bucket_ms = _bucket_ms(retention_ms, buckets)
         self._wal = wal
-        cache = Cache(cache_bytes)
-        codec = _COMPRESSION[compression]()
-
-        def cf_options(prefix: int | None) -> Options:
-            opts = Options(raw_mode=True)
-            opts.create_if_missing(True)
-            opts.create_missing_column_families(True)
-            table = BlockBasedOptions()
-            table.set_block_cache(cache)
-            table.set_block_size(block_size)
-            # Full (prefix) bloom filters held by the table readers, not in the block cache:
-            # measured, a multi-MB filter block in a sharded 64 MB cache was evicted and re-read
-            # on every seek (400 us per seek instead of 2 us).
-            table.set_bloom_filter(10, False)
-            opts.set_block_based_table_factory(table)
-            opts.set_compression_type(codec)
-            if prefix is not None:
-                opts.set_prefix_extractor(SliceTransform.create_fixed_prefix(prefix))
-                opts.set_memtable_prefix_bloom_ratio(0.1)
-            return opts
-
-        self._db = Rdict(
-            str(self.path),
-            cf_options(None),
-            column_families={
-                "tables": cf_options(_PREFIX),
-                "entries": cf_options(None),
-                "exact": cf_options(_EXACT_PREFIX),
-                "records": cf_options(None),
-            },
-        )
-        self._cf = {name: self._db.get_column_family(name) for name in ("tables", "entries", "exact", "records")}
-        self._handle = {name: self._db.get_column_family_handle(name) for name in ("tables", "entries", "exact")}
+        self._cache = Cache(cache_bytes)
+        self._codec = _COMPRESSION[compression]()
+        self._block_size = block_size
+        existing = Rdict.list_cf(str(self.path)) if Path(self.path, "CURRENT").exists() else []
+        families = {name: self._options(name) for name in existing if name != "default"}
+        families.setdefault(_RECORDS, self._options(_RECORDS))
+        db_options = self._options("default")
+        # A bounded info LOG and MANIFEST: with buckets created and dropped forever, both
+        # would otherwise be the only files that keep growing.
+        db_options.set_keep_log_file_num(2)
+        db_options.set_max_log_file_size(4 << 20)
+        db_options.set_max_manifest_file_size(16 << 20)
+        # One memory budget for every family's memtables: without it each family may hold two
+        # 64 MB memtables, and a scan measured 700 MB peak RSS. (A 64 MB budget made the
+        # retention soak grow: flushes outpaced compaction of the live buckets.)
+        db_options.set_db_write_buffer_size(_MEMTABLE_BUDGET)
+        if self.bucket_ms:
+            # A WAL bound, so idle buckets (and the watermark in ``default``) get flushed:
+            # RocksDB keeps a WAL file until every family with data in it is flushed, and its
+            # default bound grows with the number of families.
+            db_options.set_max_total_wal_size(_WAL_BUDGET)
+        self._db = Rdict(str(self.path), db_options, column_families=families)
+        self._records = self._db.get_column_family(_RECORDS)
+        self._meta = self._db.get_column_family_handle("default")
+        self._names = set(existing) | {_RECORDS}
+        self._buckets: dict[int | None, _Bucket] = {}
+        self._newest_first: list[_Bucket] = []
+        self._drop_at: int | None = None
         self._write = WriteOptions()
         self._write.disable_wal = not wal
         self._prefix_read = ReadOptions()
         self._prefix_read.set_prefix_same_as_start(True)
+        self._watermark: int | None = None
         self._closed = False
         try:
             self._check_plan()
+            self._check_buckets()
+            if not self.bucket_ms:
+                self._open_bucket(None)
+            else:
+                for number in sorted({int(n.partition("@")[2]) for n in existing if "@" in n}):
+                    self._open_bucket(number)
+                raw = self._db.get(_WATERMARK_KEY)
+                if raw is not None:
+                    self._watermark = int(bytes(raw))
+                self._expire()
         except BaseException:
             self.close()
             raise
+
+    def _options(self, name: str) -> Options:
+        opts = Options(raw_mode=True)
+        opts.create_if_missing(True)
+        opts.create_missing_column_families(True)
+        table = BlockBasedOptions()
+        table.set_block_cache(self._cache)
+        table.set_block_size(self._block_size)
+        # Full (prefix) bloom filters held by the table readers, not in the block cache:
+        # measured, a multi-MB filter block in a sharded 64 MB cache was evicted and re-read
+        # on every seek (400 us per seek instead of 2 us).
+        table.set_bloom_filter(10, False)
+        opts.set_block_based_table_factory(table)
+        opts.set_compression_type(self._codec)
+        prefix = _PREFIXES.get(name.partition("@")[0])
+        if prefix is not None:
+            opts.set_prefix_extractor(SliceTransform.create_fixed_prefix(prefix))
+            opts.set_memtable_prefix_bloom_ratio(0.1)
+        return opts
 
     def _check_plan(self) -> None:
         stored = self._db.get(_PLAN_KEY)
         if stored is None:
             self._db.put(_PLAN_KEY, self.plan.to_json().encode(), self._write)
+            self._db.put(_BUCKET_KEY, str(self.bucket_ms).encode(), self._write)
             return
         existing = Plan.from_json(bytes(stored).decode())
         if existing != self.plan:
@@ -188,6 +280,21 @@ class BlockIndex:
                 f"but is opened with plan {self.plan.name} (f={self.plan.f}, k={self.plan.k}); "
                 "its keys would not match: open it with the stored plan or rebuild it"
             )
+
+    def _check_buckets(self) -> None:
+        raw = self._db.get(_BUCKET_KEY)
+        stored = 0 if raw is None else int(bytes(raw))  # stores older than retention: unbucketed
+        if stored == self.bucket_ms:
+            return
+
+        def describe(width: int) -> str:
+            return f"time buckets of {width} ms" if width else "no retention (one bucket kept forever)"
+
+        raise ValueError(
+            f"index at {self.path} was built with {describe(stored)} but is opened with "
+            f"{describe(self.bucket_ms)} (retention_ms={self.retention_ms}); its entries would sit in the "
+            "wrong buckets: open it with the same retention_ms and buckets, or rebuild it"
+        )
 
     @staticmethod
     def stored_plan(path: str | os.PathLike[str]) -> Plan | None:
@@ -207,6 +314,90 @@ class BlockIndex:
             db.close()
         return None if raw is None else Plan.from_json(bytes(raw).decode())
 
+    @property
+    def watermark(self) -> int | None:
+        """The largest event ts stored so far (None before the first, or without retention)."""
+        return self._watermark
+
+    @property
+    def horizon(self) -> int | None:
+        """Events older than this ts are out of the window (None: nothing is out)."""
+        if self._watermark is None or self.retention_ms is None:
+            return None
+        return self._watermark - self.retention_ms
+
+    @property
+    def live_buckets(self) -> tuple[int, ...]:
+        """Numbers of the time buckets on disk, oldest first (empty without retention)."""
+        return tuple(sorted(n for n in self._buckets if n is not None))
+
+    def _open_bucket(self, number: int | None) -> _Bucket:
+        suffix = "" if number is None else f"@{number}"
+        cf: dict[str, Rdict] = {}
+        handle: dict[str, ColumnFamily] = {}
+        for kind in _KINDS:
+            name = _RECORDS if number is None and kind == _RECORDS else kind + suffix
+            if name == _RECORDS:
+                cf[kind] = self._records
+            elif name in self._names:
+                cf[kind] = self._db.get_column_family(name)
+            else:
+                cf[kind] = self._db.create_column_family(name, self._options(name))
+                self._names.add(name)
+            handle[kind] = self._db.get_column_family_handle(name)
+        bucket = self._buckets[number] = _Bucket(cf, handle)
+        self._reorder()
+        return bucket
+
+    def _reorder(self) -> None:
+        numbers = sorted((n for n in self._buckets if n is not None), reverse=True)
+        self._newest_first = [self._buckets[n] for n in numbers] or list(self._buckets.values())
+        # The horizon at which the oldest bucket is wholly out of the window.
+        self._drop_at = (numbers[-1] + 1) * self.bucket_ms if numbers else None
+
+    def _target(self, ts: int, batch: WriteBatch) -> _Bucket | None:
+        """The bucket an event of time ``ts`` is written to, or None if it is older than the window.
+
+        Advances the watermark (persisted in ``batch``) when ``ts`` is the newest so far.
+        """
+        if not self.bucket_ms:
+            return self._buckets[None]
+        horizon = self.horizon
+        if horizon is not None and ts < horizon:
+            return None
+        if self._watermark is None or ts > self._watermark:
+            self._watermark = ts
+            batch.put(_WATERMARK_KEY, str(ts).encode(), self._meta)
+        number = ts // self.bucket_ms
+        bucket = self._buckets.get(number)
+        return bucket if bucket is not None else self._open_bucket(number)
+
+    def _expire(self) -> None:
+        """Drop every bucket whose whole time range is older than the horizon."""
+        horizon = self.horizon
+        if horizon is None or self._drop_at is None or horizon < self._drop_at:
+            return
+        for number in self.live_buckets:
+            if (number + 1) * self.bucket_ms > horizon:
+                break
+            bucket = self._buckets.pop(number)
+            # The files go only once no Python object holds the column family any more.
+            bucket.cf.clear()
+            bucket.handle.clear()
+            for kind in _KINDS:
+                name = f"{kind}@{number}"
+                self._db.drop_column_family(name)
+                self._names.discard(name)
+        self._reorder()
+
+    def _commit(self, batch: WriteBatch) -> None:
+        self._db.write(batch, self._write)
+        self._expire()
+
+    def _live(self) -> list[_Bucket]:
+        """Buckets a read consults, newest first."""
+        return self._newest_first
+
     def _tables(self, tables: Sequence[int] | None) -> Sequence[int]:
         if tables is None:
             return range(len(self.plan.tables))
@@ -215,103 +406,159 @@ class BlockIndex:
                 raise ValueError(f"table {t} is not in plan {self.plan.name}")
         return tables
 
-    def add(self, entry: Entry, tables: Sequence[int] | None = None) -> None:
-        """Store ``entry`` in the given tables (default all); visible to the next query at once."""
+    def add(self, entry: Entry, tables: Sequence[int] | None = None) -> bool:
+        """Store ``entry`` in the given tables (default all); visible to the next query at once.
+
+        Returns False, storing nothing, for an entry older than the retention window.
+        """
+        table_ids = self._tables(tables)
+        batch = WriteBatch(raw_mode=True)
+        bucket = self._target(entry.ts, batch)
+        if bucket is None:
+            return False
         keys = self.plan.keys(entry.fingerprint)
         eid = entry.event_id.encode()
         tail = entry.fingerprint.to_bytes(8, "big") + eid
-        batch = WriteBatch(raw_mode=True)
-        handle = self._handle["tables"]
-        for t in self._tables(tables):
+        handle = bucket.handle["tables"]
+        for t in table_ids:
             batch.put(bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", handle)
-        batch.put(eid, _encode(entry), self._handle["entries"])
-        self._db.write(batch, self._write)
+        batch.put(eid, _encode(entry), bucket.handle["entries"])
+        self._commit(batch)
+        return True
 
     def remove(self, entry: Entry) -> None:
-        """Delete ``entry`` from every table and the entry store (retention)."""
+        """Delete ``entry`` from every table and the entry store of its bucket."""
+        bucket = self._buckets.get(entry.ts // self.bucket_ms if self.bucket_ms else None)
+        if bucket is None:
+            return
         keys = self.plan.keys(entry.fingerprint)
         eid = entry.event_id.encode()
         tail = entry.fingerprint.to_bytes(8, "big") + eid
         batch = WriteBatch(raw_mode=True)
-        handle = self._handle["tables"]
+        handle = bucket.handle["tables"]
         for t, key in enumerate(keys):
             batch.delete(bytes((t,)) + key.to_bytes(4, "big") + tail, handle)
-        batch.delete(eid, self._handle["entries"])
+        batch.delete(eid, bucket.handle["entries"])
         self._db.write(batch, self._write)
 
     def query(
         self, fingerprint: int, max_distance: int, tables: Sequence[int] | None = None
     ) -> list[Candidate]:
-        """Every stored entry sharing a key with ``fingerprint`` and within ``max_distance``, each once.
+        """Every stored entry in the window sharing a key with ``fingerprint`` and within ``max_distance``, each once.
 
         Completeness holds up to ``plan.k``; farther entries appear only if they share a key.
         """
         keys = self.plan.keys(fingerprint)
-        hits: dict[bytes, int] = {}
-        it = self._cf["tables"].iter(self._prefix_read)
-        for t in self._tables(tables):
-            prefix = bytes((t,)) + keys[t].to_bytes(4, "big")
-            it.seek(prefix)
-            while it.valid():
-                row = it.key()
-                stored = int.from_bytes(row[_FP], "big")
-                distance = (stored ^ fingerprint).bit_count()
-                if distance <= max_distance:
-                    hits[row[_PREFIX:]] = distance
-                it.next()
-        del it
-        if not hits:
-            return []
-        rows = list(hits)
-        values = self._cf["entries"].get([row[8:] for row in rows])
-        out: list[Candidate] = []
-        for row, value in zip(rows, values):
-            if value is None:
+        prefixes = [bytes((t,)) + keys[t].to_bytes(4, "big") for t in self._tables(tables)]
+        horizon = self.horizon
+        out: dict[str, Candidate] = {}
+        for bucket in self._live():
+            hits: dict[bytes, int] = {}
+            it = bucket.cf["tables"].iter(self._prefix_read)
+            for prefix in prefixes:
+                it.seek(prefix)
+                while it.valid():
+                    row = it.key()
+                    distance = (int.from_bytes(row[_FP], "big") ^ fingerprint).bit_count()
+                    if distance <= max_distance:
+                        hits[row[_PREFIX:]] = distance
+                    it.next()
+            del it
+            if not hits:
                 continue
-            entry = _decode(row[8:].decode(), value)
-            if entry.fingerprint.to_bytes(8, "big") != row[:8]:
-                continue  # a stale row of an event since re-added with another fingerprint
-            out.append(Candidate(entry, hits[row]))
-        return out
+            rows = list(hits)
+            values = bucket.cf["entries"].get([row[8:] for row in rows])
+            for row, value in zip(rows, values):
+                if value is None:
+                    continue
+                entry = _decode(row[8:].decode(), value)
+                if entry.fingerprint.to_bytes(8, "big") != row[:8]:
+                    continue  # a stale row of an event since re-added with another fingerprint
+                if horizon is not None and entry.ts < horizon:
+                    continue
+                out.setdefault(entry.event_id, Candidate(entry, hits[row]))  # newest bucket wins
+        return list(out.values())
 
-    def add_exact(self, h: int, entry: Entry) -> None:
-        """Store ``entry`` under the exact hash ``h`` (texts too short for a meaningful SimHash)."""
-        self._cf["exact"].put(_exact_prefix(h) + entry.event_id.encode(), _encode(entry), self._write)
+    def add_exact(self, h: int, entry: Entry) -> bool:
+        """Store ``entry`` under the exact hash ``h`` (texts too short for a meaningful SimHash).
+
+        Returns False, storing nothing, for an entry older than the retention window.
+        """
+        key = _exact_prefix(h) + entry.event_id.encode()
+        batch = WriteBatch(raw_mode=True)
+        bucket = self._target(entry.ts, batch)
+        if bucket is None:
+            return False
+        batch.put(key, _encode(entry), bucket.handle["exact"])
+        self._commit(batch)
+        return True
 
     def query_exact(self, h: int) -> list[Entry]:
-        """Every entry stored under exactly ``h``."""
+        """Every entry in the window stored under exactly ``h``."""
         prefix = _exact_prefix(h)
-        out: list[Entry] = []
-        it = self._cf["exact"].iter(self._prefix_read)
-        it.seek(prefix)
-        while it.valid():
-            key = it.key()
-            if key[:_EXACT_PREFIX] != prefix:
-                break
-            out.append(_decode(key[_EXACT_PREFIX:].decode(), it.value()))
-            it.next()
-        del it
-        return out
+        horizon = self.horizon
+        out: dict[str, Entry] = {}
+        for bucket in self._live():
+            it = bucket.cf["exact"].iter(self._prefix_read)
+            it.seek(prefix)
+            while it.valid():
+                key = it.key()
+                if key[:_EXACT_PREFIX] != prefix:
+                    break
+                entry = _decode(key[_EXACT_PREFIX:].decode(), it.value())
+                if horizon is None or entry.ts >= horizon:
+                    out.setdefault(entry.event_id, entry)
+                it.next()
+            del it
+        return list(out.values())
 
     def get_record(self, key: str) -> bytes | None:
-        value = self._cf["records"].get(key.encode())
+        """The record ``key``: a store-wide one, else the newest kept in a live time bucket."""
+        raw = key.encode()
+        value = self._records.get(raw)
+        if value is None and self.bucket_ms:
+            for bucket in self._live():
+                value = bucket.cf[_RECORDS].get(raw)
+                if value is not None:
+                    break
         return None if value is None else bytes(value)
 
-    def put_record(self, key: str, value: bytes) -> None:
-        self._cf["records"].put(key.encode(), bytes(value), self._write)
+    def put_record(self, key: str, value: bytes, *, ts: int | None = None) -> bool:
+        """Store a record; with ``ts`` (event time) it expires with that time's bucket.
+
+        Records without ``ts`` (counters, checkpoints) are kept forever. Returns False,
+        storing nothing, for a ``ts`` older than the retention window.
+        """
+        if ts is None or not self.bucket_ms:
+            self._records.put(key.encode(), bytes(value), self._write)
+            return True
+        batch = WriteBatch(raw_mode=True)
+        bucket = self._target(ts, batch)
+        if bucket is None:
+            return False
+        batch.put(key.encode(), bytes(value), bucket.handle[_RECORDS])
+        self._commit(batch)
+        return True
+
+    def _families(self) -> list[Rdict]:
+        families = [self._records]
+        for bucket in self._buckets.values():
+            families.extend(cf for kind, cf in bucket.cf.items() if cf is not self._records)
+        return families
 
     def flush(self) -> None:
         """Make everything added so far durable (sync the WAL, or write memtables without one)."""
         if self._wal:
             self._db.flush_wal(True)
         else:
-            for cf in self._cf.values():
+            for cf in self._families():
                 cf.flush(True)
             self._db.flush(True)
 
     def compact(self) -> None:
         """Flush and fully compact every keyspace (benchmarks measure the settled size)."""
-        for cf in self._cf.values():
+        self._db.flush(True)  # ``default`` (watermark) too, or it pins every WAL file
+        for cf in self._families():
             cf.flush(True)
             cf.compact_range(None, None)
 
@@ -325,12 +572,16 @@ class BlockIndex:
             return
         self._closed = True
         if not self._wal:
-            for cf in self._cf.values():
+            for cf in self._families():
                 cf.flush(True)
             self._db.flush(True)
         # rocksdict keeps the DB lock while any column-family object is alive.
-        self._cf.clear()
-        self._handle.clear()
+        for bucket in self._buckets.values():
+            bucket.cf.clear()
+            bucket.handle.clear()
+        self._buckets.clear()
+        self._newest_first.clear()
+        del self._records, self._meta
         self._db.close()
 
     def __enter__(self) -> BlockIndex:

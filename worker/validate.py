@@ -7,6 +7,7 @@ anything but :class:`InvalidEvent`, so callers can dead-letter the reason and go
 from __future__ import annotations
 
 import json
+import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -25,8 +26,8 @@ class InvalidEvent(ValueError):
         self.reason = reason
 
 
-def parse_event(raw: bytes | str, settings: Settings) -> Event:
-    """Decode and validate one serialized event."""
+def parse_event(raw: bytes | str, settings: Settings, now_ms: int | None = None) -> Event:
+    """Decode and validate one serialized event (``now_ms``: the wall clock, for the future-skew check)."""
     if isinstance(raw, bytes):
         if len(raw) > settings.max_text_bytes + _ENVELOPE_BYTES:
             raise InvalidEvent(f"record is {len(raw)} bytes, over the limit of {settings.max_text_bytes} bytes of text")
@@ -40,10 +41,10 @@ def parse_event(raw: bytes | str, settings: Settings) -> Event:
         raise InvalidEvent("invalid JSON: nested too deeply") from None
     except ValueError as exc:
         raise InvalidEvent(f"invalid JSON: {exc}") from None
-    return validate(data, settings)
+    return validate(data, settings, now_ms)
 
 
-def validate(data: Any, settings: Settings) -> Event:
+def validate(data: Any, settings: Settings, now_ms: int | None = None) -> Event:
     """Check a decoded JSON value against the event schema."""
     if not isinstance(data, dict):
         raise InvalidEvent(f"event must be a JSON object, got {type(data).__name__}")
@@ -68,6 +69,10 @@ def validate(data: Any, settings: Settings) -> Event:
     if not text.strip():
         raise InvalidEvent("field 'text' is empty")
     ts = parse_ts(data.get("ts"))
+    if ts is not None:
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        if ts > now + settings.max_future_skew_ms:
+            raise InvalidEvent(f"field 'ts' is {ts - now} ms in the future, over the allowed skew of {settings.max_future_skew_ms} ms")
     extra = {k: v for k, v in data.items() if k not in ("id", "text", "ts")}
     return Event(id=event_id, text=text, ts=ts, extra=extra)
 

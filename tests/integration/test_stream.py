@@ -9,6 +9,7 @@ a stream spread over all partitions must always go back in the total order.
 from __future__ import annotations
 
 import io
+import shutil
 import json
 import os
 import signal
@@ -353,3 +354,51 @@ def test_pointers_go_back_in_the_total_order_and_end_at_unique(shared: SharedRun
             seen.add(node)
             node = final[node]  # type: ignore[index]
         assert final[node] is None  # type: ignore[index]
+
+
+# ------------------------------------------------------------- state rebuilt from the changelogs
+def test_a_worker_that_lost_its_state_dir_still_finds_earlier_events(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    prefix = f"rs{uuid.uuid4().hex[:8]}"
+    env = _env(kafka_bootstrap, prefix, 2, tmp_path / "state")
+    settings = Settings.from_env(env)
+    names = Topics(prefix)
+    create_topics(kafka_bootstrap, topics(prefix, 2, 1))
+    resent = [json.loads(line)["id"] for line in SAMPLE[:5]]
+    again = []
+    for line in SAMPLE:
+        event = json.loads(line)
+        event["id"] = "again-" + event["id"]
+        again.append(json.dumps(event).encode())
+
+    def run_and_send(lines: list[bytes], done: Callable[[dict[str, list[dict[str, Any]]]], bool]) -> list[Record]:
+        worker = WorkerProcess.start(env, "phoenix", tmp_path)
+        try:
+            worker.wait_ready()
+            with _producer(kafka_bootstrap) as producer:
+                for line in lines:
+                    producer.send(names.events, key=json.loads(line)["id"].encode(), value=line, partition=0)
+            return _collect(settings, lambda got: done(_verdicts(got, names)))
+        finally:
+            worker.stop()
+
+    records = run_and_send(SAMPLE, lambda verdicts: len(verdicts) >= len(SAMPLE))
+    first = {k: v[0] for k, v in _verdicts(records, names).items()}
+    state = tmp_path / "state" / "phoenix"
+    assert any((state / "stores").iterdir())
+    shutil.rmtree(state)
+
+    # Later copies of earlier texts, and re-sent ids, reach a worker with an empty state dir.
+    records = run_and_send(
+        again + SAMPLE[:5],
+        lambda verdicts: len(verdicts) >= 2 * len(SAMPLE) and all(len(verdicts[i]) >= 2 for i in resent),
+    )
+    verdicts = _verdicts(records, names)
+    for line in SAMPLE:
+        copies = verdicts["again-" + json.loads(line)["id"]]
+        assert all(c == copies[0] for c in copies)
+        assert copies[0]["verdict"] == "duplicate"
+        assert not copies[0]["duplicate_of"].startswith("again-"), copies[0]
+    for event_id in resent:
+        assert all(c == first[event_id] for c in verdicts[event_id])

@@ -25,6 +25,7 @@ def test_topology_declares_every_stream_once() -> None:
         "acme.probes",
         "acme.answers",
         "acme.index-changelog",
+        "acme.verdict-changelog",
     ]
     by_key = topic_map("acme", partitions=6)
     assert by_key["events"].config["message.timestamp.type"] == "LogAppendTime"

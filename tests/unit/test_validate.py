@@ -47,6 +47,14 @@ def test_valid_event_keeps_other_fields() -> None:
     assert event.to_dict()["source"] == "wire"
 
 
+def test_far_future_timestamps_are_rejected() -> None:
+    now = 1_700_000_000_000
+    ok = parse_event(b'{"id": "a", "text": "ok", "ts": 1700000600000}', SETTINGS, now_ms=now)
+    assert ok.ts == 1_700_000_600_000
+    with pytest.raises(InvalidEvent, match="in the future"):
+        parse_event(b'{"id": "a", "text": "ok", "ts": 1800000000000}', SETTINGS, now_ms=now)
+
+
 def test_timestamps() -> None:
     assert parse_ts(None) is None
     assert parse_ts(1_700_000_000_123) == 1_700_000_000_123

@@ -1,0 +1,220 @@
+"""Retention by event time in the RocksDB index: time buckets filtered, then dropped whole, disk flat."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from rocksdict import AccessType, Options, Rdict
+
+from topology.records import Event
+from worker.blocks import plan_for
+from worker.decide import Deduplicator
+from worker.settings import Settings
+from worker.store import BlockIndex, Entry
+
+PLAN = plan_for(k=3, expected=10_000_000)
+SECOND = 1_000
+
+
+def entry(i: int, fp: int, ts: int) -> Entry:
+    return Entry(event_id=f"ev-{i}", fingerprint=fp, order=i, ts=ts, sketch=random.Random(i).randbytes(130))
+
+
+def rows_on_disk(path: Path) -> dict[str, int]:
+    """Rows per column family of a closed index, read with plain rocksdict (what is really stored)."""
+    names = [n for n in Rdict.list_cf(str(path)) if n != "default"]
+    db = Rdict(
+        str(path),
+        Options(raw_mode=True),
+        column_families={n: Options(raw_mode=True) for n in names},
+        access_type=AccessType.read_only(False),
+    )
+    try:
+        counts = {}
+        for name in names:
+            cf = db.get_column_family(name)
+            counts[name] = sum(1 for _ in cf.keys())
+            del cf
+        return counts
+    finally:
+        db.close()
+
+
+def test_entries_older_than_the_window_stop_being_candidates_before_any_drop(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", PLAN, retention_ms=10 * SECOND) as index:
+        old = entry(1, 0xABCDEF, ts=0)
+        index.add(old)
+        index.add_exact(7, old)
+        index.add(entry(2, 0x111111 << 30, ts=10 * SECOND))
+        assert [c.entry.event_id for c in index.query(0xABCDEF, 3)] == ["ev-1"], "exactly at the horizon: kept"
+        assert index.query_exact(7) == [old]
+        index.add(entry(3, 0x222222 << 30, ts=10 * SECOND + 1))
+        assert index.query(0xABCDEF, 3) == []
+        assert index.query_exact(7) == []
+        assert 0 in index.live_buckets, "filtered although its bucket is not dropped yet"
+
+
+def test_buckets_are_dropped_whole_and_their_rows_are_gone(tmp_path: Path) -> None:
+    retention = 7 * SECOND
+    rng = random.Random(3)
+    with BlockIndex(tmp_path / "ix", PLAN, retention_ms=retention, buckets=8) as index:
+        assert index.bucket_ms == SECOND
+        stamps = [i * 50 for i in range(240)]  # 12 s of event time, 20 events a second
+        for i, ts in enumerate(stamps):
+            index.add(entry(i, rng.getrandbits(64), ts))
+            index.add_exact(i, entry(i, 0, ts))
+            index.put_record(f"v:ev-{i}", b"verdict", ts=ts)
+            assert len(index.live_buckets) <= 8
+        assert index.watermark == stamps[-1]
+        assert index.live_buckets == tuple(range(4, 12))
+    kept = [ts for ts in stamps if ts >= 4 * SECOND]
+    rows = rows_on_disk(tmp_path / "ix")
+    assert {n for n in rows if n.startswith("entries")} == {f"entries@{n}" for n in range(4, 12)}
+    assert sum(v for n, v in rows.items() if n.startswith("entries@")) == len(kept)
+    assert sum(v for n, v in rows.items() if n.startswith("tables@")) == len(kept) * len(PLAN.tables)
+    assert sum(v for n, v in rows.items() if n.startswith("exact@")) == len(kept)
+    assert sum(v for n, v in rows.items() if n.startswith("records@")) == len(kept)
+
+
+def test_records_with_an_event_time_expire_and_store_wide_records_stay(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", PLAN, retention_ms=10 * SECOND) as index:
+        assert index.put_record("v:old", b"first", ts=0)
+        assert index.put_record("v:recent", b"second", ts=8 * SECOND)
+        index.put_record("meta:next_order", b"42")
+        assert index.get_record("v:old") == b"first"
+        index.add(entry(1, 5, ts=40 * SECOND))
+        assert index.get_record("v:old") is None
+        assert index.get_record("v:recent") is None
+        assert index.get_record("meta:next_order") == b"42"
+        assert index.put_record("v:new", b"third", ts=39 * SECOND)
+        assert index.get_record("v:new") == b"third"
+        assert not index.put_record("v:late", b"late", ts=1 * SECOND)
+        assert index.get_record("v:late") is None
+
+
+def test_late_events_are_not_indexed_and_do_not_resurrect_a_bucket(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", PLAN, retention_ms=10 * SECOND) as index:
+        index.add(entry(1, 1, ts=0))
+        index.add(entry(2, 2, ts=60 * SECOND))
+        before = index.live_buckets
+        assert 0 not in before
+        assert not index.add(entry(3, 3, ts=5 * SECOND))
+        assert not index.add_exact(9, entry(3, 3, ts=5 * SECOND))
+        assert index.live_buckets == before
+        assert index.query(3, 0) == [] and index.query_exact(9) == []
+        assert index.add(entry(4, 4, ts=55 * SECOND)), "out of order but inside the window: indexed"
+        assert [c.entry.event_id for c in index.query(4, 0)] == ["ev-4"]
+        assert index.watermark == 60 * SECOND
+    assert not any(name.endswith("@0") for name in Rdict.list_cf(str(tmp_path / "ix")))
+
+
+def test_reopen_keeps_window_and_refuses_another_bucket_width(tmp_path: Path) -> None:
+    path = tmp_path / "ix"
+    with BlockIndex(path, PLAN, retention_ms=10 * SECOND) as index:
+        index.add(entry(1, 0xF0F0, ts=30 * SECOND))
+        index.put_record("v:ev-1", b"unique", ts=30 * SECOND)
+        index.add(entry(2, 0x0F0F, ts=50 * SECOND))
+    with BlockIndex(path, PLAN, retention_ms=10 * SECOND) as index:
+        assert index.watermark == 50 * SECOND
+        assert index.query(0xF0F0, 0) == [], "still out of the window after reopening"
+        assert [c.entry.event_id for c in index.query(0x0F0F, 0)] == ["ev-2"]
+        assert not index.add(entry(3, 3, ts=39 * SECOND)), "late relative to the persisted watermark"
+        index.add(entry(4, 0xFF, ts=52 * SECOND))
+        assert [c.entry.event_id for c in index.query(0xFF, 0)] == ["ev-4"]
+    with pytest.raises(ValueError, match=r"built with time buckets of 1429 ms but is opened with time buckets of 2858 ms"):
+        BlockIndex(path, PLAN, retention_ms=20 * SECOND)
+    with pytest.raises(ValueError, match=r"opened with no retention"):
+        BlockIndex(path, PLAN)
+    with BlockIndex(path, PLAN, retention_ms=20 * SECOND, buckets=15) as index:
+        assert index.bucket_ms == 1429, "another retention with the same bucket width is compatible"
+        assert [c.entry.event_id for c in index.query(0x0F0F, 0)] == ["ev-2"]
+
+
+def test_a_store_without_retention_cannot_be_reopened_with_it(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", PLAN) as index:
+        index.add(entry(1, 1, ts=0))
+        index.add(entry(2, 2, ts=10**12))
+        assert [c.entry.event_id for c in index.query(1, 0)] == ["ev-1"], "without retention nothing expires"
+    with pytest.raises(ValueError, match=r"built with no retention .* opened with time buckets"):
+        BlockIndex(tmp_path / "ix", PLAN, retention_ms=SECOND)
+    assert set(Rdict.list_cf(str(tmp_path / "ix"))) == {"default", "tables", "entries", "exact", "records"}
+
+
+STORY = (
+    "The city council approved the new budget on Tuesday after a long debate about road repairs, "
+    "school funding and the future of the public library, which had faced closure for two years."
+)
+
+
+def test_deduplicator_forgets_originals_and_verdicts_after_the_window(tmp_path: Path) -> None:
+    settings = Settings(retention_days=60 / 86_400)  # one "day" of 60 s event time
+    with BlockIndex(tmp_path / "ix", PLAN, retention_ms=60 * SECOND) as index:
+        dedup = Deduplicator(index, settings)
+        assert dedup.decide(Event("orig", STORY, ts=0)).verdict == "unique"
+        repost = dedup.decide(Event("repost", STORY + " (Reuters)", ts=30 * SECOND))
+        assert (repost.verdict, repost.duplicate_of) == ("duplicate", "orig")
+        assert dedup.decide(Event("orig", "anything", ts=45 * SECOND)).verdict == "unique", "replay: first verdict"
+        later = dedup.decide(Event("later", STORY, ts=80 * SECOND))
+        assert (later.verdict, later.duplicate_of) == ("duplicate", "repost"), "orig is out of the window"
+        late = dedup.decide(Event("late", STORY, ts=5 * SECOND))
+        assert (late.verdict, late.duplicate_of) == ("duplicate", "repost"), "a late event still gets a verdict"
+        assert index.get_record("v:late") is None, "but leaves no trace"
+        assert index.get_record("v:orig") is None, "the first verdict expired with its bucket"
+        assert dedup.decide(Event("orig", STORY, ts=81 * SECOND)).duplicate_of == "repost"
+
+
+def stream_disk(path: Path, retention_ms: int | None, events: int, step_ms: int, checkpoint: int) -> list[int]:
+    """Disk bytes (after a full compaction) every ``checkpoint`` events of a steady synthetic stream."""
+    rng = random.Random(1)
+    sizes = []
+    with BlockIndex(path, PLAN, retention_ms=retention_ms, wal=False) as index:
+        for i in range(events):
+            index.add(Entry(f"event-{i:09d}", rng.getrandbits(64), i, i * step_ms, rng.randbytes(130)))
+            if (i + 1) % checkpoint == 0:
+                index.compact()
+                sizes.append(index.disk_bytes())
+        assert retention_ms is None or len(index.live_buckets) <= 8
+    return sizes
+
+
+def test_disk_stays_flat_under_a_steady_stream(tmp_path: Path) -> None:
+    """Compressed clock: a 60 s window filled by 15k events, then 2 more windows' worth."""
+    window, step = 60 * SECOND, 4
+    per_window = window // step
+    flat = stream_disk(tmp_path / "ret", window, 3 * per_window, step, per_window // 3)
+    grows = stream_disk(tmp_path / "all", None, 3 * per_window, step, per_window // 3)
+    after_fill = flat[3:]  # checkpoints once a whole window plus one bucket is stored
+    assert max(after_fill) <= 1.3 * after_fill[0], flat
+    assert flat[-1] <= 1.3 * flat[2], flat
+    assert grows[-1] >= 2.5 * grows[2], grows
+
+
+@pytest.mark.soak
+def test_soak_disk_flat_through_the_deduplicator(tmp_path: Path) -> None:
+    """60k real-ish events (texts, reposts, 130-byte sketches) over 2 windows of 60 s, WAL on, as scan runs."""
+    words = [f"w{n}" for n in range(5000)]
+    rng = random.Random(9)
+    settings = Settings(retention_days=60 / 86_400)
+    sizes: dict[str, list[int]] = {}
+    for label, retention in (("ret", 60 * SECOND), ("all", None)):
+        texts: list[str] = []
+        sizes[label] = []
+        with BlockIndex(tmp_path / label, PLAN, retention_ms=retention) as index:
+            dedup = Deduplicator(index, settings)
+            for i in range(60_000):
+                if texts and rng.random() < 0.2:
+                    text = rng.choice(texts[-500:]) + " via @wire"
+                else:
+                    text = " ".join(rng.choices(words, k=40))
+                    texts.append(text)
+                dedup.decide(Event(f"e{i}", text, ts=i * 2))
+                if (i + 1) % 6_000 == 0:
+                    dedup.flush()
+                    index.compact()
+                    sizes[label].append(index.disk_bytes())
+    print("disk bytes per 6k events:", sizes)
+    after_fill = sizes["ret"][5:]
+    assert max(after_fill) <= 1.3 * after_fill[0], sizes
+    assert sizes["all"][-1] >= 1.8 * sizes["all"][4], sizes

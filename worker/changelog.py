@@ -1,0 +1,223 @@
+"""Stores the worker owns, one per (stage, partition), each backed by a *batched* changelog.
+
+A Faust table writes one changelog record per assignment; at a dozen index writes per event
+that was most of the worker's Kafka traffic. Here a stage mutates its local RocksDB store
+while it processes a batch, collects the logical operations, and writes them as ONE
+changelog record per (batch, partition) (split only past 512 KiB). The changelog partition equals the store's source
+partition, so a worker that takes a partition over replays exactly that changelog partition.
+
+Crash safety without transactions:
+
+* before a batch touches a store, the store's ``dirty`` flag is set; after the batch's
+  changelog record is acknowledged, the next changelog offset is stored as the store's
+  *checkpoint* and the flag is cleared. The source offsets are committed by Faust only
+  after the batch returns, i.e. after that acknowledgement;
+* a store found dirty when first opened may hold writes that never reached the changelog
+  (a crash mid-batch): it is wiped and rebuilt from the whole changelog. Otherwise the
+  changelog is replayed from the checkpoint to its end — records written by the worker that
+  owned the partition in between — before the partition's first message is processed.
+
+Replaying an operation twice must leave the store as replaying it once (stores re-add the
+same entry, or overwrite a key with the value it already has).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import shutil
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from topology.stages import encode_chunks
+
+log = logging.getLogger("neardup.changelog")
+
+_CHECKPOINT = "changelog:next"
+_DIRTY = "changelog:dirty"
+_RESTORE_STALL_S = 120.0
+
+
+class PartitionStore(Protocol):
+    """What :class:`StoreSet` needs of a store: re-apply logged ops, keep two small records."""
+
+    def apply(self, ops: list[Any]) -> None: ...
+
+    def get_record(self, key: str) -> bytes | None: ...
+
+    def put_record(self, key: str, value: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+S = TypeVar("S", bound=PartitionStore)
+
+# Sends one changelog record to a partition; Faust's ``topic.send`` returns the delivery future.
+Send = Callable[[bytes, bytes, int], Awaitable[Awaitable[Any]]]
+
+
+def decode_ops(raw: bytes) -> list[Any]:
+    ops = json.loads(raw)
+    if not isinstance(ops, list):
+        raise ValueError("a changelog record must be a JSON array of operations")
+    return ops
+
+
+class ChangelogReader:
+    """Reads changelog partitions from an offset to their current end (one consumer, no group)."""
+
+    def __init__(self, bootstrap: str, client_kwargs: dict[str, Any]) -> None:
+        self._bootstrap = bootstrap
+        self._kwargs = client_kwargs
+        self._consumer: AIOKafkaConsumer | None = None
+        # Both stages restore through this one consumer; its assignment is one at a time.
+        self._lock = asyncio.Lock()
+
+    async def _open(self) -> AIOKafkaConsumer:
+        if self._consumer is None:
+            consumer = AIOKafkaConsumer(
+                bootstrap_servers=self._bootstrap,
+                group_id=None,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",
+                **self._kwargs,
+            )
+            await consumer.start()
+            self._consumer = consumer
+        return self._consumer
+
+    async def end_offset(self, topic: str, partition: int) -> int:
+        async with self._lock:
+            consumer = await self._open()
+            tp = TopicPartition(topic, partition)
+            return int((await consumer.end_offsets([tp]))[tp])
+
+    async def replay(self, topic: str, partition: int, start: int, end: int, apply: Callable[[list[Any]], None]) -> int:
+        """Apply every record in ``[start, end)``; returns how many records were applied."""
+        if start >= end:
+            return 0
+        async with self._lock:
+            return await self._replay(topic, partition, start, end, apply)
+
+    async def _replay(self, topic: str, partition: int, start: int, end: int, apply: Callable[[list[Any]], None]) -> int:
+        consumer = await self._open()
+        tp = TopicPartition(topic, partition)
+        consumer.assign([tp])
+        consumer.seek(tp, start)
+        applied = 0
+        last_progress = time.monotonic()
+        while await consumer.position(tp) < end:
+            batches = await consumer.getmany(tp, timeout_ms=500)
+            for record in batches.get(tp, ()):
+                if record.offset >= end:
+                    break
+                if record.value is not None:
+                    apply(decode_ops(record.value))
+                    applied += 1
+                last_progress = time.monotonic()
+            if time.monotonic() - last_progress > _RESTORE_STALL_S:
+                raise RuntimeError(f"restoring {topic}[{partition}] made no progress for {_RESTORE_STALL_S:.0f} s")
+        consumer.unsubscribe()
+        return applied
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._close()
+
+    async def _close(self) -> None:
+        if self._consumer is not None:
+            await self._consumer.stop()
+            self._consumer = None
+
+
+class StoreSet(Generic[S]):
+    """One stage's stores on this worker, ``<root>/<partition>``, each restored before first use."""
+
+    def __init__(self, root: Path, topic: str, opener: Callable[[Path], S], reader: ChangelogReader) -> None:
+        self.root = root
+        self.topic = topic
+        self._opener = opener
+        self._reader = reader
+        self._open: dict[int, S] = {}
+        self._ready: set[int] = set()
+
+    def _path(self, partition: int) -> Path:
+        return self.root / str(partition)
+
+    def _store(self, partition: int) -> S:
+        store = self._open.get(partition)
+        if store is None:
+            path = self._path(partition)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            store = self._opener(path)
+            self._open[partition] = store
+        return store
+
+    def _wipe(self, partition: int) -> S:
+        self._open.pop(partition).close()
+        shutil.rmtree(self._path(partition), ignore_errors=True)
+        return self._store(partition)
+
+    async def restore(self, partition: int) -> S:
+        """The partition's store, caught up with its changelog (a no-op once caught up this assignment)."""
+        store = self._store(partition)
+        if partition in self._ready:
+            return store
+        end = await self._reader.end_offset(self.topic, partition)
+        raw = store.get_record(_CHECKPOINT)
+        start = int(raw) if raw else 0
+        if store.get_record(_DIRTY) or start > end:
+            log.warning("%s[%d]: local store is not a prefix of the changelog; rebuilding it", self.topic, partition)
+            store = self._wipe(partition)
+            start = 0
+        began = time.monotonic()
+        applied = await self._reader.replay(self.topic, partition, start, end, store.apply)
+        store.put_record(_CHECKPOINT, str(end).encode())
+        if applied:
+            log.info(
+                "%s[%d]: restored %d changelog records (offsets %d..%d) in %.2f s",
+                self.topic, partition, applied, start, end, time.monotonic() - began,
+            )
+        self._ready.add(partition)
+        return store
+
+    def begin(self, partition: int) -> S:
+        """Mark a restored store as being changed by a batch whose changelog record is not yet written."""
+        store = self._open[partition]
+        store.put_record(_DIRTY, b"1")
+        return store
+
+    async def commit(self, ops: dict[int, list[Any]], send: Send) -> None:
+        """Write each partition's ops as one changelog record, await them all, then checkpoint."""
+        pending: list[tuple[int, Awaitable[Any]]] = []
+        for partition, partition_ops in ops.items():
+            for chunk in encode_chunks(partition_ops):  # one record, unless it would be too large
+                key = uuid.uuid4().hex.encode()  # compaction must keep every batch record
+                pending.append((partition, await send(key, chunk, partition)))
+        for partition, future in pending:
+            metadata = await future
+            self._open[partition].put_record(_CHECKPOINT, str(metadata.offset + 1).encode())
+        for partition in ops:
+            store = self._open.get(partition)
+            if store is not None:
+                store.put_record(_DIRTY, b"")
+
+    def forget(self, partitions: Iterable[int]) -> None:
+        """Partitions no longer owned: another worker may write their changelog meanwhile."""
+        for partition in partitions:
+            self._ready.discard(partition)
+
+    def owned(self) -> set[int]:
+        return set(self._ready)
+
+    def close(self) -> None:
+        for store in self._open.values():
+            store.close()
+        self._open.clear()
+        self._ready.clear()

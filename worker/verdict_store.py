@@ -1,0 +1,108 @@
+"""The verdict stage's store for one ``{p}.answers`` partition: gather states and first verdicts.
+
+A plain rocksdict database with two keyspaces, ``p:<id>`` (the :class:`~worker.gather.Pending`
+state of an id still gathering or held) and ``v:<id>`` (its :class:`~worker.gather.Published`
+first verdict). Every write is also logged as ``[key, value or null]``; the stage writes a
+batch's log as one changelog record (:mod:`worker.changelog`). Restoring replays the log in
+order, so the last write of a key wins, as it did live.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rocksdict import Options, Rdict, ReadOptions
+
+from worker import gather
+
+_PENDING = "p:"
+_VERDICT = "v:"
+_RECORD = "r:"
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+class VerdictPartition:
+    """One partition's gather states and verdicts, with the writes since the last :meth:`take_ops`."""
+
+    def __init__(self, path: Path) -> None:
+        options = Options(raw_mode=True)
+        options.create_if_missing(True)
+        self._db = Rdict(str(path), options)
+        self._ops: list[list[Any]] = []
+        # Gather states are read back many times while an event gathers; keeping the live
+        # ones decoded saves a JSON parse per read (they are few: published ones are deleted).
+        self._states: dict[str, gather.Pending] = {}
+
+    def _get(self, key: str) -> bytes | None:
+        value = self._db.get(key.encode())
+        return None if value is None else bytes(value)
+
+    def _set(self, key: str, value: str | None) -> None:
+        if value is None:
+            self._db.delete(key.encode())
+        else:
+            self._db.put(key.encode(), value.encode())
+
+    def _write(self, key: str, value: str | None) -> None:
+        self._set(key, value)
+        self._ops.append([key, value])
+
+    def pending(self, event_id: str) -> gather.Pending | None:
+        state = self._states.get(event_id)
+        if state is None:
+            raw = self._get(_PENDING + event_id)
+            if raw is None:
+                return None
+            state = self._states[event_id] = gather.Pending.from_dict(json.loads(raw))
+        return state
+
+    def set_pending(self, event_id: str, state: gather.Pending | None) -> None:
+        if state is None:
+            self._states.pop(event_id, None)
+        else:
+            self._states[event_id] = state
+        self._write(_PENDING + event_id, None if state is None else _dump(state.to_dict()))
+
+    def verdict(self, event_id: str) -> gather.Published | None:
+        raw = self._get(_VERDICT + event_id)
+        return None if raw is None else gather.Published.from_dict(json.loads(raw))
+
+    def set_verdict(self, event_id: str, published: gather.Published) -> None:
+        self._write(_VERDICT + event_id, _dump(published.to_dict()))
+
+    def complete_ids(self) -> set[str]:
+        """Ids whose verdict is complete but held (the in-memory list is lost on restart)."""
+        found: set[str] = set()
+        read = ReadOptions()
+        read.set_iterate_upper_bound(_PENDING[:-1].encode() + bytes([ord(":") + 1]))
+        it = self._db.iter(read)
+        it.seek(_PENDING.encode())
+        while it.valid():
+            if json.loads(it.value()).get("complete_at") is not None:
+                found.add(bytes(it.key()).decode()[len(_PENDING) :])
+            it.next()
+        del it
+        return found
+
+    def take_ops(self) -> list[Any]:
+        ops, self._ops = self._ops, []
+        return ops
+
+    def apply(self, ops: list[Any]) -> None:
+        self._states.clear()
+        for key, value in ops:
+            self._set(str(key), value)
+
+    def get_record(self, key: str) -> bytes | None:
+        return self._get(_RECORD + key)
+
+    def put_record(self, key: str, value: bytes) -> None:
+        self._db.put((_RECORD + key).encode(), bytes(value))
+
+    def close(self) -> None:
+        self._db.close()
