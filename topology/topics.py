@@ -40,8 +40,19 @@ class TopicSpec:
             raise ValueError(f"{self.name}: compacted={self.compacted} contradicts cleanup.policy={policy}")
 
 
-def topics(prefix: str = "neardup", partitions: int = 4, replication: int = 1) -> list[TopicSpec]:
-    """The full topology for one deployment, named ``{prefix}.<suffix>``."""
+_DAY_MS = 86_400_000
+
+
+def topics(
+    prefix: str = "neardup", partitions: int = 4, replication: int = 1, retention_ms: int = 7 * _DAY_MS
+) -> list[TopicSpec]:
+    """The full topology for one deployment, named ``{prefix}.<suffix>``.
+
+    The changelogs keep ``retention_ms`` plus a day: their records are batches of state
+    that expires by event time anyway (``worker/store.py``), so deleting old segments keeps the
+    broker's disk as flat as the workers' while a restore still sees the whole window.
+    """
+    changelog_keep = {"retention.ms": str(retention_ms + _DAY_MS), "cleanup.policy": "delete"}
     durable: dict[str, str] = {}
     if replication >= 3:
         # With three or more copies, refusing writes that reach only one of them is what
@@ -87,24 +98,27 @@ def topics(prefix: str = "neardup", partitions: int = 4, replication: int = 1) -
         spec(
             "index-changelog",
             "changelog",
-            "Changelog of the block-table index; compaction keeps the latest value per key so a "
-            "restarted worker rebuilds its RocksDB state from it.",
-            compacted=True,
+            "Changelog of the block-table index, one record per processed batch and partition "
+            "(entries are never rewritten, so compaction would keep everything: old segments are "
+            "deleted by time instead); a restarted worker rebuilds its RocksDB state from it.",
+            config=changelog_keep,
         ),
         spec(
             "verdict-changelog",
             "changelog",
             "Changelog of the verdict stage's gather states and first verdicts, one record per "
-            "processed batch and partition; kept forever (no deletion), so a worker that takes a "
-            "partition over, or lost its state directory, replays it before deciding anything.",
-            config={"retention.ms": "-1", "retention.bytes": "-1"},
+            "processed batch and partition, so a worker that takes a partition over, or lost its "
+            "state directory, replays it before deciding anything.",
+            config=changelog_keep,
         ),
     ]
 
 
-def topic_map(prefix: str = "neardup", partitions: int = 4, replication: int = 1) -> dict[str, TopicSpec]:
+def topic_map(
+    prefix: str = "neardup", partitions: int = 4, replication: int = 1, retention_ms: int = 7 * _DAY_MS
+) -> dict[str, TopicSpec]:
     """``topics()`` keyed by suffix (``"events"``, ``"index-changelog"``, ...) for wiring code."""
-    return {spec.name[len(prefix) + 1 :]: spec for spec in topics(prefix, partitions, replication)}
+    return {spec.name[len(prefix) + 1 :]: spec for spec in topics(prefix, partitions, replication, retention_ms)}
 
 
 def _admin(bootstrap: str, client_kwargs: dict[str, Any]) -> KafkaAdminClient:

@@ -146,10 +146,10 @@ def install(
 
     stores_root = datadir / "stores"
     index_stores: StoreSet[IndexPartition] = StoreSet(
-        stores_root / "index", names.index_changelog, lambda path: IndexPartition(path, plan), reader
+        stores_root / "index", names.index_changelog, lambda path: IndexPartition(path, plan, retention_ms), reader
     )
     verdict_stores: StoreSet[VerdictPartition] = StoreSet(
-        stores_root / "verdict", names.verdict_changelog, VerdictPartition, reader
+        stores_root / "verdict", names.verdict_changelog, lambda path: VerdictPartition(path, retention_ms), reader
     )
 
     async def send_index_log(key: bytes, value: bytes, partition: int) -> Awaitable[Any]:

@@ -25,6 +25,12 @@ _PRODUCER_LINGER_S = 0.002
 # consumer reads three topics, and while a fetch waits on the idle ones the busy ones are
 # not fetched again, so every hop cost up to 1.5 s (measured: p50 2-7 s at half load).
 _FETCH_MAX_WAIT_MS = 10
+# How long the group waits for a silent member before handing its partitions to others. Faust's
+# 60 s default stalls every partition of a worker killed with SIGKILL (or a restarted one,
+# which joins under a new member id) for a minute; 10 s is 3 missed heartbeats and above the
+# broker's 6 s minimum (group.min.session.timeout.ms).
+_SESSION_TIMEOUT_S = 10.0
+_HEARTBEAT_S = 3.0
 
 
 def _shorten_fetch_wait() -> None:
@@ -114,6 +120,8 @@ def create_app(settings: Settings, name: str | None = None, windows: Windows | N
         # Faust commits every 2.8 s by default; a shorter interval bounds what a crash replays.
         broker_commit_interval=1.0,
         producer_linger=_PRODUCER_LINGER_S,
+        broker_session_timeout=_SESSION_TIMEOUT_S,
+        broker_heartbeat_interval=_HEARTBEAT_S,
     )
     _shorten_fetch_wait()
     reader = ChangelogReader(settings.bootstrap, kafka_client_kwargs(settings))

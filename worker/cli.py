@@ -37,7 +37,7 @@ def _ensure_topics(settings: Settings) -> list[str]:
     from worker.produce import client_options
 
     security = {k: v for k, v in client_options(settings).items() if k != "bootstrap_servers"}
-    specs = topics(settings.topic_prefix, settings.partitions, settings.replication)
+    specs = topics(settings.topic_prefix, settings.partitions, settings.replication, settings.retention_ms)
     return create_topics(settings.bootstrap, specs, **security)
 
 
@@ -80,7 +80,7 @@ def _topics(args: argparse.Namespace) -> int:
         for name in _ensure_topics(settings):
             print(f"created {name}")
     security = {k: v for k, v in client_options(settings).items() if k != "bootstrap_servers"}
-    specs = topics(settings.topic_prefix, settings.partitions, settings.replication)
+    specs = topics(settings.topic_prefix, settings.partitions, settings.replication, settings.retention_ms)
     for row in describe_topics(settings.bootstrap, specs, **security):
         if not row["exists"]:
             print(f"{row['name']:<40} missing")

@@ -23,8 +23,8 @@ from worker.store import BlockIndex, Candidate, Entry
 class IndexPartition:
     """One partition's buckets, with the operations added since the last :meth:`take_ops`."""
 
-    def __init__(self, path: Path, plan: Plan) -> None:
-        self.index = BlockIndex(path, plan)
+    def __init__(self, path: Path, plan: Plan, retention_ms: int | None = None) -> None:
+        self.index = BlockIndex(path, plan, retention_ms=retention_ms)
         self._ops: dict[tuple[str, int], list[Any]] = {}
 
     def candidates(self, fingerprint: int, table: int, max_distance: int) -> list[Candidate]:

@@ -95,6 +95,10 @@ class Settings:
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
+    @property
+    def retention_ms(self) -> int:
+        return int(self.retention_days * 86_400_000)
+
     def replace(self, **changes: Any) -> "Settings":
         return dataclasses.replace(self, **changes)
 

@@ -5,6 +5,11 @@ state of an id still gathering or held) and ``v:<id>`` (its :class:`~worker.gath
 first verdict). Every write is also logged as ``[key, value or null]``; the stage writes a
 batch's log as one changelog record (:mod:`worker.changelog`). Restoring replays the log in
 order, so the last write of a key wins, as it did live.
+
+With a retention, the database is opened with RocksDB's TTL: records older than the window
+(by the time they were written) are removed by compaction, so the seen ids behind replay
+idempotency do not grow without bound. The window is the same as the index's, so an id is
+remembered as long as it can still be a candidate.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rocksdict import Options, Rdict, ReadOptions
+from rocksdict import AccessType, Options, Rdict, ReadOptions
 
 from worker import gather
 
@@ -29,10 +34,11 @@ def _dump(data: dict[str, Any]) -> str:
 class VerdictPartition:
     """One partition's gather states and verdicts, with the writes since the last :meth:`take_ops`."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, retention_ms: int | None = None) -> None:
         options = Options(raw_mode=True)
         options.create_if_missing(True)
-        self._db = Rdict(str(path), options)
+        access = AccessType.with_ttl(max(1, retention_ms // 1000)) if retention_ms else AccessType.read_write()
+        self._db = Rdict(str(path), options, access_type=access)
         self._ops: list[list[Any]] = []
         # Gather states are read back many times while an event gathers; keeping the live
         # ones decoded saves a JSON parse per read (they are few: published ones are deleted).

@@ -29,9 +29,10 @@ def test_topology_declares_every_stream_once() -> None:
     ]
     by_key = topic_map("acme", partitions=6)
     assert by_key["events"].config["message.timestamp.type"] == "LogAppendTime"
-    assert by_key["index-changelog"].compacted
-    assert by_key["index-changelog"].config["cleanup.policy"] == "compact"
-    assert [spec.name for spec in topics("acme") if spec.compacted] == ["acme.index-changelog"]
+    for changelog in ("index-changelog", "verdict-changelog"):
+        assert by_key[changelog].config["cleanup.policy"] == "delete"
+        assert by_key[changelog].config["retention.ms"] == str(8 * 86_400_000)
+    assert topic_map("acme", retention_ms=86_400_000)["index-changelog"].config["retention.ms"] == str(2 * 86_400_000)
     assert {spec.partitions for spec in by_key.values()} == {6}
 
 

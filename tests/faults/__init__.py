@@ -1,0 +1,1 @@
+"""Fault injection on the real broker: kills, lost state, rebalances, a broker restart, a burst."""

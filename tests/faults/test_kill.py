@@ -1,0 +1,59 @@
+"""SIGKILL of the worker at random points of a 20 000-event stream, five times in a row."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import make_deployment
+from tests.stream_helpers import OutputReader, WorkerProcess, audit, ids_of, real_feed, send_lines
+
+pytestmark = pytest.mark.kafka
+
+EVENTS = 20_000
+KILLS = 5
+RATE = 1500  # events/s offered: faster than one worker decides, so every kill lands mid-backlog
+
+
+def test_kill_minus_nine_five_times_leaves_exactly_one_verdict_per_id(kafka_bootstrap: str, tmp_path: Path) -> None:
+    dep = make_deployment(kafka_bootstrap, tmp_path, partitions=2)
+    lines = real_feed(EVENTS, "k")
+    expected = ids_of(lines)
+    sender = threading.Thread(target=send_lines, args=(kafka_bootstrap, dep.names.events, lines, RATE))
+    reader = OutputReader(kafka_bootstrap, dep.names)
+    rng = random.Random(11)
+    began = time.monotonic()
+    sender.start()
+    try:
+        for kill in range(KILLS):
+            worker = WorkerProcess.start(dep.env, "victim", tmp_path)
+            worker.wait_ready()
+            before = len(reader.verdicted)
+            deadline = time.monotonic() + rng.uniform(4.0, 12.0)
+            while time.monotonic() < deadline:
+                reader.poll(200)
+            assert worker.alive(), worker.tail()
+            worker.kill()
+            print(f"kill {kill + 1}: {len(reader.verdicted) - before} new ids decided by this run, "
+                  f"{len(reader.verdicted)}/{EVENTS} in all")
+        worker = WorkerProcess.start(dep.env, "victim", tmp_path)
+        try:
+            worker.wait_ready()
+            reader.wait_for(expected, timeout=240, alive=lambda: None if worker.alive() else pytest.fail(worker.tail()))
+            reader.settle()
+        finally:
+            worker.stop()
+        sender.join()
+        result = audit(reader.records, dep.names, expected)
+    finally:
+        reader.close()
+    print(
+        f"kill -9 x{KILLS} over {EVENTS} events: {result.ids} ids, {result.verdict_records} verdict records, "
+        f"{result.repeats} repeats ({100 * result.repeats / result.ids:.1f} %), {result.corrections} corrections, "
+        f"{result.duplicates} duplicates, {time.monotonic() - began:.0f} s"
+    )
+    assert result.duplicates > EVENTS * 0.05  # the variants were found
