@@ -51,21 +51,34 @@ def run_scan(source: Path, workdir: Path) -> tuple[float, float]:
     return usage.ru_maxrss / 1024, elapsed
 
 
+def head(source: Path, target: Path, count: int) -> None:
+    with source.open("rb") as src, target.open("wb") as out:
+        for number, line in enumerate(src):
+            if number == count:
+                break
+            out.write(line)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,30000,100000")
+    parser.add_argument("--write", nargs=2, metavar=("PATH", "EVENTS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.write:
+        write_stream(Path(args.write[0]), int(args.write[1]))
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="neardup-mem-") as tmp:
         root = Path(tmp)
         full = root / "stream.jsonl"
-        write_stream(full, max(sizes))
-        lines = full.read_text(encoding="utf-8").splitlines(keepends=True)
+        # Built in a child process: a forked scan inherits (and rusage counts) the parent's pages,
+        # so this process must stay small for the children's peaks to be their own.
+        subprocess.run([sys.executable, __file__, "--write", str(full), str(max(sizes))], check=True)
         print(f"{'events':>8} {'peak RSS MiB':>13} {'vs first':>9} {'seconds':>8} {'docs/s':>8}")
         first = None
         for size in sizes:
             source = root / f"stream-{size}.jsonl"
-            source.write_text("".join(lines[:size]), encoding="utf-8")
+            head(full, source, size)
             workdir = root / f"run-{size}"
             workdir.mkdir()
             rss, seconds = run_scan(source, workdir)
