@@ -179,13 +179,19 @@ def wait_for_members(bootstrap: str, group: str, members: int, timeout: float = 
 # ------------------------------------------------------------------------------- feeds
 def _pieces() -> list[str]:
     """Sentence-sized pieces of the sample texts (English and Chinese): the feed's raw material."""
-    pieces: list[str] = []
+    from worker.normalize import normalize
+    from worker.segment import tokenize
+
+    pieces: dict[str, None] = {}
     for line in SAMPLE:
         text = json.loads(line)["text"]
         for part in re.split(r"(?<=[.!?。！？\n])\s*", text):
-            if len(part.strip()) >= 20:
-                pieces.append(part.strip())
-    return pieces
+            piece = part.strip()[:160]  # no piece long enough to dominate a text
+            kept = len(tokenize(normalize(piece)))
+            # Boilerplate (a site footer) is stripped by normalisation, with all that follows it.
+            if kept >= 6 and kept >= 0.9 * len(tokenize(piece.casefold())):
+                pieces[piece] = None
+    return list(pieces)
 
 
 def real_feed(count: int, tag: str, seed: int = 7, variant_share: float = 0.1) -> list[bytes]:
@@ -240,6 +246,7 @@ class OutputReader:
         self._consumer.assign(parts)
         self._consumer.seek_to_beginning(*parts)
         self.verdicted: set[str] = set()
+        self.stamped: dict[str, int] = {}  # id -> timestamp (ms) of its first verdict record
 
     def poll(self, timeout_ms: int = 500) -> int:
         got = 0
@@ -250,6 +257,7 @@ class OutputReader:
                 self.records.append(Record(m.topic, m.partition, m.offset, key, value))
                 if m.topic in (self.names.unique, self.names.duplicates) and key is not None:
                     self.verdicted.add(key)
+                    self.stamped.setdefault(key, m.timestamp)
                 got += 1
         return got
 

@@ -256,7 +256,6 @@ _FOOTERS_ZH = (
 _FOOTER_BODY = "(" + "|".join(_FOOTERS_EN + _FOOTERS_ZH) + r")\s*\Z"
 # Searching from a boundary character lets ``re`` skip to candidates with its charset scan.
 _FOOTER = re.compile(_FOOTER_BOUNDARY + r"\s*" + _FOOTER_BODY, re.I)
-_WHOLE_FOOTER = re.compile(r"\s*" + _FOOTER_BODY, re.I)
 # Footers are short; only the tail is searched so a long text costs nothing extra.
 _FOOTER_WINDOW = 400
 # Real feeds stack a few credits or footers; the bound keeps a hostile event (thousands of
@@ -305,9 +304,9 @@ def _strip_footers(text: str) -> str:
     """
     for _ in range(_MAX_STACKED):
         m = _FOOTER.search(text, max(0, len(text) - _FOOTER_WINDOW))
-        if m is None:
-            if _WHOLE_FOOTER.match(text) is not None and text.strip():
-                return ""
+        if m is None or not text[: m.start(1)].strip():
+            # Never the whole text: a post that *is* one line like "Read more: …" or
+            # "Our Standards: …" is content, and stripping it would leave nothing to match on.
             break
         text = text[: m.start(1)].rstrip()
     return text

@@ -78,9 +78,15 @@ class Similarity:
 
 
 def compare(a: bytes, b: bytes) -> Similarity:
-    """Estimate how alike two sketched sets are."""
+    """Estimate how alike two sketched sets are.
+
+    Two empty sets are identical (J = 1): texts with no words at all (emoji only, symbols) are
+    only ever compared when their exact hashes agree, and must then match.
+    """
     size_a = int.from_bytes(a[:2], "big")
     size_b = int.from_bytes(b[:2], "big")
+    if size_a == 0 and size_b == 0:
+        return Similarity(1.0, 1.0)
     if size_a == 0 or size_b == 0:
         return Similarity(0.0, 0.0)
     agree = np.count_nonzero(np.frombuffer(a, np.uint8, offset=2) == np.frombuffer(b, np.uint8, offset=2))

@@ -153,6 +153,29 @@ def test_short_texts_match_only_exactly(tmp_path: Path) -> None:
     ]
 
 
+def test_texts_without_words_and_footer_like_posts_still_match_their_copies(tmp_path: Path) -> None:
+    lines = [
+        event("e1", "🔥🔥🔥😮👀"),
+        event("e2", "🔥🔥🔥😮👀"),
+        event("e3", "🚀🚀"),
+        event("f1", "Our Standards: The Trust Principles. The council approved the new budget on Monday."),
+        event("f2", "Our Standards: The Trust Principles. The council approved the new budget on Monday."),
+        event("r1", "Read more: our analysis of the vote count in every district"),
+        event("r2", "READ MORE: our analysis of the vote count in every district"),
+    ]
+    status, verdicts, _ = run_scan(tmp_path, lines)
+    assert status == 0
+    assert [(v["id"], v["duplicate_of"]) for v in verdicts] == [
+        ("e1", None),
+        ("e2", "e1"),
+        ("e3", None),
+        ("f1", None),
+        ("f2", "f1"),
+        ("r1", None),
+        ("r2", "r1"),
+    ]
+
+
 def test_same_opening_different_story_is_unique(tmp_path: Path, zh: list[str], en: list[str]) -> None:
     zh_mix = zh[0][:80] + zh[1][80:]
     en_mix = en[0][:150] + en[1][150:]

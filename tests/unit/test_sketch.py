@@ -46,9 +46,11 @@ def test_identical_sets_and_layout() -> None:
     assert compare(a, a).containment == 1.0
 
 
-def test_empty_sets_never_match() -> None:
+def test_empty_sets_are_identical_and_unlike_any_other() -> None:
     empty = sketch(np.array([], dtype=np.uint64))
-    assert compare(empty, empty).resemblance == 0.0
+    assert compare(empty, empty).resemblance == 1.0
+    assert compare(empty, sketch(hashes(range(10)))).resemblance == 0.0
+    assert compare(sketch(hashes(range(10))), empty).containment == 0.0
 
 
 def test_repeats_do_not_change_the_sketch_and_size_counts_distinct_hashes() -> None:

@@ -1,12 +1,10 @@
-"""A fresh deployment (topic prefix, topics, state directory) per fault test."""
+"""A fresh deployment (topic prefix, topics, state directory) for one fault test."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from topology.stages import Topics
 from topology.topics import create_topics, topics
