@@ -75,6 +75,7 @@ def test_fuzz_every_record_is_processed_or_rejected_with_a_reason() -> None:
         outcomes[handle(raw).split(":")[0]] += 1
 
     one()
+    print(f"fuzz: {outcomes['processed']} processed, {outcomes['rejected']} rejected with a reason")
     assert sum(outcomes.values()) >= 10_000
     assert outcomes["processed"] >= 1000 and outcomes["rejected"] >= 1000, outcomes
 
@@ -106,6 +107,7 @@ def nasties() -> dict[str, bytes]:
 def test_nasty_corpus_is_counted() -> None:
     results = {name: handle(raw) for name, raw in nasties().items()}
     rejected = {name for name, outcome in results.items() if outcome.startswith("rejected")}
+    print(f"nasties: {len(results) - len(rejected)} processed, {len(rejected)} rejected with a reason")
     assert rejected == {
         "invalid UTF-8",
         "lone surrogate escape",
