@@ -54,10 +54,11 @@ must also consult would cost back.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from rocksdict import (
     AccessType,
@@ -93,6 +94,22 @@ _COMPRESSION = {
     "zstd": DBCompressionType.zstd,
     "snappy": DBCompressionType.snappy,
 }
+
+
+@contextmanager
+def read_only(path: str | os.PathLike[str]) -> Iterator[Rdict]:
+    """A closed index opened read-only with all its column families, to inspect what is stored."""
+    names = [n for n in Rdict.list_cf(str(path)) if n != "default"]
+    db = Rdict(
+        str(path),
+        Options(raw_mode=True),
+        column_families={n: Options(raw_mode=True) for n in names},
+        access_type=AccessType.read_only(False),
+    )
+    try:
+        yield db
+    finally:
+        db.close()
 
 
 @dataclass(frozen=True)
@@ -301,17 +318,8 @@ class BlockIndex:
         """The plan an existing index was built with, or None if there is no index at ``path``."""
         if not Path(path, "CURRENT").exists():
             return None
-        names = [n for n in Rdict.list_cf(str(path)) if n != "default"]
-        db = Rdict(
-            str(path),
-            Options(raw_mode=True),
-            column_families={n: Options(raw_mode=True) for n in names},
-            access_type=AccessType.read_only(False),
-        )
-        try:
+        with read_only(path) as db:
             raw = db.get(_PLAN_KEY)
-        finally:
-            db.close()
         return None if raw is None else Plan.from_json(bytes(raw).decode())
 
     @property

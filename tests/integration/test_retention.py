@@ -6,13 +6,13 @@ import random
 from pathlib import Path
 
 import pytest
-from rocksdict import AccessType, Options, Rdict
+from rocksdict import Rdict
 
 from topology.records import Event
 from worker.blocks import plan_for
 from worker.decide import Deduplicator
 from worker.settings import Settings
-from worker.store import BlockIndex, Entry
+from worker.store import BlockIndex, Entry, read_only
 
 PLAN = plan_for(k=3, expected=10_000_000)
 SECOND = 1_000
@@ -24,22 +24,15 @@ def entry(i: int, fp: int, ts: int) -> Entry:
 
 def rows_on_disk(path: Path) -> dict[str, int]:
     """Rows per column family of a closed index, read with plain rocksdict (what is really stored)."""
-    names = [n for n in Rdict.list_cf(str(path)) if n != "default"]
-    db = Rdict(
-        str(path),
-        Options(raw_mode=True),
-        column_families={n: Options(raw_mode=True) for n in names},
-        access_type=AccessType.read_only(False),
-    )
-    try:
+    with read_only(path) as db:
         counts = {}
-        for name in names:
+        for name in Rdict.list_cf(str(path)):
+            if name == "default":
+                continue
             cf = db.get_column_family(name)
             counts[name] = sum(1 for _ in cf.keys())
             del cf
         return counts
-    finally:
-        db.close()
 
 
 def test_entries_older_than_the_window_stop_being_candidates_before_any_drop(tmp_path: Path) -> None:
