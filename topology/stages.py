@@ -194,12 +194,41 @@ def decode_batch(raw: bytes) -> list[dict[str, Any]]:
 
 
 def encode_probes(probes: list[Probe]) -> list[bytes]:
-    """Probes as one or more messages (see :func:`encode_chunks`)."""
-    return encode_chunks([p.to_dict() for p in probes])
+    """Probes as one or more messages (see :func:`encode_chunks`).
+
+    An event's probes bound for one partition share one item ``{id, order, ts, fp, sketch,
+    slots: [[table, key, exact], ...]}``: its sketch is encoded, sent and decoded once per
+    message instead of once per table.
+    """
+    grouped: dict[tuple[str, int], dict[str, Any]] = {}
+    for probe in probes:
+        item = grouped.get((probe.id, probe.order))
+        if item is None:
+            item = grouped[(probe.id, probe.order)] = {
+                "id": probe.id,
+                "order": probe.order,
+                "ts": probe.ts,
+                "fp": probe.fingerprint,
+                "sketch": base64.b64encode(probe.sketch).decode("ascii"),
+                "slots": [],
+            }
+        item["slots"].append([probe.table, probe.key, 1 if probe.exact else 0])
+    return encode_chunks(list(grouped.values()))
 
 
 def decode_probes(raw: bytes) -> list[Probe]:
-    return [Probe.from_dict(item) for item in decode_batch(raw)]
+    """Probes of a message, in the order they were encoded (one-probe items are read too)."""
+    probes: list[Probe] = []
+    for item in decode_batch(raw):
+        slots = item.get("slots")
+        if slots is None:
+            probes.append(Probe.from_dict(item))
+            continue
+        event_id, order, ts, fp = str(item["id"]), int(item["order"]), int(item["ts"]), int(item["fp"])
+        sketch = base64.b64decode(item["sketch"])
+        for table, key, exact in slots:
+            probes.append(Probe(int(table), int(key), event_id, order, ts, fp, sketch, bool(exact)))
+    return probes
 
 
 def answer_item(event_id: str, order: int, table: int, earlier: list[dict[str, Any]]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,7 @@ _TAKE_MESSAGES = 32  # internal messages (each already a batch) per index or ver
 _PREVIEW_CHARS = 200
 _DEADLETTER_RAW_MAX = 256 * 1024
 _LOG_TIMESTAMP_TYPE = 1  # Kafka: 0 = CreateTime, 1 = LogAppendTime
+_DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog acknowledgements
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,29 @@ def install(
     async def send_verdict_log(key: bytes, value: bytes, partition: int) -> Awaitable[Any]:
         return await verdict_changelog.send(key=key, value=value, partition=partition)
 
+    def hold_offsets(batch: Sequence[EventT]) -> Callable[[], None]:
+        """Keep Faust from committing ``batch``'s source offsets until the returned callback runs.
+
+        ``take_events`` acks a batch when the agent's loop body returns; the extra reference
+        taken here makes that ack not the last one, so the offsets become committable only
+        when the batch's changelog records are acknowledged and the callback acks again.
+        """
+        for event in batch:
+            event.message.incref()
+
+        def release() -> None:
+            for event in batch:
+                event.ack()
+
+        return release
+
+    def changelog_failed(exc: BaseException) -> None:
+        """A changelog record was lost: stop this worker; its uncommitted batches are replayed elsewhere."""
+        asyncio.ensure_future(app.crash(exc))
+
+    def nothing_to_release() -> None:
+        """The hold timer's batches have no source messages."""
+
     @app.on_partitions_revoked.connect
     def _revoked(sender: Any, revoked: set[Any], **_: Any) -> None:
         """Another worker may write these partitions' changelogs now: restore again if they come back."""
@@ -250,7 +274,7 @@ def install(
         for part, items in replies.items():
             for chunk in encode_chunks(items):
                 await answers_topic.send(value=chunk, partition=part)
-        await index_stores.commit(ops, send_index_log)
+        await index_stores.commit(ops, send_index_log, hold_offsets(batch), changelog_failed)
 
     def _index_probe(
         store: IndexPartition,
@@ -342,7 +366,7 @@ def install(
                     decider.save()
                     ops[part] = store.take_ops()
                 await _emit(out)
-                await verdict_stores.commit(ops, send_verdict_log)
+                await verdict_stores.commit(ops, send_verdict_log, hold_offsets(batch), changelog_failed)
                 last_batch[0] = time.monotonic()
 
     async def _emit(out: list[tuple[str, str, dict[str, Any]]]) -> None:
@@ -371,7 +395,7 @@ def install(
                 decider.save()
                 ops[part] = store.take_ops()
             await _emit(out)
-            await verdict_stores.commit(ops, send_verdict_log)
+            await verdict_stores.commit(ops, send_verdict_log, nothing_to_release, changelog_failed)
 
     @app.timer(interval=10.0, name="counters")
     async def report() -> None:
@@ -388,6 +412,11 @@ def install(
     async def _close_stores(sender: Any, **_: Any) -> None:
         """The consumer has stopped: no batch runs any more, so the stores can close."""
         async with index_lock, verdict_lock:
+            for stores in (index_stores, verdict_stores):
+                try:
+                    await asyncio.wait_for(stores.drain(), _DRAIN_TIMEOUT_S)
+                except asyncio.TimeoutError:
+                    log.warning("changelog records still unacknowledged at shutdown; their stores stay dirty")
             index_stores.close()
             verdict_stores.close()
         await reader.close()

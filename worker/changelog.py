@@ -8,10 +8,14 @@ partition, so a worker that takes a partition over replays exactly that changelo
 
 Crash safety without transactions:
 
-* before a batch touches a store, the store's ``dirty`` flag is set; after the batch's
-  changelog record is acknowledged, the next changelog offset is stored as the store's
-  *checkpoint* and the flag is cleared. The source offsets are committed by Faust only
-  after the batch returns, i.e. after that acknowledgement;
+* before a batch touches a store, the store's ``dirty`` flag is set; once every batch that
+  touched it has its changelog records acknowledged, the next changelog offset is stored as
+  the store's *checkpoint* and the flag is cleared;
+* a batch does not wait for that acknowledgement (a round trip per batch was most of a
+  stage's latency): :meth:`StoreSet.commit` hands the records to the producer and calls the
+  batch's ``on_durable`` when they are acknowledged. The stages ack their source messages to
+  Faust only then, so Faust never commits a source offset whose state changes are not in
+  Kafka (an unacknowledged message blocks the commit of every later offset of its partition);
 * a store found dirty when first opened may hold writes that never reached the changelog
   (a crash mid-batch): it is wiped and rebuilt from the whole changelog. Otherwise the
   changelog is replayed from the checkpoint to its end — records written by the worker that
@@ -29,6 +33,7 @@ import logging
 import shutil
 import time
 import uuid
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -146,6 +151,11 @@ class StoreSet(Generic[S]):
         self._reader = reader
         self._open: dict[int, S] = {}
         self._ready: set[int] = set()
+        # Batches begun on a partition whose changelog records are not acknowledged yet; the
+        # store stays dirty while any is, and its checkpoint only moves forward.
+        self._unsettled: dict[int, int] = defaultdict(int)
+        self._checkpoint: dict[int, int] = {}
+        self._settling: set[asyncio.Task[None]] = set()
 
     def _path(self, partition: int) -> Path:
         return self.root / str(partition)
@@ -166,9 +176,15 @@ class StoreSet(Generic[S]):
 
     async def restore(self, partition: int) -> S:
         """The partition's store, caught up with its changelog (a no-op once caught up this assignment)."""
-        store = self._store(partition)
         if partition in self._ready:
-            return store
+            return self._store(partition)
+        if self._unsettled.get(partition):
+            await self.drain()  # our own records of this partition must be in the log we replay
+        # No batch of a partition that is not ready is under way: a count left over (a record
+        # that failed) must not keep a rebuilt store from being marked dirty by the next batch.
+        self._unsettled[partition] = 0
+        store = self._store(partition)
+        self._checkpoint.pop(partition, None)
         end = await self._reader.end_offset(self.topic, partition)
         raw = store.get_record(_CHECKPOINT)
         start = int(raw) if raw else 0
@@ -190,23 +206,63 @@ class StoreSet(Generic[S]):
     def begin(self, partition: int) -> S:
         """Mark a restored store as being changed by a batch whose changelog record is not yet written."""
         store = self._open[partition]
-        store.put_record(_DIRTY, b"1")
+        if not self._unsettled[partition]:
+            store.put_record(_DIRTY, b"1")
+        self._unsettled[partition] += 1
         return store
 
-    async def commit(self, ops: dict[int, list[Any]], send: Send) -> None:
-        """Write each partition's ops as one changelog record, await them all, then checkpoint."""
+    async def commit(
+        self,
+        ops: dict[int, list[Any]],
+        send: Send,
+        on_durable: Callable[[], None],
+        on_failed: Callable[[BaseException], None],
+    ) -> None:
+        """Hand each begun partition's ops to the producer as one record; settle them in the background.
+
+        Returns once the records are queued. When all are acknowledged, the checkpoints move
+        and ``on_durable`` runs; if one fails, ``on_failed`` runs and the partitions stay
+        dirty (``on_durable`` never runs, so the batch's source offsets are never committed).
+        """
         pending: list[tuple[int, Awaitable[Any]]] = []
         for partition, partition_ops in ops.items():
             for chunk in encode_chunks(partition_ops):  # one record, unless it would be too large
                 key = uuid.uuid4().hex.encode()  # compaction must keep every batch record
                 pending.append((partition, await send(key, chunk, partition)))
-        for partition, future in pending:
-            metadata = await future
-            self._open[partition].put_record(_CHECKPOINT, str(metadata.offset + 1).encode())
-        for partition in ops:
+        task = asyncio.ensure_future(self._settle(list(ops), pending, on_durable, on_failed))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
+    async def _settle(
+        self,
+        partitions: list[int],
+        pending: list[tuple[int, Awaitable[Any]]],
+        on_durable: Callable[[], None],
+        on_failed: Callable[[BaseException], None],
+    ) -> None:
+        try:
+            for partition, future in pending:
+                metadata = await future
+                self._checkpoint[partition] = max(self._checkpoint.get(partition, 0), metadata.offset + 1)
+        except Exception as exc:
+            log.error("%s: a changelog record was not acknowledged (%s); its batch stays uncommitted", self.topic, exc)
+            on_failed(exc)
+            return
+        for partition in partitions:
+            self._unsettled[partition] -= 1
             store = self._open.get(partition)
-            if store is not None:
+            if store is None:
+                continue
+            if partition in self._checkpoint:
+                store.put_record(_CHECKPOINT, str(self._checkpoint[partition]).encode())
+            if not self._unsettled[partition]:
                 store.put_record(_DIRTY, b"")
+        on_durable()
+
+    async def drain(self) -> None:
+        """Wait until every changelog record handed to the producer is acknowledged (or failed)."""
+        while self._settling:
+            await asyncio.gather(*list(self._settling), return_exceptions=True)
 
     def forget(self, partitions: Iterable[int]) -> None:
         """Partitions no longer owned: another worker may write their changelog meanwhile."""
@@ -221,3 +277,5 @@ class StoreSet(Generic[S]):
             store.close()
         self._open.clear()
         self._ready.clear()
+        self._unsettled.clear()
+        self._checkpoint.clear()
