@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from topology.records import Event, Verdict
+from worker.blocks import hamming
 from worker.fingerprint import Fingerprint, fingerprint
 from worker.settings import Settings
 from worker.simhash import to_hex
@@ -111,7 +112,7 @@ class Deduplicator:
                 candidates[candidate.entry.event_id] = candidate
         for key in probe.exact_keys:
             for entry in self.index.query_exact(key):
-                candidates.setdefault(entry.event_id, Candidate(entry, (entry.fingerprint ^ probe.simhash).bit_count()))
+                candidates.setdefault(entry.event_id, Candidate(entry, hamming(entry.fingerprint, probe.simhash)))
         matches = []
         for candidate in candidates.values():
             if candidate.entry.ts < oldest:

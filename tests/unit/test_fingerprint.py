@@ -5,6 +5,7 @@ from __future__ import annotations
 import mmh3
 import pytest
 
+from tests.unit.reference import textbook_simhash
 from worker.features import hashed_features
 from worker.fingerprint import Fingerprint, fingerprint
 from worker.normalize import normalize
@@ -33,14 +34,6 @@ OTHER_EN = (
     "opened schools as shelters. Forecasters warned that more storms were expected over the weekend "
     "and urged people to avoid travel unless necessary."
 )
-
-
-def textbook_simhash(rows: list[tuple[int, float]]) -> int:
-    totals = [0.0] * 64
-    for h, weight in rows:
-        for bit in range(64):
-            totals[bit] += weight if (h >> bit) & 1 else -weight
-    return sum(1 << bit for bit in range(64) if totals[bit] > 0)
 
 
 def distance(a: Fingerprint, b: Fingerprint) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
+from tests.unit.reference import textbook_simhash
 from worker.simhash import feature_hash, feature_hashes, mix64, shingle_hashes, simhash, simhash_from_hashes, to_hex
 
 # Multiples of 1/8: every partial sum is exact in float64, so a tie is a tie in any summation
@@ -14,19 +15,10 @@ feature_maps = st.dictionaries(st.text(min_size=1, max_size=12), weights, max_si
 hashes_64 = st.integers(min_value=0, max_value=2**64 - 1)
 
 
-def textbook(weighted: list[tuple[int, float]]) -> int:
-    """Charikar's SimHash, one bit at a time, over (hash, weight) pairs."""
-    totals = [0.0] * 64
-    for h, weight in weighted:
-        for bit in range(64):
-            totals[bit] += weight if (h >> bit) & 1 else -weight
-    return sum(1 << bit for bit in range(64) if totals[bit] > 0)
-
-
 @given(feature_maps)
 @settings(max_examples=300)
 def test_matches_per_bit_loop(features: dict[str, float]) -> None:
-    assert simhash(features) == textbook([(feature_hash(f), w) for f, w in features.items()])
+    assert simhash(features) == textbook_simhash([(feature_hash(f), w) for f, w in features.items()])
 
 
 @given(st.lists(st.tuples(st.sampled_from(range(12)), weights), max_size=80), st.lists(hashes_64, min_size=12, max_size=12))
@@ -40,10 +32,10 @@ def test_pre_hashed_rows_with_repeats_match_per_bit_loop_of_merged_features(
         merged[pool[i]] = merged.get(pool[i], 0.0) + w
     hashes = np.array([pool[i] for i, _ in rows], dtype=np.uint64)
     values = np.array([w for _, w in rows], dtype=np.float64)
-    expected = textbook(list(merged.items()))
+    expected = textbook_simhash(list(merged.items()))
     # Summation order differs between the two; only an exact tie could flip a bit.
     assert (simhash_from_hashes(hashes, values) ^ expected).bit_count() <= 1
-    assert simhash_from_hashes(hashes, values) == textbook([(pool[i], w) for i, w in rows])
+    assert simhash_from_hashes(hashes, values) == textbook_simhash([(pool[i], w) for i, w in rows])
 
 
 def test_feature_hashes_are_feature_hash() -> None:
