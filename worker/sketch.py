@@ -48,6 +48,12 @@ _DONORS = np.array(
 )
 
 
+def donor_order() -> bytes:
+    """The borrowing order of every empty bin (row ``i`` = the 127 other bins, one byte each),
+    for the native pipeline (``worker/native``)."""
+    return _DONORS.astype(np.uint8).tobytes()
+
+
 def sketch(hashes: np.ndarray) -> bytes:
     """Sketch of a set of 64-bit feature hashes (duplicates in ``hashes`` are harmless).
 
