@@ -231,9 +231,9 @@ def decode_probes(raw: bytes) -> list[Probe]:
     return probes
 
 
-def answer_item(event_id: str, order: int, table: int, earlier: list[dict[str, Any]]) -> dict[str, Any]:
-    """The index stage's reply to one probe: the earlier events that matched in ``table``."""
-    return {"kind": "answer", "id": event_id, "order": order, "table": table, "earlier": earlier}
+def answer_item(event_id: str, order: int, tables: list[int], earlier: list[dict[str, Any]]) -> dict[str, Any]:
+    """The index stage's reply to an event's probes of one batch: the earliest earlier match in ``tables``."""
+    return {"kind": "answer", "id": event_id, "order": order, "tables": tables, "earlier": earlier}
 
 
 def note_item(later_id: str, later_order: int, match: dict[str, Any]) -> dict[str, Any]:

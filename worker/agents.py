@@ -260,6 +260,7 @@ def install(
 
     async def _index_batch(batch: Sequence[EventT]) -> None:
         replies: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        answers: dict[tuple[str, int], _Answer] = {}
         ops: dict[int, list[Any]] = {}
         # An event's probes of one partition travel together and mostly meet the same
         # candidates in every table: verify each (probe event, candidate) pair once per batch.
@@ -269,8 +270,11 @@ def install(
             store = index_stores.begin(part)
             for value in values:
                 for probe in decode_probes(value):
-                    _index_probe(store, probe, replies, verified)
+                    _index_probe(store, probe, answers, replies, verified)
             ops[part] = store.take_ops()
+        for (event_id, order), answer in answers.items():
+            earlier = [] if answer.earliest is None else [answer.earliest.to_dict()]
+            replies[answer_partition(event_id, partitions)].append(answer_item(event_id, order, answer.tables, earlier))
         for part, items in replies.items():
             for chunk in encode_chunks(items):
                 await answers_topic.send(value=chunk, partition=part)
@@ -279,6 +283,7 @@ def install(
     def _index_probe(
         store: IndexPartition,
         probe: Probe,
+        answers: dict[tuple[str, int], _Answer],
         replies: dict[int, list[dict[str, Any]]],
         verified: dict[tuple[str, int, str, int], float | None],
     ) -> None:
@@ -293,9 +298,10 @@ def install(
                 store.add(entry, exact_key=probe.key)
             else:
                 store.add(entry, table=probe.table)
-        replies[answer_partition(probe.id, partitions)].append(
-            answer_item(probe.id, probe.order, probe.table, [r.to_dict() for r in earlier])
-        )
+        answer = answers.get((probe.id, probe.order))
+        if answer is None:
+            answer = answers[(probe.id, probe.order)] = _Answer()
+        answer.add(probe.table, earlier)
         for later_id, later_order, ref in later:
             replies[answer_partition(later_id, partitions)].append(note_item(later_id, later_order, ref.to_dict()))
 
@@ -424,6 +430,18 @@ def install(
     return counters
 
 
+@dataclass
+class _Answer:
+    """One event's answer from one index batch: the tables it probed here, its earliest match."""
+
+    tables: list[int] = field(default_factory=list)
+    earliest: gather.Ref | None = None
+
+    def add(self, table: int, earlier: list[gather.Ref]) -> None:
+        self.tables.append(table)
+        self.earliest = gather.earliest([*earlier, *([self.earliest] if self.earliest else [])])
+
+
 class _VerdictBatch:
     """One partition's share of a verdict batch: states read once, written once at :meth:`save`."""
 
@@ -498,7 +516,8 @@ class _VerdictBatch:
             if first is not None:
                 return  # a re-sent copy's or a replayed probe's answer
             refs = [gather.Ref.from_dict(r) for r in item["earlier"]]
-            state = gather.add_answer(self.state_of(event_id), int(item["order"]), int(item["table"]), refs)
+            tables = [int(t) for t in item["tables"]]
+            state = gather.add_answer(self.state_of(event_id), int(item["order"]), tables, refs)
             self.settle(event_id, state)
         elif kind == "earlier":
             ref = gather.Ref.from_dict(item["match"])

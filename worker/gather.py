@@ -2,8 +2,8 @@
 
 An event's verdict needs two kinds of message that race through different partitions:
 its *intro* (sent by the fingerprint stage: order, fingerprint, how many table answers to
-expect) and one *answer* per probed table (sent by the index stage: the earlier events that
-matched in that table). Either may come first. Once the intro and every expected answer
+expect) and *answers* for its probed tables (sent by the index stage, one per index batch:
+the earliest earlier event that matched in those tables). Either may come first. Once the intro and every expected answer
 are in, the earliest match in the total order — the closest breaking ties, the same rule
 as :func:`worker.decide.choose` — is the original, or the event is unique.
 
@@ -136,13 +136,20 @@ def add_intro(state: Pending | None, intro: Intro) -> Pending:
     return replace(state, intro=first, copies=state.copies + 1)
 
 
-def add_answer(state: Pending | None, order: int, table: int, earlier: Iterable[Ref]) -> Pending:
-    """Record one table's answer for the copy probing at ``order`` (a replayed answer replaces itself)."""
+def add_answer(state: Pending | None, order: int, tables: Iterable[int], earlier: Iterable[Ref]) -> Pending:
+    """Record the answer of one or more tables for the copy probing at ``order``.
+
+    An index partition answers all of an event's tables it holds in one reply, with the
+    earliest match among them; each of those tables is then answered with it. A replayed
+    answer replaces itself.
+    """
     state = state or Pending()
-    tables = dict(state.answers.get(order, {}))
-    tables[table] = tuple(earlier)
+    refs = tuple(earlier)
+    answered = dict(state.answers.get(order, {}))
+    for table in tables:
+        answered[table] = refs
     answers = dict(state.answers)
-    answers[order] = tables
+    answers[order] = answered
     return replace(state, answers=answers)
 
 

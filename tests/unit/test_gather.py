@@ -26,17 +26,26 @@ def ref(event_id: str, order: int, distance: int = 2, similarity: float = 0.9) -
 
 
 def test_answers_before_intro_complete_only_when_everything_is_in() -> None:
-    state = gather.add_answer(None, BASE + 10, 0, [ref("a", BASE + 1)])
-    state = gather.add_answer(state, BASE + 10, 1, [])
+    state = gather.add_answer(None, BASE + 10, [0], [ref("a", BASE + 1)])
+    state = gather.add_answer(state, BASE + 10, [1], [])
     assert not gather.is_complete(state)
     state = gather.add_intro(state, intro(expected=3))
     assert not gather.is_complete(state)
-    state = gather.add_answer(state, BASE + 10, 2, [ref("b", BASE + 5)])
+    state = gather.add_answer(state, BASE + 10, [2], [ref("b", BASE + 5)])
     assert gather.is_complete(state)
     published = gather.decide(state)
     assert published.topic == "duplicates"
     assert published.value["duplicate_of"] == "a"
     assert published.value["verdict"] == "duplicate"
+
+
+def test_one_reply_can_answer_several_tables() -> None:
+    state = gather.add_intro(None, intro(expected=3))
+    state = gather.add_answer(state, BASE + 10, [0, 2], [ref("a", BASE + 4)])
+    assert not gather.is_complete(state)
+    state = gather.add_answer(state, BASE + 10, [1], [ref("b", BASE + 2)])
+    assert gather.is_complete(state)
+    assert gather.decide(state).value["duplicate_of"] == "b"
 
 
 def test_every_arrival_order_gives_the_same_verdict() -> None:
@@ -54,7 +63,7 @@ def test_every_arrival_order_gives_the_same_verdict() -> None:
                 state = gather.add_intro(state, payload)  # type: ignore[arg-type]
             else:
                 table, refs = payload  # type: ignore[misc]
-                state = gather.add_answer(state, BASE + 10, table, refs)
+                state = gather.add_answer(state, BASE + 10, [table], refs)
         assert state is not None and gather.is_complete(state)
         verdicts.add(json.dumps(gather.decide(state).value, sort_keys=True))
     assert len(verdicts) == 1
@@ -63,14 +72,14 @@ def test_every_arrival_order_gives_the_same_verdict() -> None:
 
 def test_replayed_answer_does_not_count_twice() -> None:
     state = gather.add_intro(None, intro(expected=2))
-    state = gather.add_answer(state, BASE + 10, 0, [])
-    state = gather.add_answer(state, BASE + 10, 0, [])
+    state = gather.add_answer(state, BASE + 10, [0], [])
+    state = gather.add_answer(state, BASE + 10, [0], [])
     assert not gather.is_complete(state)
 
 
 def test_unique_keeps_the_original_event_and_adds_the_verdict() -> None:
     state = gather.add_intro(None, intro(expected=1))
-    state = gather.add_answer(state, BASE + 10, 0, [])
+    state = gather.add_answer(state, BASE + 10, [0], [])
     published = gather.decide(state)
     assert published.topic == "unique"
     assert published.value["src"] == "x"
@@ -82,7 +91,7 @@ def test_unique_keeps_the_original_event_and_adds_the_verdict() -> None:
 
 def test_matches_never_point_at_the_event_itself_or_later() -> None:
     state = gather.add_intro(None, intro(expected=1))
-    state = gather.add_answer(state, BASE + 10, 0, [ref("same", BASE + 10), ref("later", BASE + 11)])
+    state = gather.add_answer(state, BASE + 10, [0], [ref("same", BASE + 10), ref("later", BASE + 11)])
     assert gather.decide(state).topic == "unique"
 
 
@@ -90,9 +99,9 @@ def test_resent_copy_gets_the_verdict_of_the_first_and_its_answers_do_not_mix() 
     state = gather.add_intro(None, intro(order=BASE + 10, expected=1))
     state = gather.add_intro(state, intro(order=BASE + 20, expected=1))
     assert state.copies == 1
-    state = gather.add_answer(state, BASE + 20, 0, [ref("between", BASE + 15)])
+    state = gather.add_answer(state, BASE + 20, [0], [ref("between", BASE + 15)])
     assert not gather.is_complete(state)
-    state = gather.add_answer(state, BASE + 10, 0, [])
+    state = gather.add_answer(state, BASE + 10, [0], [])
     assert gather.is_complete(state)
     assert gather.decide(state).topic == "unique"
 
@@ -105,13 +114,13 @@ def test_replayed_intro_is_not_a_copy() -> None:
 def test_note_while_pending_joins_the_matches() -> None:
     state = gather.add_intro(None, intro(expected=1))
     state = gather.add_note(state, ref("racer", BASE + 2))
-    state = gather.add_answer(state, BASE + 10, 0, [ref("seen", BASE + 5)])
+    state = gather.add_answer(state, BASE + 10, [0], [ref("seen", BASE + 5)])
     assert gather.decide(state).value["duplicate_of"] == "racer"
 
 
 def test_hold_runs_from_completion() -> None:
     state = gather.add_intro(None, intro(expected=1))
-    state = gather.add_answer(state, BASE + 10, 0, [])
+    state = gather.add_answer(state, BASE + 10, [0], [])
     state = gather.mark_complete(state, 1000)
     assert gather.mark_complete(state, 5000).complete_at == 1000
     assert not gather.is_due(state, 2999, 2000)
@@ -120,7 +129,7 @@ def test_hold_runs_from_completion() -> None:
 
 
 def test_correction_of_a_unique_event() -> None:
-    state = gather.add_answer(gather.add_intro(None, intro(expected=1)), BASE + 10, 0, [])
+    state = gather.add_answer(gather.add_intro(None, intro(expected=1)), BASE + 10, [0], [])
     published = gather.decide(state)
     fixed = gather.correct(published, ref("orig", BASE + 1, distance=3, similarity=0.87654))
     assert fixed is not None
@@ -141,7 +150,7 @@ def test_correction_of_a_unique_event() -> None:
 
 
 def test_correction_only_for_a_strictly_earlier_original() -> None:
-    state = gather.add_answer(gather.add_intro(None, intro(expected=1)), BASE + 10, 0, [ref("b", BASE + 5)])
+    state = gather.add_answer(gather.add_intro(None, intro(expected=1)), BASE + 10, [0], [ref("b", BASE + 5)])
     published = gather.decide(state)
     assert gather.correct(published, ref("b", BASE + 5)) is None
     assert gather.correct(published, ref("c", BASE + 6)) is None
@@ -157,11 +166,11 @@ def test_correction_only_for_a_strictly_earlier_original() -> None:
 def test_state_survives_its_json_round_trip() -> None:
     big = total_order(2**41 - 1, 1023, 2**44 - 1)
     state = gather.add_intro(None, intro(order=big, expected=2))
-    state = gather.add_answer(state, big, 1, [ref("x", big - 1)])
+    state = gather.add_answer(state, big, [1], [ref("x", big - 1)])
     state = gather.add_note(state, ref("y", big - 2))
     state = gather.mark_complete(state, 42)
     assert Pending.from_dict(json.loads(json.dumps(state.to_dict()))) == state
-    published = gather.decide(gather.add_answer(state, big, 0, []))
+    published = gather.decide(gather.add_answer(state, big, [0], []))
     assert gather.Published.from_dict(json.loads(json.dumps(published.to_dict()))) == published
 
 
