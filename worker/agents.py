@@ -147,7 +147,7 @@ def install(
 
     stores_root = datadir / "stores"
     index_stores: StoreSet[IndexPartition] = StoreSet(
-        stores_root / "index", names.index_changelog, lambda path: IndexPartition(path, plan, retention_ms), reader
+        stores_root / "index", names.index_changelog, lambda path: IndexPartition(path, plan, retention_ms, settings.cache_mb), reader
     )
     verdict_stores: StoreSet[VerdictPartition] = StoreSet(
         stores_root / "verdict", names.verdict_changelog, lambda path: VerdictPartition(path, retention_ms), reader
@@ -262,15 +262,19 @@ def install(
         replies: dict[int, list[dict[str, Any]]] = defaultdict(list)
         answers: dict[tuple[str, int], _Answer] = {}
         ops: dict[int, list[Any]] = {}
-        # An event's probes of one partition travel together and mostly meet the same
-        # candidates in every table: verify each (probe event, candidate) pair once per batch.
+        # Verify each (probe event, candidate) pair once per batch, whichever partitions meet it.
         verified: dict[tuple[str, int, str, int], float | None] = {}
         for part, values in _by_partition(batch).items():
             await index_stores.restore(part)
             store = index_stores.begin(part)
+            # An event's probes of one partition are handled together: one query over its
+            # tables, one write of its rows, one answer.
+            groups: dict[tuple[str, int], list[Probe]] = {}
             for value in values:
                 for probe in decode_probes(value):
-                    _index_probe(store, probe, answers, replies, verified)
+                    groups.setdefault((probe.id, probe.order), []).append(probe)
+            for probes in groups.values():
+                _index_event(store, probes, answers, replies, verified)
             ops[part] = store.take_ops()
         for (event_id, order), answer in answers.items():
             earlier = [] if answer.earliest is None else [answer.earliest.to_dict()]
@@ -280,28 +284,29 @@ def install(
                 await answers_topic.send(value=chunk, partition=part)
         await index_stores.commit(ops, send_index_log, hold_offsets(batch), changelog_failed)
 
-    def _index_probe(
+    def _index_event(
         store: IndexPartition,
-        probe: Probe,
+        probes: list[Probe],
         answers: dict[tuple[str, int], _Answer],
         replies: dict[int, list[dict[str, Any]]],
         verified: dict[tuple[str, int, str, int], float | None],
     ) -> None:
-        if probe.exact:
-            candidates = store.exact_candidates(probe.fingerprint, probe.key)
-        else:
-            candidates = store.candidates(probe.fingerprint, probe.table, settings.max_distance)
-        earlier, later, present = _match(probe, candidates, verified)
+        """One event's probes of this partition: match its buckets, store it there, answer it."""
+        probe = probes[0]
+        tables = [p.table for p in probes if not p.exact]
+        exact_keys = [p.key for p in probes if p.exact]
+        found = {c.entry.event_id: c for c in store.candidates(probe.fingerprint, tables, settings.max_distance)}
+        for key in exact_keys:
+            for candidate in store.exact_candidates(probe.fingerprint, key):
+                found.setdefault(candidate.entry.event_id, candidate)
+        earlier, later, present = _match(probe, list(found.values()), verified)
         if not present:  # a replayed probe, or a re-sent id, does not re-add (its first order stays)
             entry = Entry(probe.id, probe.fingerprint, probe.order, probe.ts, probe.sketch)
-            if probe.exact:
-                store.add(entry, exact_key=probe.key)
-            else:
-                store.add(entry, table=probe.table)
+            store.add(entry, tables=tables, exact_keys=exact_keys)
         answer = answers.get((probe.id, probe.order))
         if answer is None:
             answer = answers[(probe.id, probe.order)] = _Answer()
-        answer.add(probe.table, earlier)
+        answer.add([p.table for p in probes], earlier)
         for later_id, later_order, ref in later:
             replies[answer_partition(later_id, partitions)].append(note_item(later_id, later_order, ref.to_dict()))
 
@@ -437,8 +442,8 @@ class _Answer:
     tables: list[int] = field(default_factory=list)
     earliest: gather.Ref | None = None
 
-    def add(self, table: int, earlier: list[gather.Ref]) -> None:
-        self.tables.append(table)
+    def add(self, tables: list[int], earlier: list[gather.Ref]) -> None:
+        self.tables.extend(tables)
         self.earliest = gather.earliest([*earlier, *([self.earliest] if self.earliest else [])])
 
 

@@ -84,10 +84,7 @@ class Deduplicator:
         self._next_order += 1
         match = self._best_match(probe, ts)
         entry = Entry(event_id=event.id, fingerprint=probe.simhash, order=order, ts=ts, sketch=probe.sketch)
-        if probe.exact is None:
-            self.index.add(entry)
-        for key in probe.exact_keys:
-            self.index.add_exact(key, entry)
+        self.index.add(entry, tables=None if probe.exact is None else [], exact_keys=probe.exact_keys)
         if match is None:
             verdict = Verdict(event.id, "unique", None, None, to_hex(probe.simhash), ts)
         else:

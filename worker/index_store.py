@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from worker.blocks import Plan, hamming
 from worker.store import BlockIndex, Candidate, Entry
@@ -23,35 +23,30 @@ from worker.store import BlockIndex, Candidate, Entry
 class IndexPartition:
     """One partition's buckets, with the operations added since the last :meth:`take_ops`."""
 
-    def __init__(self, path: Path, plan: Plan, retention_ms: int | None = None) -> None:
-        self.index = BlockIndex(path, plan, retention_ms=retention_ms)
+    def __init__(self, path: Path, plan: Plan, retention_ms: int | None = None, cache_mb: int = 64) -> None:
+        self.index = BlockIndex(path, plan, retention_ms=retention_ms, cache_bytes=cache_mb << 20)
         self._ops: dict[tuple[str, int], list[Any]] = {}
 
-    def candidates(self, fingerprint: int, table: int, max_distance: int) -> list[Candidate]:
-        """Entries sharing ``fingerprint``'s key in block table ``table``, within ``max_distance``."""
-        return self.index.query(fingerprint, max_distance, tables=[table])
+    def candidates(self, fingerprint: int, tables: Sequence[int], max_distance: int) -> list[Candidate]:
+        """Entries sharing ``fingerprint``'s key in one of ``tables``, within ``max_distance``, each once."""
+        return self.index.query(fingerprint, max_distance, tables=tables) if tables else []
 
     def exact_candidates(self, fingerprint: int, key: int) -> list[Candidate]:
         """Entries stored under exact key ``key`` (no distance bound, as in batch mode)."""
         return [Candidate(e, hamming(fingerprint, e.fingerprint)) for e in self.index.query_exact(key)]
 
-    def add(self, entry: Entry, table: int | None = None, exact_key: int | None = None) -> None:
-        """Store ``entry`` in one block table or under one exact key, and log it."""
-        if exact_key is not None:
-            self.index.add_exact(exact_key, entry)
-        elif table is not None:
-            self.index.add(entry, tables=[table])
-        else:
+    def add(self, entry: Entry, tables: Sequence[int] = (), exact_keys: Sequence[int] = ()) -> None:
+        """Store ``entry`` in block tables and under exact keys (one write), and log it."""
+        if not tables and not exact_keys:
             raise ValueError("add needs a table or an exact key")
+        self.index.add(entry, tables=list(tables), exact_keys=exact_keys)
         op = self._ops.get((entry.event_id, entry.order))
         if op is None:
             sketch = base64.b64encode(entry.sketch).decode("ascii")
             op = [entry.event_id, entry.fingerprint, entry.order, entry.ts, sketch, [], []]
             self._ops[(entry.event_id, entry.order)] = op
-        if exact_key is not None:
-            op[6].append(exact_key)
-        else:
-            op[5].append(table)
+        op[5].extend(tables)
+        op[6].extend(exact_keys)
 
     def take_ops(self) -> list[Any]:
         ops = list(self._ops.values())
@@ -62,10 +57,7 @@ class IndexPartition:
         """Re-add logged entries (restore); adding an entry again changes nothing."""
         for event_id, fp, order, ts, sketch, tables, exact_keys in ops:
             entry = Entry(str(event_id), int(fp), int(order), int(ts), base64.b64decode(sketch))
-            if tables:
-                self.index.add(entry, tables=[int(t) for t in tables])
-            for key in exact_keys:
-                self.index.add_exact(int(key), entry)
+            self.index.add(entry, tables=[int(t) for t in tables], exact_keys=[int(k) for k in exact_keys])
 
     def get_record(self, key: str) -> bytes | None:
         return self.index.get_record(key)

@@ -419,8 +419,9 @@ class BlockIndex:
                 raise ValueError(f"table {t} is not in plan {self.plan.name}")
         return tables
 
-    def add(self, entry: Entry, tables: Sequence[int] | None = None) -> bool:
-        """Store ``entry`` in the given tables (default all); visible to the next query at once.
+    def add(self, entry: Entry, tables: Sequence[int] | None = None, exact_keys: Sequence[int] = ()) -> bool:
+        """Store ``entry`` in the given tables (default all) and under the given exact keys, in one
+        atomic write; visible to the next query at once. ``tables=[]`` stores exact keys only.
 
         Returns False, storing nothing, for an entry older than the retention window.
         """
@@ -429,13 +430,17 @@ class BlockIndex:
         bucket = self._target(entry.ts, batch)
         if bucket is None:
             return False
-        keys = self.plan.keys(entry.fingerprint)
         eid = entry.event_id.encode()
-        tail = entry.fingerprint.to_bytes(8, "big") + eid
-        handle = bucket.handle["tables"]
-        for t in table_ids:
-            batch.put(bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", handle)
-        batch.put(eid, _encode(entry), bucket.handle["entries"])
+        value = _encode(entry)
+        if table_ids:
+            keys = self.plan.keys(entry.fingerprint)
+            tail = entry.fingerprint.to_bytes(8, "big") + eid
+            handle = bucket.handle["tables"]
+            for t in table_ids:
+                batch.put(bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", handle)
+            batch.put(eid, value, bucket.handle["entries"])
+        for h in exact_keys:
+            batch.put(_exact_prefix(h) + eid, value, bucket.handle["exact"])
         self._commit(batch)
         self._remember(bucket.number, eid, entry)
         return True
@@ -524,15 +529,7 @@ class BlockIndex:
 
         Returns False, storing nothing, for an entry older than the retention window.
         """
-        key = _exact_prefix(h) + entry.event_id.encode()
-        batch = WriteBatch(raw_mode=True)
-        bucket = self._target(entry.ts, batch)
-        if bucket is None:
-            return False
-        batch.put(key, _encode(entry), bucket.handle["exact"])
-        self._commit(batch)
-        self._remember(bucket.number, entry.event_id.encode(), entry)
-        return True
+        return self.add(entry, tables=[], exact_keys=[h])
 
     def query_exact(self, h: int) -> list[Entry]:
         """Every entry in the window stored under exactly ``h``."""
@@ -603,6 +600,23 @@ class BlockIndex:
             for cf in self._families():
                 cf.flush(True)
             self._db.flush(True)
+
+    def warm(self) -> int:
+        """Read every table row and entry once, so the block cache holds them (as far as it is
+        large enough); returns the rows read. A probe then costs no disk read — what a long-running
+        index converges to, and what a restarted one reaches at once."""
+        rows = 0
+        scan = ReadOptions()
+        scan.set_total_order_seek(True)
+        for bucket in self._buckets.values():
+            for kind in ("tables", "entries", "exact"):
+                it = bucket.cf[kind].iter(scan)
+                it.seek_to_first()
+                while it.valid():
+                    rows += 1
+                    it.next()
+                del it
+        return rows
 
     def compact(self) -> None:
         """Flush and fully compact every keyspace (benchmarks measure the settled size)."""
