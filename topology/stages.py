@@ -3,9 +3,9 @@
 ::
 
     {p}.events --fingerprint--> {p}.probes  --index--> {p}.answers --verdict--> {p}.unique
-         |                          (batch per        ^  (batch per               {p}.duplicates
-         |                           partition)       |   partition)              {p}.corrections
-         +--> {p}.deadletter        intro ------------+
+         |                          (batch per           (batch per               {p}.duplicates
+         |                           partition)           partition)              {p}.corrections
+         +--> {p}.deadletter        intros ride with probes; the index forwards them
 
 Internal messages are JSON objects, UTF-8, one *batch* per destination partition: a
 10-table plan would otherwise cost ten Kafka messages per event for probes alone. Because a
@@ -193,12 +193,14 @@ def decode_batch(raw: bytes) -> list[dict[str, Any]]:
     return items
 
 
-def encode_probes(probes: list[Probe]) -> list[bytes]:
+def encode_probes(probes: list[Probe], intros: dict[tuple[str, int], dict[str, Any]] | None = None) -> list[bytes]:
     """Probes as one or more messages (see :func:`encode_chunks`).
 
     An event's probes bound for one partition share one item ``{id, order, ts, fp, sketch,
     slots: [[table, key, exact], ...]}``: its sketch is encoded, sent and decoded once per
-    message instead of once per table.
+    message instead of once per table. ``intros`` (by ``(id, order)``) ride along in their
+    event's item as ``intro``: the index stage forwards each with its answers, so the
+    fingerprint stage sends no message of its own to the verdict stage.
     """
     grouped: dict[tuple[str, int], dict[str, Any]] = {}
     for probe in probes:
@@ -213,13 +215,19 @@ def encode_probes(probes: list[Probe]) -> list[bytes]:
                 "slots": [],
             }
         item["slots"].append([probe.table, probe.key, 1 if probe.exact else 0])
+    for key, intro in (intros or {}).items():
+        grouped[key]["intro"] = intro
     return encode_chunks(list(grouped.values()))
 
 
-def decode_probes(raw: bytes) -> list[Probe]:
-    """Probes of a message, in the order they were encoded (one-probe items are read too)."""
+def decode_probes(raw: bytes) -> tuple[list[Probe], list[dict[str, Any]]]:
+    """Probes of a message in the order they were encoded, and the intros riding along."""
     probes: list[Probe] = []
+    intros: list[dict[str, Any]] = []
     for item in decode_batch(raw):
+        intro = item.get("intro")
+        if intro is not None:
+            intros.append(intro)
         slots = item.get("slots")
         if slots is None:
             probes.append(Probe.from_dict(item))
@@ -228,7 +236,7 @@ def decode_probes(raw: bytes) -> list[Probe]:
         sketch = base64.b64decode(item["sketch"])
         for table, key, exact in slots:
             probes.append(Probe(int(table), int(key), event_id, order, ts, fp, sketch, bool(exact)))
-    return probes
+    return probes, intros
 
 
 def answer_item(event_id: str, order: int, tables: list[int], earlier: list[dict[str, Any]]) -> dict[str, Any]:

@@ -8,9 +8,9 @@ bucket and answers the event's id (``{p}.answers``); the verdict stage gathers t
 
 State does not live in Faust tables (one changelog record per assignment, a dozen per event)
 but in stores this worker owns, one per (stage, partition), whose changes are logged as ONE
-changelog record per processed batch and partition (:mod:`worker.changelog`). Every stage
-takes its input in batches (``take_events``) and sends one message per destination partition
-per batch.
+changelog record per partition for all batches committed within 50 ms
+(:mod:`worker.changelog`). Every stage takes its input in batches (``take_events``) and
+sends one message per destination partition per batch.
 """
 
 from __future__ import annotations
@@ -63,6 +63,9 @@ _PREVIEW_CHARS = 200
 _DEADLETTER_RAW_MAX = 256 * 1024
 _LOG_TIMESTAMP_TYPE = 1  # Kafka: 0 = CreateTime, 1 = LogAppendTime
 _DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog acknowledgements
+# Changelog group commit: batches committed within this long share one record per partition.
+# It delays only when source offsets become committable, not verdicts.
+_CHANGELOG_GROUP_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -147,10 +150,18 @@ def install(
 
     stores_root = datadir / "stores"
     index_stores: StoreSet[IndexPartition] = StoreSet(
-        stores_root / "index", names.index_changelog, lambda path: IndexPartition(path, plan, retention_ms, settings.cache_mb), reader
+        stores_root / "index",
+        names.index_changelog,
+        lambda path: IndexPartition(path, plan, retention_ms, settings.cache_mb),
+        reader,
+        _CHANGELOG_GROUP_S,
     )
     verdict_stores: StoreSet[VerdictPartition] = StoreSet(
-        stores_root / "verdict", names.verdict_changelog, lambda path: VerdictPartition(path, retention_ms), reader
+        stores_root / "verdict",
+        names.verdict_changelog,
+        lambda path: VerdictPartition(path, retention_ms),
+        reader,
+        _CHANGELOG_GROUP_S,
     )
 
     async def send_index_log(key: bytes, value: bytes, partition: int) -> Awaitable[Any]:
@@ -194,10 +205,10 @@ def install(
     # ---------------------------------------------------------------- fingerprint stage
     @app.agent(events_topic, name="fingerprint")
     async def fingerprint_stage(stream: faust.StreamT[bytes]) -> None:
-        """Raw event -> intro (to the verdict stage) + one probe per table (to the index stage)."""
+        """Raw event -> one probe per table (to the index stage), the first carrying the event's intro."""
         warned = False
         async for batch in stream.take_events(_TAKE_MAX, within=windows.fingerprint):
-            intros: dict[int, list[dict[str, Any]]] = defaultdict(list)
+            intros: dict[int, dict[tuple[str, int], dict[str, Any]]] = defaultdict(dict)
             probes: dict[int, list[Probe]] = defaultdict(list)
             dead: list[bytes] = []
             for event in batch:
@@ -215,18 +226,15 @@ def install(
                     reason = f"internal error: {type(exc).__name__}: {exc}"
                     dead.append(deadletter_value(reason, msg.topic, msg.partition, msg.offset, msg.value))
                     continue
-                intros[answer_partition(intro.id, partitions)].append(intro.to_dict())
                 for probe in fanout:
                     probes[probe_partition(probe.bucket, partitions)].append(probe)
+                intros[probe_partition(fanout[0].bucket, partitions)][(intro.id, intro.order)] = intro.to_dict()
             counters.events += len(batch) - len(dead)
             counters.deadlettered += len(dead)
             for value in dead:
                 await deadletter_topic.send(value=value)
-            for part, items in intros.items():
-                for chunk in encode_chunks(items):
-                    await answers_topic.send(value=chunk, partition=part)
             for part, batch_probes in probes.items():
-                for chunk in encode_probes(batch_probes):
+                for chunk in encode_probes(batch_probes, intros[part]):
                     await probes_topic.send(value=chunk, partition=part)
 
     def _fan_out(
@@ -271,8 +279,11 @@ def install(
             # tables, one write of its rows, one answer.
             groups: dict[tuple[str, int], list[Probe]] = {}
             for value in values:
-                for probe in decode_probes(value):
+                probes, intros = decode_probes(value)
+                for probe in probes:
                     groups.setdefault((probe.id, probe.order), []).append(probe)
+                for intro in intros:  # forwarded to the verdict stage with the answers
+                    replies[answer_partition(str(intro["id"]), partitions)].append(intro)
             for probes in groups.values():
                 _index_event(store, probes, answers, replies, verified)
             ops[part] = store.take_ops()

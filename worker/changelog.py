@@ -3,7 +3,8 @@
 A Faust table writes one changelog record per assignment; at a dozen index writes per event
 that was most of the worker's Kafka traffic. Here a stage mutates its local RocksDB store
 while it processes a batch, collects the logical operations, and writes them as ONE
-changelog record per (batch, partition) (split only past 512 KiB). The changelog partition equals the store's source
+changelog record per partition for every batch committed within ``group_s`` of the last
+write (group commit; split only past 512 KiB). The changelog partition equals the store's source
 partition, so a worker that takes a partition over replays exactly that changelog partition.
 
 Crash safety without transactions:
@@ -144,9 +145,17 @@ class ChangelogReader:
 class StoreSet(Generic[S]):
     """One stage's stores on this worker, ``<root>/<partition>``, each restored before first use."""
 
-    def __init__(self, root: Path, topic: str, opener: Callable[[Path], S], reader: ChangelogReader) -> None:
+    def __init__(
+        self,
+        root: Path,
+        topic: str,
+        opener: Callable[[Path], S],
+        reader: ChangelogReader,
+        group_s: float = 0.0,
+    ) -> None:
         self.root = root
         self.topic = topic
+        self._group_s = group_s
         self._opener = opener
         self._reader = reader
         self._open: dict[int, S] = {}
@@ -156,6 +165,15 @@ class StoreSet(Generic[S]):
         self._unsettled: dict[int, int] = defaultdict(int)
         self._checkpoint: dict[int, int] = {}
         self._settling: set[asyncio.Task[None]] = set()
+        # Group commit: ops of batches committed within ``group_s`` of the last flush wait in
+        # ``_queued`` and go out together, one record per partition per flush.
+        self._queued: dict[int, list[Any]] = defaultdict(list)
+        self._queued_batches: list[tuple[list[int], Callable[[], None]]] = []
+        self._send: Send | None = None
+        self._on_failed: Callable[[BaseException], None] | None = None
+        self._flush_lock = asyncio.Lock()
+        self._flush_timer: asyncio.TimerHandle | None = None
+        self._last_flush = 0.0
 
     def _path(self, partition: int) -> Path:
         return self.root / str(partition)
@@ -218,26 +236,57 @@ class StoreSet(Generic[S]):
         on_durable: Callable[[], None],
         on_failed: Callable[[BaseException], None],
     ) -> None:
-        """Hand each begun partition's ops to the producer as one record; settle them in the background.
+        """Queue a batch's ops; they go to the producer as one record per partition per flush,
+        and settle in the background.
 
-        Returns once the records are queued. When all are acknowledged, the checkpoints move
-        and ``on_durable`` runs; if one fails, ``on_failed`` runs and the partitions stay
-        dirty (``on_durable`` never runs, so the batch's source offsets are never committed).
+        A flush happens at once when ``group_s`` has passed since the last one, else when it
+        will have. Either way this returns once the ops are queued or handed over: the stages
+        emit their results before committing, so grouping delays only the source-offset
+        commit, never a verdict. When a flush's records are all acknowledged, the checkpoints
+        move and each of its batches' ``on_durable`` runs; if one fails, ``on_failed`` runs and
+        the partitions stay dirty (``on_durable`` never runs, so those batches' source offsets
+        are never committed).
         """
-        pending: list[tuple[int, Awaitable[Any]]] = []
+        self._send, self._on_failed = send, on_failed
         for partition, partition_ops in ops.items():
-            for chunk in encode_chunks(partition_ops):  # one record, unless it would be too large
-                key = uuid.uuid4().hex.encode()  # compaction must keep every batch record
-                pending.append((partition, await send(key, chunk, partition)))
-        task = asyncio.ensure_future(self._settle(list(ops), pending, on_durable, on_failed))
+            self._queued[partition].extend(partition_ops)
+        self._queued_batches.append((list(ops), on_durable))
+        wait = self._last_flush + self._group_s - time.monotonic()
+        if wait <= 0:
+            await self.flush()
+        elif self._flush_timer is None:
+            self._flush_timer = asyncio.get_running_loop().call_later(wait, self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        self._flush_timer = None
+        self._track(asyncio.ensure_future(self.flush()))
+
+    def _track(self, task: asyncio.Task[None]) -> None:
         self._settling.add(task)
         task.add_done_callback(self._settling.discard)
 
+    async def flush(self) -> None:
+        """Hand every queued op to the producer now (one record per partition, split past 512 KiB)."""
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
+        async with self._flush_lock:  # records of one partition must reach the log in order
+            self._last_flush = time.monotonic()
+            if not self._queued_batches or self._send is None or self._on_failed is None:
+                return
+            queued, batches = self._queued, self._queued_batches
+            self._queued, self._queued_batches = defaultdict(list), []
+            pending: list[tuple[int, Awaitable[Any]]] = []
+            for partition, partition_ops in queued.items():
+                for chunk in encode_chunks(partition_ops):
+                    key = uuid.uuid4().hex.encode()  # compaction must keep every batch record
+                    pending.append((partition, await self._send(key, chunk, partition)))
+            self._track(asyncio.ensure_future(self._settle(batches, pending, self._on_failed)))
+
     async def _settle(
         self,
-        partitions: list[int],
+        batches: list[tuple[list[int], Callable[[], None]]],
         pending: list[tuple[int, Awaitable[Any]]],
-        on_durable: Callable[[], None],
         on_failed: Callable[[BaseException], None],
     ) -> None:
         try:
@@ -248,8 +297,12 @@ class StoreSet(Generic[S]):
             log.error("%s: a changelog record was not acknowledged (%s); its batch stays uncommitted", self.topic, exc)
             on_failed(exc)
             return
-        for partition in partitions:
-            self._unsettled[partition] -= 1
+        touched: set[int] = set()
+        for partitions, _ in batches:
+            for partition in partitions:
+                self._unsettled[partition] -= 1
+                touched.add(partition)
+        for partition in touched:
             store = self._open.get(partition)
             if store is None:
                 continue
@@ -257,10 +310,12 @@ class StoreSet(Generic[S]):
                 store.put_record(_CHECKPOINT, str(self._checkpoint[partition]).encode())
             if not self._unsettled[partition]:
                 store.put_record(_DIRTY, b"")
-        on_durable()
+        for _, on_durable in batches:
+            on_durable()
 
     async def drain(self) -> None:
-        """Wait until every changelog record handed to the producer is acknowledged (or failed)."""
+        """Flush, then wait until every changelog record handed to the producer is acknowledged (or failed)."""
+        await self.flush()
         while self._settling:
             await asyncio.gather(*list(self._settling), return_exceptions=True)
 
@@ -273,6 +328,9 @@ class StoreSet(Generic[S]):
         return set(self._ready)
 
     def close(self) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
         for store in self._open.values():
             store.close()
         self._open.clear()
