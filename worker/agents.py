@@ -455,7 +455,7 @@ class _Answer:
 
     def add(self, tables: list[int], earlier: list[gather.Ref]) -> None:
         self.tables.extend(tables)
-        self.earliest = gather.earliest([*earlier, *([self.earliest] if self.earliest else [])])
+        self.earliest = gather.earliest([*earlier, self.earliest] if self.earliest else earlier)
 
 
 class _VerdictBatch:

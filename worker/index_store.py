@@ -39,7 +39,7 @@ class IndexPartition:
         """Store ``entry`` in block tables and under exact keys (one write), and log it."""
         if not tables and not exact_keys:
             raise ValueError("add needs a table or an exact key")
-        self.index.add(entry, tables=list(tables), exact_keys=exact_keys)
+        self.index.add(entry, tables=tables, exact_keys=exact_keys)
         op = self._ops.get((entry.event_id, entry.order))
         if op is None:
             sketch = base64.b64encode(entry.sketch).decode("ascii")

@@ -56,8 +56,8 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from itertools import islice
+from pathlib import Path
 from types import TracebackType
 from typing import Iterator, Sequence
 
@@ -442,13 +442,17 @@ class BlockIndex:
         for h in exact_keys:
             batch.put(_exact_prefix(h) + eid, value, bucket.handle["exact"])
         self._commit(batch)
-        self._remember(bucket.number, eid, entry)
+        if table_ids:
+            self._remember(bucket.number, eid, entry)
         return True
 
     def _remember(self, number: int | None, eid: bytes, entry: Entry) -> None:
         """Keep a recently added or read entry decoded: near-duplicates cluster in time, so the
         same few entries are candidates of every table of every copy (measured: an entry read
-        and decode cost ~14 us, two thirds of a probe that finds one neighbour)."""
+        and decode cost ~14 us, two thirds of a probe that finds one neighbour).
+
+        Only what the ``entries`` family holds is remembered: an exact-only add of an id stored
+        before with another text must not shadow its table rows' entry."""
         recent = self._recent
         if len(recent) >= _RECENT_ENTRIES:
             for key in list(islice(recent, _RECENT_ENTRIES // 4)):
@@ -551,12 +555,9 @@ class BlockIndex:
         return list(out.values())
 
     def _exact_entry(self, bucket: _Bucket, eid: bytes, value: bytes) -> Entry:
-        """The entry stored under an exact key, decoded once while it is recent."""
+        """The entry stored under an exact key, reused from the recent entries when it is the same."""
         entry = self._recent.get((bucket.number, eid))
-        if entry is None or _encode(entry) != value:
-            entry = _decode(eid.decode(), value)
-            self._remember(bucket.number, eid, entry)
-        return entry
+        return entry if entry is not None and _encode(entry) == value else _decode(eid.decode(), value)
 
     def get_record(self, key: str) -> bytes | None:
         """The record ``key``: a store-wide one, else the newest kept in a live time bucket."""

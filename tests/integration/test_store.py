@@ -193,6 +193,16 @@ def test_readding_an_event_with_a_new_fingerprint_drops_the_old_one(tmp_path: Pa
         assert [c.entry.fingerprint for c in index.query(FULL, 3)] == [FULL]
 
 
+def test_an_exact_only_add_of_a_known_id_leaves_its_table_entry_alone(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", plan_for()) as index:
+        long_text = entry(1, 0)
+        index.add(long_text)
+        short_text = Entry(long_text.event_id, FULL, 7, 0, b"short")
+        index.add_exact(5, short_text)
+        assert [c.entry for c in index.query(0, 3)] == [long_text]
+        assert index.query_exact(5) == [short_text]
+
+
 def test_remove_deletes_from_every_table(tmp_path: Path) -> None:
     with BlockIndex(tmp_path / "ix", plan_for()) as index:
         e = entry(1, 12345)
