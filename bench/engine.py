@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import re
 import shutil
 import statistics
@@ -171,7 +172,8 @@ def bench_rocksdb(
             index.warm()
             warm_s = time.perf_counter() - started
             p50, p99, recall = _time_probes(probes, _prober(index, k), truth)
-        note = f"{warm_cache_mb:,} MiB cache, warmed in {warm_s:.0f} s"
+        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        note = f"{warm_cache_mb:,} MiB cache, warmed in {warm_s:.0f} s, peak RSS {peak_mib:,.0f} MiB"
         rows.append(Row(name, n, n / insert_s, p50, p99, disk / n, recall, note))
     shutil.rmtree(path, ignore_errors=True)
     return rows
