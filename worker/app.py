@@ -29,8 +29,9 @@ _PRODUCER_LINGER_S = 0.002
 _FETCH_MAX_WAIT_MS = 10
 # ...and how much data it waits for within that time. With 1 byte, every trickle of records
 # ended a fetch at once, and at moderate load fetch round trips were a fifth of the worker's
-# CPU (100 events/s: worker CPU 0.82 -> 0.64 of a core with 64 KiB, latency unchanged within
-# noise); under a backlog 64 KiB arrive at once and nothing waits.
+# CPU (100 events/s, measured as bench/stream_hops.py does: worker CPU 0.82 -> 0.64 of a core
+# with 64 KiB, latency unchanged within noise); under a backlog 64 KiB arrive at once and
+# nothing waits.
 _FETCH_MIN_BYTES = 64 * 1024
 # How long the group waits for a silent member before handing its partitions to others. Faust's
 # 60 s default stalls every partition of a worker killed with SIGKILL (or a restarted one,

@@ -1,0 +1,121 @@
+"""Where one worker's latency goes: per-hop times and the worker's CPU at a steady load.
+
+Run against a broker (``NEARDUP_BOOTSTRAP``), e.g.::
+
+    python bench/stream_hops.py --events 2000 --rate 200
+
+Starts one worker on fresh topics, warms it up, sends ``--events`` at ``--rate`` events/s
+(``--rate 0``: a backlog), then reads back every topic and reports, at the median and p99,
+the time from the input record's append to its first probe message, from that probe message
+to the last answer message for the event, and from there to the verdict — plus the share of
+one core the worker used meanwhile. (bench/stream.py gives the end-to-end figures next to the
+passthrough baseline; this one explains them.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from kafka import KafkaConsumer, TopicPartition
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import stream  # noqa: E402
+from topology.stages import Topics  # noqa: E402
+from topology.topics import create_topics, topics  # noqa: E402
+
+_PARTITIONS = 4
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _read_back(bootstrap: str, names: Topics) -> dict[str, dict[str, int]]:
+    """First input, probe and verdict time, and last answer time, of every event id."""
+    seen: dict[str, dict[str, int]] = {kind: {} for kind in ("in", "probe", "answer", "out")}
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    watched = (names.events, names.probes, names.answers, names.unique, names.duplicates)
+    parts = [TopicPartition(t, p) for t in watched for p in range(_PARTITIONS)]
+    consumer.assign(parts)
+    consumer.seek_to_beginning(*parts)
+    idle = 0
+    while idle < 3:
+        polled = consumer.poll(timeout_ms=500)
+        idle = 0 if polled else idle + 1
+        for tp, records in polled.items():
+            for record in records:
+                if tp.topic == names.events:
+                    seen["in"].setdefault(record.key.decode(), record.timestamp)
+                elif tp.topic == names.probes:
+                    for item in json.loads(record.value):
+                        seen["probe"].setdefault(str(item["id"]), record.timestamp)
+                elif tp.topic == names.answers:
+                    for item in json.loads(record.value):
+                        if item.get("kind") == "answer":
+                            event_id = str(item["id"])
+                            seen["answer"][event_id] = max(seen["answer"].get(event_id, 0), record.timestamp)
+                else:
+                    seen["out"].setdefault(record.key.decode(), record.timestamp)
+    consumer.close()
+    return seen
+
+
+def _quantiles(values: list[int]) -> str:
+    ordered = sorted(values)
+    return f"p50 {ordered[len(ordered) // 2]:5d} ms  p99 {ordered[int(0.99 * (len(ordered) - 1))]:5d} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--rate", type=float, default=200.0, help="events/s (0 = send as fast as possible)")
+    parser.add_argument("--lateness-ms", type=int, default=20, help="NEARDUP_ALLOWED_LATENESS_MS of the worker")
+    args = parser.parse_args()
+    bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
+    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
+    tmp.mkdir(parents=True, exist_ok=True)
+    prefix = f"hops{uuid.uuid4().hex[:6]}"
+    names = Topics(prefix)
+    create_topics(bootstrap, topics(prefix, _PARTITIONS, 1))
+    env = {
+        **os.environ,
+        "NEARDUP_BOOTSTRAP": bootstrap,
+        "NEARDUP_TOPIC_PREFIX": prefix,
+        "NEARDUP_PARTITIONS": str(_PARTITIONS),
+        "NEARDUP_STATE_DIR": str(tmp / prefix),
+        "NEARDUP_ALLOWED_LATENESS_MS": str(args.lateness_ms),
+    }
+    log = tmp / f"{prefix}.log"
+    worker = stream._start([sys.executable, "-m", "worker.cli", "worker", "--name", "w0", "--loglevel", "info"], env, log)
+    try:
+        stream._wait_ready(log)
+        stream._produce(bootstrap, names.events, stream._events(stream._WARMUP_EVENTS, stream._WARMUP.decode()), None)
+        time.sleep(stream._WARMUP_S)
+        cpu, wall = _cpu_seconds(worker.pid), time.time()
+        result = stream._measure(bootstrap, names, stream._events(args.events), [names.unique, names.duplicates], args.rate or None)
+        share = (_cpu_seconds(worker.pid) - cpu) / (time.time() - wall)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(30)
+    seen = _read_back(bootstrap, names)
+    ids = [i for i in seen["out"] if not i.startswith(stream._WARMUP.decode()) and i in seen["in"]
+           and i in seen["probe"] and i in seen["answer"]]
+    print(f"{result['events']} events at {result['events_per_s']:.0f} events/s, worker CPU {share:.2f} of a core")
+    print(f"input -> first probe message   {_quantiles([seen['probe'][i] - seen['in'][i] for i in ids])}")
+    print(f"probe -> last answer message   {_quantiles([seen['answer'][i] - seen['probe'][i] for i in ids])}")
+    print(f"answer -> verdict              {_quantiles([seen['out'][i] - seen['answer'][i] for i in ids])}")
+    print(f"input -> verdict               {_quantiles([seen['out'][i] - seen['in'][i] for i in ids])}")
+
+
+if __name__ == "__main__":
+    main()
