@@ -10,7 +10,9 @@ State does not live in Faust tables (one changelog record per assignment, a doze
 but in stores this worker owns, one per (stage, partition), whose changes are logged as ONE
 changelog record per partition for all batches committed within 50 ms
 (:mod:`worker.changelog`). Every stage takes its input in batches (``take_events``) and
-sends one message per destination partition per batch.
+sends one message per destination partition per batch — except to a partition this worker
+is assigned itself: that share goes straight to the next stage in this process, so one
+worker that owns everything talks to Kafka only for input, outputs and changelogs.
 """
 
 from __future__ import annotations
@@ -193,9 +195,24 @@ def install(
     def nothing_to_release() -> None:
         """The hold timer's batches have no source messages."""
 
+    # Partitions of the internal topics this worker is assigned now. A stage hands its output
+    # for one of these straight to the next stage in this process instead of through Kafka.
+    local_index: set[int] = set()
+    local_verdict: set[int] = set()
+
+    @app.on_partitions_assigned.connect
+    def _assigned(sender: Any, assigned: set[Any], **_: Any) -> None:
+        """``assigned`` is the whole new assignment."""
+        local_index.clear()
+        local_index.update(tp.partition for tp in assigned if tp.topic == names.probes)
+        local_verdict.clear()
+        local_verdict.update(tp.partition for tp in assigned if tp.topic == names.answers)
+
     @app.on_partitions_revoked.connect
     def _revoked(sender: Any, revoked: set[Any], **_: Any) -> None:
         """Another worker may write these partitions' changelogs now: restore again if they come back."""
+        local_index.difference_update(tp.partition for tp in revoked if tp.topic == names.probes)
+        local_verdict.difference_update(tp.partition for tp in revoked if tp.topic == names.answers)
         index_stores.forget(tp.partition for tp in revoked if tp.topic == names.probes)
         lost = [tp.partition for tp in revoked if tp.topic == names.answers]
         verdict_stores.forget(lost)
@@ -233,9 +250,17 @@ def install(
             counters.deadlettered += len(dead)
             for value in dead:
                 await deadletter_topic.send(value=value)
+            local: dict[int, list[bytes]] = {}
             for part, batch_probes in probes.items():
-                for chunk in encode_probes(batch_probes, intros[part]):
+                chunks = encode_probes(batch_probes, intros[part])
+                if part in local_index:
+                    local[part] = chunks
+                    continue
+                for chunk in chunks:
                     await probes_topic.send(value=chunk, partition=part)
+            if local:
+                async with index_lock:
+                    await _index_values(local, lambda: hold_offsets(batch))
 
     def _fan_out(
         raw: bytes | None, partition: int, offset: int, timestamp_s: float
@@ -264,15 +289,20 @@ def install(
         """Match each probe against its bucket, store it there, answer the event (and later ones)."""
         async for batch in stream.take_events(_TAKE_MESSAGES, within=windows.index):
             async with index_lock:
-                await _index_batch(batch)
+                await _index_values(_by_partition(batch), lambda: hold_offsets(batch))
 
-    async def _index_batch(batch: Sequence[EventT]) -> None:
+    async def _index_values(by_partition: dict[int, list[bytes]], hold: Callable[[], Callable[[], None]]) -> None:
+        """Probe messages per index partition, from Kafka or from this worker's fingerprint stage.
+
+        ``hold`` keeps the source offsets uncommitted until the callback it returns runs;
+        it is called once per changelog commit that must land before they may be committed.
+        """
         replies: dict[int, list[dict[str, Any]]] = defaultdict(list)
         answers: dict[tuple[str, int], _Answer] = {}
         ops: dict[int, list[Any]] = {}
         # Verify each (probe event, candidate) pair once per batch, whichever partitions meet it.
         verified: dict[tuple[str, int, str, int], float | None] = {}
-        for part, values in _by_partition(batch).items():
+        for part, values in by_partition.items():
             await index_stores.restore(part)
             store = index_stores.begin(part)
             # An event's probes of one partition are handled together: one query over its
@@ -290,10 +320,17 @@ def install(
         for (event_id, order), answer in answers.items():
             earlier = [] if answer.earliest is None else [answer.earliest.to_dict()]
             replies[answer_partition(event_id, partitions)].append(answer_item(event_id, order, answer.tables, earlier))
+        local: dict[int, list[dict[str, Any]]] = {}
         for part, items in replies.items():
+            if part in local_verdict:
+                local[part] = items
+                continue
             for chunk in encode_chunks(items):
                 await answers_topic.send(value=chunk, partition=part)
-        await index_stores.commit(ops, send_index_log, hold_offsets(batch), changelog_failed)
+        await index_stores.commit(ops, send_index_log, hold(), changelog_failed)
+        if local:
+            async with verdict_lock:
+                await _verdict_items(local, hold())
 
     def _index_event(
         store: IndexPartition,
@@ -361,35 +398,39 @@ def install(
         return earlier, later, present
 
     # -------------------------------------------------------------------- verdict stage
-    # The agent and the hold timer both change verdict stores; one lock keeps their batches apart.
+    # Verdict batches and the hold timer both change verdict stores; one lock keeps them apart.
     verdict_lock = asyncio.Lock()
-    last_batch = [0.0]  # when the verdict agent last finished a batch (it releases due verdicts too)
+    last_batch = [0.0]  # when a verdict batch last finished (it releases due verdicts too)
     hold_tick_s = max(0.01, lateness_ms / 2000)
 
     @app.agent(answers_topic, name="verdict")
     async def verdict_stage(stream: faust.StreamT[bytes]) -> None:
         """Gather intro + answers per id, publish the verdict once, correct it if an earlier original shows up."""
         async for batch in stream.take_events(_TAKE_MESSAGES, within=windows.verdict):
+            items = {part: [i for v in values for i in decode_batch(v)] for part, values in _by_partition(batch).items()}
             async with verdict_lock:
-                now = int(time.time() * 1000)
-                out: list[tuple[str, str, dict[str, Any]]] = []
-                ops: dict[int, list[Any]] = {}
-                for part, values in _by_partition(batch).items():
-                    fresh = part not in verdict_stores.owned()
-                    store = await verdict_stores.restore(part)
-                    if fresh:
-                        counters.held[part].update(store.complete_ids())
-                    verdict_stores.begin(part)
-                    decider = _VerdictBatch(store, counters, counters.held[part], lateness_ms, now, out)
-                    for value in values:
-                        for item in decode_batch(value):
-                            decider.item(item)
-                    decider.release_due()
-                    decider.save()
-                    ops[part] = store.take_ops()
-                await _emit(out)
-                await verdict_stores.commit(ops, send_verdict_log, hold_offsets(batch), changelog_failed)
-                last_batch[0] = time.monotonic()
+                await _verdict_items(items, hold_offsets(batch))
+
+    async def _verdict_items(by_partition: dict[int, list[dict[str, Any]]], release: Callable[[], None]) -> None:
+        """Intros, answers and notes per verdict partition, from Kafka or from this worker's index stage."""
+        now = int(time.time() * 1000)
+        out: list[tuple[str, str, dict[str, Any]]] = []
+        ops: dict[int, list[Any]] = {}
+        for part, items in by_partition.items():
+            fresh = part not in verdict_stores.owned()
+            store = await verdict_stores.restore(part)
+            if fresh:
+                counters.held[part].update(store.complete_ids())
+            verdict_stores.begin(part)
+            decider = _VerdictBatch(store, counters, counters.held[part], lateness_ms, now, out)
+            for item in items:
+                decider.item(item)
+            decider.release_due()
+            decider.save()
+            ops[part] = store.take_ops()
+        await _emit(out)
+        await verdict_stores.commit(ops, send_verdict_log, release, changelog_failed)
+        last_batch[0] = time.monotonic()
 
     async def _emit(out: list[tuple[str, str, dict[str, Any]]]) -> None:
         for topic, event_id, value in out:
@@ -398,11 +439,11 @@ def install(
     # --------------------------------------------------------------------- hold timer
     @app.timer(interval=hold_tick_s, name="verdict-hold")
     async def release_held() -> None:
-        """Publish held verdicts whose lateness hold ran out while the verdict agent is idle."""
+        """Publish held verdicts whose lateness hold ran out while no verdict batch runs."""
         if lateness_ms <= 0 or not any(counters.held.values()):
             return
         if time.monotonic() - last_batch[0] < hold_tick_s or verdict_lock.locked():
-            return  # the agent is busy and releases them at the end of its batch
+            return  # verdict batches are running and release them at their end
         async with verdict_lock:
             now = int(time.time() * 1000)
             out: list[tuple[str, str, dict[str, Any]]] = []
