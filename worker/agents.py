@@ -407,7 +407,8 @@ def install(
     async def verdict_stage(stream: faust.StreamT[bytes]) -> None:
         """Gather intro + answers per id, publish the verdict once, correct it if an earlier original shows up."""
         async for batch in stream.take_events(_TAKE_MESSAGES, within=windows.verdict):
-            items = {part: [i for v in values for i in decode_batch(v)] for part, values in _by_partition(batch).items()}
+            grouped = _by_partition(batch)
+            items = {part: [i for v in values for i in decode_batch(v)] for part, values in grouped.items()}
             async with verdict_lock:
                 await _verdict_items(items, hold_offsets(batch))
 
