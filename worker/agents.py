@@ -331,6 +331,7 @@ def install(
         if local:
             async with verdict_lock:
                 await _verdict_items(local, hold())
+                last_batch[0] = time.monotonic()
 
     def _index_event(
         store: IndexPartition,
@@ -411,9 +412,14 @@ def install(
             items = {part: [i for v in values for i in decode_batch(v)] for part, values in grouped.items()}
             async with verdict_lock:
                 await _verdict_items(items, hold_offsets(batch))
+                last_batch[0] = time.monotonic()
 
     async def _verdict_items(by_partition: dict[int, list[dict[str, Any]]], release: Callable[[], None]) -> None:
-        """Intros, answers and notes per verdict partition, from Kafka or from this worker's index stage."""
+        """Intros, answers and notes per verdict partition, from Kafka or from this worker's index stage.
+
+        Each partition's due held verdicts are released too, so the hold timer calls this
+        with no items for the partitions that hold any.
+        """
         now = int(time.time() * 1000)
         out: list[tuple[str, str, dict[str, Any]]] = []
         ops: dict[int, list[Any]] = {}
@@ -431,7 +437,6 @@ def install(
             ops[part] = store.take_ops()
         await _emit(out)
         await verdict_stores.commit(ops, send_verdict_log, release, changelog_failed)
-        last_batch[0] = time.monotonic()
 
     async def _emit(out: list[tuple[str, str, dict[str, Any]]]) -> None:
         for topic, event_id, value in out:
@@ -446,20 +451,9 @@ def install(
         if time.monotonic() - last_batch[0] < hold_tick_s or verdict_lock.locked():
             return  # verdict batches are running and release them at their end
         async with verdict_lock:
-            now = int(time.time() * 1000)
-            out: list[tuple[str, str, dict[str, Any]]] = []
-            ops: dict[int, list[Any]] = {}
             owned = verdict_stores.owned()
-            for part, held in list(counters.held.items()):
-                if part not in owned or not held:
-                    continue
-                store = verdict_stores.begin(part)
-                decider = _VerdictBatch(store, counters, held, lateness_ms, now, out)
-                decider.release_due()
-                decider.save()
-                ops[part] = store.take_ops()
-            await _emit(out)
-            await verdict_stores.commit(ops, send_verdict_log, nothing_to_release, changelog_failed)
+            holding = [part for part, held in counters.held.items() if part in owned and held]
+            await _verdict_items({part: [] for part in holding}, nothing_to_release)
 
     @app.timer(interval=10.0, name="counters")
     async def report() -> None:
