@@ -140,6 +140,28 @@ def _measure(
     }
 
 
+def fresh_topics(
+    bootstrap: str, prefix: str, partitions: int, tmp: Path, lateness_ms: int
+) -> tuple[Topics, dict[str, str]]:
+    """Create the topics of ``prefix``; returns their names and the environment of its workers."""
+    create_topics(bootstrap, topics(prefix, partitions, 1))
+    env = {
+        **os.environ,
+        "NEARDUP_BOOTSTRAP": bootstrap,
+        "NEARDUP_TOPIC_PREFIX": prefix,
+        "NEARDUP_PARTITIONS": str(partitions),
+        "NEARDUP_STATE_DIR": str(tmp / prefix),
+        "NEARDUP_ALLOWED_LATENESS_MS": str(lateness_ms),
+    }
+    return Topics(prefix), env
+
+
+def warm_up(bootstrap: str, names: Topics) -> None:
+    """Dictionaries loaded, stores opened, changelogs checked before anything is measured."""
+    _produce(bootstrap, names.events, _events(_WARMUP_EVENTS, _WARMUP.decode()), None)
+    time.sleep(_WARMUP_S)
+
+
 def run(
     bootstrap: str,
     count: int,
@@ -152,16 +174,7 @@ def run(
 ) -> dict[str, float]:
     """One measurement on fresh topics: a backlog as fast as possible, or a steady ``rate``."""
     prefix = f"bench{uuid.uuid4().hex[:6]}"
-    names = Topics(prefix)
-    create_topics(bootstrap, topics(prefix, partitions, 1))
-    env = {
-        **os.environ,
-        "NEARDUP_BOOTSTRAP": bootstrap,
-        "NEARDUP_TOPIC_PREFIX": prefix,
-        "NEARDUP_PARTITIONS": str(partitions),
-        "NEARDUP_STATE_DIR": str(tmp / prefix),
-        "NEARDUP_ALLOWED_LATENESS_MS": str(lateness_ms),
-    }
+    names, env = fresh_topics(bootstrap, prefix, partitions, tmp, lateness_ms)
     procs: list[subprocess.Popen[bytes]] = []
     logs: list[Path] = []
     try:
@@ -176,9 +189,7 @@ def run(
         for log in logs:
             _wait_ready(log)
         time.sleep(3.0 if len(procs) > 1 else 0.5)  # let the group settle after the last join
-        # Warm up (dictionaries loaded, stores opened, changelogs checked) before measuring.
-        _produce(bootstrap, names.events, _events(_WARMUP_EVENTS, _WARMUP.decode()), None)
-        time.sleep(_WARMUP_S)
+        warm_up(bootstrap, names)
         outputs = [names.unique] if passthrough else [names.unique, names.duplicates]
         return _measure(bootstrap, names, _events(count), outputs, rate)
     finally:

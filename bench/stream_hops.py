@@ -11,7 +11,8 @@ to the last answer message for the event, and from there to the verdict — plus
 one core the worker used meanwhile. A worker hands probes and answers for partitions it owns
 to its next stage in-process, so with one worker only the input -> verdict line has figures.
 (bench/stream.py gives the end-to-end figures next to the passthrough baseline; this one
-explains them.)
+explains them.) The passthrough agent of bench/stream.py then gets the same input at the
+same rate, as the floor measured in the same run.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import stream  # noqa: E402
 from topology.stages import Topics  # noqa: E402
-from topology.topics import create_topics, topics  # noqa: E402
 
 _PARTITIONS = 4
 
@@ -87,28 +87,19 @@ def main() -> None:
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
     tmp.mkdir(parents=True, exist_ok=True)
     prefix = f"hops{uuid.uuid4().hex[:6]}"
-    names = Topics(prefix)
-    create_topics(bootstrap, topics(prefix, _PARTITIONS, 1))
-    env = {
-        **os.environ,
-        "NEARDUP_BOOTSTRAP": bootstrap,
-        "NEARDUP_TOPIC_PREFIX": prefix,
-        "NEARDUP_PARTITIONS": str(_PARTITIONS),
-        "NEARDUP_STATE_DIR": str(tmp / prefix),
-        "NEARDUP_ALLOWED_LATENESS_MS": str(args.lateness_ms),
-    }
+    names, env = stream.fresh_topics(bootstrap, prefix, _PARTITIONS, tmp, args.lateness_ms)
     log = tmp / f"{prefix}.log"
     worker = stream._start([sys.executable, "-m", "worker.cli", "worker", "--name", "w0", "--loglevel", "info"], env, log)
     try:
         stream._wait_ready(log)
-        stream._produce(bootstrap, names.events, stream._events(stream._WARMUP_EVENTS, stream._WARMUP.decode()), None)
-        time.sleep(stream._WARMUP_S)
+        stream.warm_up(bootstrap, names)
         cpu, wall = _cpu_seconds(worker.pid), time.time()
         result = stream._measure(bootstrap, names, stream._events(args.events), [names.unique, names.duplicates], args.rate or None)
         share = (_cpu_seconds(worker.pid) - cpu) / (time.time() - wall)
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(30)
+    floor = stream.run(bootstrap, args.events, _PARTITIONS, 1, True, tmp, args.lateness_ms, rate=args.rate or None)
     seen = _read_back(bootstrap, names)
     ids = [i for i in seen["out"] if not i.startswith(stream._WARMUP.decode()) and i in seen["in"]]
     print(f"{result['events']} events at {result['events_per_s']:.0f} events/s, worker CPU {share:.2f} of a core")
@@ -123,6 +114,7 @@ def main() -> None:
         # One worker owns every partition and hands probes and answers on in-process: no hop messages.
         figures = _quantiles(spans) if spans else "no such messages (handed on in-process)"
         print(f"{label:<30} {figures}  ({len(spans)} events)")
+    print(f"passthrough agent, same input and rate (this run's floor): p50 {floor['p50_ms']:5.0f} ms  p99 {floor['p99_ms']:5.0f} ms")
 
 if __name__ == "__main__":
     main()
