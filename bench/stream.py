@@ -23,6 +23,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -105,38 +107,52 @@ def _produce(bootstrap: str, topic: str, events: list[tuple[bytes, bytes]], rate
     return started
 
 
-def _measure(
-    bootstrap: str, names: Topics, events: list[tuple[bytes, bytes]], outputs: list[str], rate: float | None
-) -> dict[str, float]:
-    started = _produce(bootstrap, names.events, events, rate)
+def read_times(
+    bootstrap: str, events_topic: str, outputs: list[str], count: int, timeout_s: float = 600
+) -> tuple[dict[bytes, int], dict[bytes, int]]:
+    """Record time of each measured id's input record and of its first output record.
+
+    Reads until ``count`` ids have both (warm-up events do not count), or the timeout.
+    """
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
     input_ts: dict[bytes, int] = {}
     output_ts: dict[bytes, int] = {}
-    parts = [TopicPartition(t, p) for t in outputs + [names.events] for p in consumer.partitions_for_topic(t) or ()]
+    parts = [TopicPartition(t, p) for t in outputs + [events_topic] for p in consumer.partitions_for_topic(t) or ()]
     consumer.assign(parts)
     consumer.seek_to_beginning(*parts)
-    deadline = time.monotonic() + 600
-    while (len(output_ts) < len(events) or len(input_ts) < len(events)) and time.monotonic() < deadline:
+    deadline = time.monotonic() + timeout_s
+    while (len(output_ts) < count or len(input_ts) < count) and time.monotonic() < deadline:
         for tp, msgs in consumer.poll(timeout_ms=500).items():
             for m in msgs:
                 if m.key is None or m.key.startswith(_WARMUP):
                     continue
-                target = input_ts if tp.topic == names.events else output_ts
+                target = input_ts if tp.topic == events_topic else output_ts
                 target.setdefault(m.key, m.timestamp)
     consumer.close()
+    return input_ts, output_ts
+
+
+def latency_ms(input_ts: dict[bytes, int], output_ts: dict[bytes, int]) -> dict[str, float]:
+    """p50/p95/p99 of output time minus input time over the ids that have both."""
     lat = sorted(output_ts[k] - input_ts[k] for k in output_ts if k in input_ts)
-    last = max(output_ts.values()) / 1000
 
     def pct(q: float) -> float:
         return float(lat[min(len(lat) - 1, int(q * len(lat)))])
 
+    return {"p50_ms": pct(0.50), "p95_ms": pct(0.95), "p99_ms": pct(0.99)}
+
+
+def _measure(
+    bootstrap: str, names: Topics, events: list[tuple[bytes, bytes]], outputs: list[str], rate: float | None
+) -> dict[str, float]:
+    started = _produce(bootstrap, names.events, events, rate)
+    input_ts, output_ts = read_times(bootstrap, names.events, outputs, len(events))
+    last = max(output_ts.values()) / 1000
     return {
         "events": len(output_ts),
         "seconds": last - started,
         "events_per_s": len(output_ts) / (last - started),
-        "p50_ms": pct(0.50),
-        "p95_ms": pct(0.95),
-        "p99_ms": pct(0.99),
+        **latency_ms(input_ts, output_ts),
     }
 
 
@@ -156,23 +172,26 @@ def fresh_topics(
     return Topics(prefix), env
 
 
-def warm_up(bootstrap: str, names: Topics) -> None:
-    """Dictionaries loaded, stores opened, changelogs checked before anything is measured."""
-    _produce(bootstrap, names.events, _events(_WARMUP_EVENTS, _WARMUP.decode()), None)
+def warm_up(bootstrap: str, names: Topics, events: list[tuple[bytes, bytes]] | None = None) -> None:
+    """Dictionaries loaded, stores opened, changelogs checked before anything is measured.
+
+    ``events`` (ids starting with ``warm``) default to the sample feed under warm-up ids.
+    """
+    _produce(bootstrap, names.events, events or _events(_WARMUP_EVENTS, _WARMUP.decode()), None)
     time.sleep(_WARMUP_S)
 
 
-def run(
+@contextmanager
+def running(
     bootstrap: str,
-    count: int,
     partitions: int,
     workers: int,
     passthrough: bool,
     tmp: Path,
     lateness_ms: int,
-    rate: float | None = None,
-) -> dict[str, float]:
-    """One measurement on fresh topics: a backlog as fast as possible, or a steady ``rate``."""
+    warm_events: list[tuple[bytes, bytes]] | None = None,
+) -> Iterator[Topics]:
+    """Fresh topics with ``workers`` neardup workers (or the passthrough agent) started and warmed up."""
     prefix = f"bench{uuid.uuid4().hex[:6]}"
     names, env = fresh_topics(bootstrap, prefix, partitions, tmp, lateness_ms)
     procs: list[subprocess.Popen[bytes]] = []
@@ -189,9 +208,8 @@ def run(
         for log in logs:
             _wait_ready(log)
         time.sleep(3.0 if len(procs) > 1 else 0.5)  # let the group settle after the last join
-        warm_up(bootstrap, names)
-        outputs = [names.unique] if passthrough else [names.unique, names.duplicates]
-        return _measure(bootstrap, names, _events(count), outputs, rate)
+        warm_up(bootstrap, names, warm_events)
+        yield names
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
@@ -200,6 +218,22 @@ def run(
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def run(
+    bootstrap: str,
+    count: int,
+    partitions: int,
+    workers: int,
+    passthrough: bool,
+    tmp: Path,
+    lateness_ms: int,
+    rate: float | None = None,
+) -> dict[str, float]:
+    """One measurement on fresh topics: a backlog as fast as possible, or a steady ``rate``."""
+    with running(bootstrap, partitions, workers, passthrough, tmp, lateness_ms) as names:
+        outputs = [names.unique] if passthrough else [names.unique, names.duplicates]
+        return _measure(bootstrap, names, _events(count), outputs, rate)
 
 
 def main() -> None:
