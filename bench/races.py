@@ -8,8 +8,8 @@ Syndication is the race neardup must survive: several producers send the same st
 about the same moment, and their copies land in different input partitions. Here each of
 ``--producers`` threads (its own Kafka producer) sends the shipped sample feed at
 ``--rate`` events/s in the same order, copy ``p`` of story ``i`` under the id ``{p}-{i}``
-with the story's text unchanged and no ``ts`` (event time is the broker's), so every story arrives ``producers`` times at once
-through different partitions (by key hash). For 1 and 2 workers and each allowed lateness,
+with the story's text unchanged and no ``ts`` (event time is the broker's), so every
+story arrives ``producers`` times at once through different partitions (by key hash). For 1 and 2 workers and each allowed lateness,
 on fresh topics, the bench reports the verdicts, the duplicates among them, the corrections
 published (a verdict revised because an earlier original was indexed after it went out:
 a unique one turned duplicate, or a duplicate re-pointed to an earlier original), the
@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaConsumer, TopicPartition
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -65,18 +65,7 @@ def _unrelated_warm_up(count: int = 200) -> list[tuple[bytes, bytes]]:
 def _send_concurrently(bootstrap: str, topic: str, feeds: list[list[tuple[bytes, bytes]]], rate: float) -> None:
     """Each feed from its own thread and producer, all paced from one shared start."""
     start = time.monotonic() + 0.5
-
-    def send(feed: list[tuple[bytes, bytes]]) -> None:
-        producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=1, acks=1)
-        for i, (key, value) in enumerate(feed):
-            lag = start + i / rate - time.monotonic()
-            if lag > 0:
-                time.sleep(lag)
-            producer.send(topic, key=key, value=value)
-        producer.flush()
-        producer.close()
-
-    threads = [threading.Thread(target=send, args=(feed,)) for feed in feeds]
+    threads = [threading.Thread(target=stream.produce, args=(bootstrap, topic, feed, rate, start)) for feed in feeds]
     for thread in threads:
         thread.start()
     for thread in threads:

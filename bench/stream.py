@@ -91,11 +91,17 @@ def _wait_ready(log: Path, timeout: float = 90.0) -> None:
     raise RuntimeError(f"not ready: {log}")
 
 
-def _produce(bootstrap: str, topic: str, events: list[tuple[bytes, bytes]], rate: float | None) -> float:
-    """Send every event (at ``rate`` events/s when given, else as fast as possible); returns the start time."""
+def produce(
+    bootstrap: str, topic: str, events: list[tuple[bytes, bytes]], rate: float | None, paced_from: float | None = None
+) -> float:
+    """Send every event (at ``rate`` events/s when given, else as fast as possible); returns the start time.
+
+    The pace counts from ``paced_from`` (a ``time.monotonic()`` value, default now), so
+    producers in several threads can keep step.
+    """
     producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=1 if rate else 5, acks=1)
     started = time.time()
-    clock = time.monotonic()
+    clock = time.monotonic() if paced_from is None else paced_from
     for i, (key, value) in enumerate(events):
         if rate:
             lag = clock + i / rate - time.monotonic()
@@ -145,7 +151,7 @@ def latency_ms(input_ts: dict[bytes, int], output_ts: dict[bytes, int]) -> dict[
 def _measure(
     bootstrap: str, names: Topics, events: list[tuple[bytes, bytes]], outputs: list[str], rate: float | None
 ) -> dict[str, float]:
-    started = _produce(bootstrap, names.events, events, rate)
+    started = produce(bootstrap, names.events, events, rate)
     input_ts, output_ts = read_times(bootstrap, names.events, outputs, len(events))
     last = max(output_ts.values()) / 1000
     return {
@@ -177,7 +183,7 @@ def warm_up(bootstrap: str, names: Topics, events: list[tuple[bytes, bytes]] | N
 
     ``events`` (ids starting with ``warm``) default to the sample feed under warm-up ids.
     """
-    _produce(bootstrap, names.events, events or _events(_WARMUP_EVENTS, _WARMUP.decode()), None)
+    produce(bootstrap, names.events, events or _events(_WARMUP_EVENTS, _WARMUP.decode()), None)
     time.sleep(_WARMUP_S)
 
 
