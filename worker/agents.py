@@ -298,7 +298,7 @@ def install(
         it is called once per changelog commit that must land before they may be committed.
         """
         replies: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        answers: dict[tuple[str, int], _Answer] = {}
+        answers: dict[tuple[str, int], _Answer] = defaultdict(_Answer)
         ops: dict[int, list[Any]] = {}
         # Verify each (probe event, candidate) pair once per batch, whichever partitions meet it.
         verified: dict[tuple[str, int, str, int], float | None] = {}
@@ -352,10 +352,7 @@ def install(
         if not present:  # a replayed probe, or a re-sent id, does not re-add (its first order stays)
             entry = Entry(probe.id, probe.fingerprint, probe.order, probe.ts, probe.sketch)
             store.add(entry, tables=tables, exact_keys=exact_keys)
-        answer = answers.get((probe.id, probe.order))
-        if answer is None:
-            answer = answers[(probe.id, probe.order)] = _Answer()
-        answer.add([p.table for p in probes], earlier)
+        answers[(probe.id, probe.order)].add([p.table for p in probes], earlier)
         for later_id, later_order, ref in later:
             replies[answer_partition(later_id, partitions)].append(note_item(later_id, later_order, ref.to_dict()))
 
