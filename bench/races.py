@@ -14,7 +14,8 @@ on fresh topics, the bench reports the verdicts, the duplicates among them, the 
 published (a verdict revised because an earlier original was indexed after it went out:
 a unique one turned duplicate, or a duplicate re-pointed to an earlier original), the
 stories that still have two unique copies once corrections apply (a race nothing caught:
-must be 0), and the latency from input append to first verdict.
+must be 0), and the latency from input append to first verdict — next to the latency of
+bench/stream.py's passthrough agent under the same producers, measured first in the same run.
 """
 
 from __future__ import annotations
@@ -125,6 +126,14 @@ def main() -> None:
     print(
         f"{args.producers} producers x {args.stories} stories at {args.rate:.0f} events/s each, "
         f"{_PARTITIONS} partitions, broker {bootstrap}"
+    )
+    with stream.running(bootstrap, _PARTITIONS, 1, True, tmp, 0, warm) as names:
+        _send_concurrently(bootstrap, names.events, feeds, args.rate)
+        floor = stream.latency_ms(*stream.read_times(bootstrap, names.events, [names.unique], events))
+    print(
+        f"passthrough agent, same producers and rate (this run's floor): latency p50 {floor['p50_ms']:4.0f} ms"
+        f"  p99 {floor['p99_ms']:4.0f} ms",
+        flush=True,
     )
     for workers in (int(w) for w in args.workers.split(",")):
         for lateness in (int(ms) for ms in args.lateness_ms.split(",")):

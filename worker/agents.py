@@ -399,8 +399,8 @@ def install(
     # Verdict batches and the hold timer both change verdict stores; one lock keeps them apart.
     verdict_lock = asyncio.Lock()
     last_batch = [0.0]  # when a verdict batch last finished (it releases due verdicts too)
-    # Held verdicts go out within a fifth of the hold (at least 4 ms) of falling due: with a
-    # 10 ms tick a 20 ms hold cost 36 ms at the median (bench/races.py, 1 worker, 180 events/s).
+    # Held verdicts go out within a fifth of the hold (at least 4 ms) of falling due: 10 ms
+    # ticks left a 20 ms hold at p50 62-67 ms, 4 ms ticks at 46-47 (docs/architecture.md).
     hold_tick_s = max(0.004, lateness_ms / 5000)
 
     @app.agent(answers_topic, name="verdict")
