@@ -69,6 +69,9 @@ _DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog ackno
 # It delays only when source offsets become committable, not verdicts.
 _CHANGELOG_GROUP_S = 0.05
 
+# One probes message: its probes and the intros riding along (see topology.stages.encode_probes).
+_ProbeMessage = tuple[list[Probe], list[dict[str, Any]]]
+
 
 @dataclass(frozen=True)
 class Windows:
@@ -250,13 +253,12 @@ def install(
             counters.deadlettered += len(dead)
             for value in dead:
                 await deadletter_topic.send(value=value)
-            local: dict[int, list[bytes]] = {}
+            local: dict[int, list[_ProbeMessage]] = {}
             for part, batch_probes in probes.items():
-                chunks = encode_probes(batch_probes, intros[part])
-                if part in local_index:
-                    local[part] = chunks
+                if part in local_index:  # handed on as they are: nothing to encode or decode
+                    local[part] = [(batch_probes, list(intros[part].values()))]
                     continue
-                for chunk in chunks:
+                for chunk in encode_probes(batch_probes, intros[part]):
                     await probes_topic.send(value=chunk, partition=part)
             if local:
                 async with index_lock:
@@ -288,11 +290,14 @@ def install(
     async def index_stage(stream: faust.StreamT[bytes]) -> None:
         """Match each probe against its bucket, store it there, answer the event (and later ones)."""
         async for batch in stream.take_events(_TAKE_MESSAGES, within=windows.index):
+            messages = {part: [decode_probes(v) for v in values] for part, values in _by_partition(batch).items()}
             async with index_lock:
-                await _index_values(_by_partition(batch), lambda: hold_offsets(batch))
+                await _index_values(messages, lambda: hold_offsets(batch))
 
-    async def _index_values(by_partition: dict[int, list[bytes]], hold: Callable[[], Callable[[], None]]) -> None:
-        """Probe messages per index partition, from Kafka or from this worker's fingerprint stage.
+    async def _index_values(
+        by_partition: dict[int, list[_ProbeMessage]], hold: Callable[[], Callable[[], None]]
+    ) -> None:
+        """Probes and intros per index partition, from Kafka or from this worker's fingerprint stage.
 
         ``hold`` keeps the source offsets uncommitted until the callback it returns runs;
         it is called once per changelog commit that must land before they may be committed.
@@ -308,8 +313,7 @@ def install(
             # An event's probes of one partition are handled together: one query over its
             # tables, one write of its rows, one answer.
             groups: dict[tuple[str, int], list[Probe]] = {}
-            for value in values:
-                probes, intros = decode_probes(value)
+            for probes, intros in values:
                 for probe in probes:
                     groups.setdefault((probe.id, probe.order), []).append(probe)
                 for intro in intros:  # forwarded to the verdict stage with the answers

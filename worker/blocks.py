@@ -30,6 +30,8 @@ DEFAULT_MAX_BUCKET = 4.0
 rows at most, while each extra table costs one more seek per probe and one more row per
 fingerprint on disk."""
 
+_RECENT_KEYS = 4096  # fingerprints whose keys Plan.keys remembers (cleared when full)
+
 _SPEC = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
 
 
@@ -186,6 +188,7 @@ class Plan:
             raise ValueError("a plan needs at least one table")
         if any(t.f != self.f for t in self.tables):
             raise ValueError("every table must use the plan's fingerprint width")
+        object.__setattr__(self, "_recent_keys", {})
 
     @property
     def name(self) -> str:
@@ -194,10 +197,20 @@ class Plan:
         return f"{len(self.tables)}x{_bits_label(lo, hi)}"
 
     def keys(self, fp: int) -> tuple[int, ...]:
-        """Block key of ``fp`` in every table, in table order."""
-        if fp < 0 or fp >> self.f:
-            raise ValueError(f"fingerprint {fp!r} is not a {self.f}-bit unsigned integer")
-        return tuple(t.key(fp) for t in self.tables)
+        """Block key of ``fp`` in every table, in table order.
+
+        The keys of recent fingerprints are remembered: the worker asks for one event's keys
+        at its fan-out and again in every index partition's query and write (~10 us each).
+        """
+        recent: dict[int, tuple[int, ...]] = self._recent_keys  # type: ignore[attr-defined]
+        keys = recent.get(fp)
+        if keys is None:
+            if fp < 0 or fp >> self.f:
+                raise ValueError(f"fingerprint {fp!r} is not a {self.f}-bit unsigned integer")
+            if len(recent) >= _RECENT_KEYS:
+                recent.clear()
+            keys = recent[fp] = tuple(t.key(fp) for t in self.tables)
+        return keys
 
     def expected_bucket(self, expected: int | None = None) -> float:
         """Expected stored fingerprints per bucket in the narrowest table (uniform fingerprints)."""

@@ -186,6 +186,16 @@ def test_keys_reject_fingerprints_outside_64_bits(fp: int) -> None:
         PLANS["k3-auto"].keys(fp)
 
 
+def test_remembered_keys_match_the_tables_and_survive_the_memo_filling_up() -> None:
+    plan = PLANS["k3-auto"]
+    fps = [(i * 0x9E3779B97F4A7C15) & FULL for i in range(10_000)]  # more than the memo holds
+    for _ in range(2):
+        for fp in fps:
+            assert plan.keys(fp) == tuple(t.key(fp) for t in plan.tables)
+    with pytest.raises(ValueError, match="64-bit"):
+        plan.keys(-1)
+
+
 @pytest.mark.parametrize("name", list(PLANS))
 def test_plan_survives_its_json_description(name: str) -> None:
     plan = PLANS[name]
