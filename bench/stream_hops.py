@@ -10,6 +10,10 @@ the time from the input record's append to its first probe message, from that pr
 to the last answer message for the event, and from there to the verdict — plus the share of
 one core the worker used meanwhile. A worker hands probes and answers for partitions it owns
 to its next stage in-process, so with one worker only the input -> verdict line has figures.
+The worker logs each input batch (``NEARDUP_LOG_BATCHES``), so the bench also splits one
+worker's latency into the wait before an event's batch starts (fetch, window, the batch
+still running) and the batch itself — fingerprint to verdict, but not the lateness hold of
+a held verdict — with the CPU our code spent per event in it.
 (bench/stream.py gives the end-to-end figures next to the passthrough baseline; this one
 explains them.) The passthrough agent of bench/stream.py then gets the same input at the
 same rate, as the floor measured in the same run.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -35,6 +40,7 @@ import stream  # noqa: E402
 from topology.stages import Topics  # noqa: E402
 
 _PARTITIONS = 4
+_BATCH_LINE = re.compile(r"batch: (\d+) events, waited ([\d.]+)-([\d.]+) ms, took ([\d.]+) ms, ([\d.]+) ms CPU")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -72,9 +78,24 @@ def _read_back(bootstrap: str, names: Topics) -> dict[str, dict[str, int]]:
     return seen
 
 
-def _quantiles(values: list[int]) -> str:
+def _quantiles(values: list[int] | list[float]) -> str:
     ordered = sorted(values)
-    return f"p50 {ordered[len(ordered) // 2]:5d} ms  p99 {ordered[int(0.99 * (len(ordered) - 1))]:5d} ms"
+    return f"p50 {ordered[len(ordered) // 2]:5.0f} ms  p99 {ordered[int(0.99 * (len(ordered) - 1))]:5.0f} ms"
+
+
+def _batch_lines(log_text: str) -> list[str]:
+    """The worker's input batches, from its ``log_batches`` lines, as report lines."""
+    batches = [tuple(map(float, m.groups())) for m in _BATCH_LINE.finditer(log_text)]
+    if not batches:
+        return ["input batches                  none logged"]
+    events = sum(b[0] for b in batches)
+    return [
+        f"input batches                  {len(batches)}, {events / len(batches):.1f} events each",
+        f"  newest event's wait          {_quantiles([b[1] for b in batches])}  (input record -> batch start)",
+        f"  oldest event's wait          {_quantiles([b[2] for b in batches])}",
+        f"  the batch itself             {_quantiles([b[3] for b in batches])}"
+        f"  ({sum(b[4] for b in batches) / events * 1000:.0f} us of CPU an event in it)",
+    ]
 
 
 def main() -> None:
@@ -88,17 +109,20 @@ def main() -> None:
     tmp.mkdir(parents=True, exist_ok=True)
     prefix = f"hops{uuid.uuid4().hex[:6]}"
     names, env = stream.fresh_topics(bootstrap, prefix, _PARTITIONS, tmp, args.lateness_ms)
+    env["NEARDUP_LOG_BATCHES"] = "1"
     log = tmp / f"{prefix}.log"
     worker = stream._start([sys.executable, "-m", "worker.cli", "worker", "--name", "w0", "--loglevel", "info"], env, log)
     try:
         stream._wait_ready(log)
         stream.warm_up(bootstrap, names)
+        warmed = log.stat().st_size
         cpu, wall = _cpu_seconds(worker.pid), time.time()
         result = stream._measure(bootstrap, names, stream._events(args.events), [names.unique, names.duplicates], args.rate or None)
         share = (_cpu_seconds(worker.pid) - cpu) / (time.time() - wall)
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(30)
+    batch_lines = _batch_lines(log.read_bytes()[warmed:].decode(errors="replace"))
     floor = stream.run(bootstrap, args.events, _PARTITIONS, 1, True, tmp, args.lateness_ms, rate=args.rate or None)
     seen = _read_back(bootstrap, names)
     ids = [i for i in seen["out"] if not i.startswith(stream._WARMUP.decode()) and i in seen["in"]]
@@ -114,6 +138,7 @@ def main() -> None:
         # One worker owns every partition and hands probes and answers on in-process: no hop messages.
         figures = _quantiles(spans) if spans else "no such messages (handed on in-process)"
         print(f"{label:<30} {figures}  ({len(spans)} events)")
+    print("\n".join(batch_lines))
     print(f"passthrough agent, same input and rate (this run's floor): p50 {floor['p50_ms']:5.0f} ms  p99 {floor['p99_ms']:5.0f} ms")
 
 if __name__ == "__main__":

@@ -82,6 +82,10 @@ class Settings:
         20,
         "How long a verdict waits for a possibly earlier original racing through another partition.",
     )
+    log_batches: bool = _setting(
+        False,
+        "Log one line per input batch: how long its events waited before it started, how long it took.",
+    )
     security_protocol: str = _setting("PLAINTEXT", "Kafka security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).")
     sasl_mechanism: str = _setting("", "SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) when SASL is used.")
     sasl_username: str = _setting("", "SASL user name.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -84,7 +85,7 @@ class SingleRun:
 def single(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SingleRun]:
     tmp = tmp_path_factory.mktemp("stream-single")
     prefix = f"st{uuid.uuid4().hex[:8]}"
-    env = worker_env(kafka_bootstrap, prefix, 1, tmp / "state")
+    env = {**worker_env(kafka_bootstrap, prefix, 1, tmp / "state"), "NEARDUP_LOG_BATCHES": "1"}
     settings = Settings.from_env(env)
     names = Topics(prefix)
     create_topics(kafka_bootstrap, topics(prefix, 1, 1))
@@ -118,6 +119,20 @@ def test_every_valid_event_gets_exactly_one_verdict(single: SingleRun) -> None:
     dups = {r.key for r in single.records if r.topic == single.names.duplicates}
     assert not unique & dups
     assert len(dups) > 10  # the sample feed really has near-duplicates
+
+
+def test_batch_log_accounts_for_every_input_record(single: SingleRun) -> None:
+    """With NEARDUP_LOG_BATCHES the worker logs each input batch, valid and invalid records alike."""
+    sent = len(SAMPLE) + len(INVALID) + 1
+    pattern = re.compile(r"batch: (\d+) events, waited ([\d.]+)-([\d.]+) ms, took ([\d.]+) ms")
+    deadline = time.monotonic() + 10
+    while True:  # the line follows the batch's verdicts, which the fixture has already read
+        lines = [m.groups() for m in pattern.finditer(single.worker.text())]
+        if sum(int(n) for n, *_ in lines) >= sent or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert sum(int(n) for n, *_ in lines) == sent
+    assert all(0 <= float(newest) <= float(oldest) for _, newest, oldest, _ in lines)
 
 
 def test_unique_verdict_carries_the_original_event(single: SingleRun) -> None:
