@@ -86,6 +86,64 @@ def test_query_matches_brute_force(tmp_path_factory: pytest.TempPathFactory, cas
         check_against_brute_force(index.query(probe, max_distance), probe, stored, plan.k, max_distance)
 
 
+@st.composite
+def reposted_stories(draw: st.DrawFn) -> tuple[Plan, int, list[int], list[int], int]:
+    """A plan, a partition count, fingerprints with many exact copies and near ones, probes, max_distance."""
+    plan = draw(st.sampled_from(PLANS))
+    bases = draw(st.lists(st.integers(0, FULL), min_size=1, max_size=3))
+
+    def near() -> int:
+        fp = draw(st.sampled_from(bases))
+        for p in draw(st.sets(st.integers(0, 63), max_size=plan.k + 1)):
+            fp ^= 1 << p
+        return fp
+
+    stored = [draw(st.sampled_from(bases)) if draw(st.booleans()) else near() for _ in range(draw(st.integers(1, 40)))]
+    probes = [near() for _ in range(3)] + bases
+    return plan, draw(st.integers(1, 3)), stored, probes, draw(st.integers(0, plan.k + 2))
+
+
+@given(reposted_stories())
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_partition_shares_find_every_copy_a_whole_index_finds(
+    tmp_path_factory: pytest.TempPathFactory, case: tuple[Plan, int, list[int], list[int], int]
+) -> None:
+    """The worker's layout: each partition holds the tables whose bucket it owns, per fingerprint.
+
+    A story stored many times must come back whole from every partition, as from one index of all
+    tables (query reads a fingerprint's rows in one table and skips them in the others).
+    """
+    plan, partitions, fps, probes, max_distance = case
+
+    def share(fp: int, part: int) -> list[int]:
+        return [t for t, key in enumerate(plan.keys(fp)) if (t * 7919 + key) % partitions == part]
+
+    root = tmp_path_factory.mktemp("shares")
+    with BlockIndex(root / "whole", plan) as whole:
+        parts = [BlockIndex(root / f"p{part}", plan) for part in range(partitions)]
+        try:
+            stored = {}
+            for i, fp in enumerate(fps):
+                whole.add(entry(i, fp))
+                for part, index in enumerate(parts):
+                    if share(fp, part):
+                        index.add(entry(i, fp), tables=share(fp, part))
+                stored[f"ev-{i}"] = fp
+            for probe in probes:
+                expected = {(c.entry.event_id, c.distance) for c in whole.query(probe, max_distance)}
+                found: set[tuple[str, int]] = set()
+                for part, index in enumerate(parts):
+                    if share(probe, part):
+                        answer = index.query(probe, max_distance, tables=share(probe, part))
+                        assert len({c.entry.event_id for c in answer}) == len(answer), "each event once"
+                        found |= {(c.entry.event_id, c.distance) for c in answer}
+                assert found == expected
+                check_against_brute_force(whole.query(probe, max_distance), probe, stored, plan.k, max_distance)
+        finally:
+            for index in parts:
+                index.close()
+
+
 @pytest.mark.parametrize("plan", PLANS, ids=lambda p: f"k{p.k}-{p.name}")
 def test_probe_then_index_sees_every_earlier_add(tmp_path: Path, plan: Plan) -> None:
     """The decider's loop: each event probes, then is indexed; no flush in between."""
