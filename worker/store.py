@@ -252,7 +252,6 @@ class BlockIndex:
         self._prefix_read = ReadOptions()
         self._prefix_read.set_prefix_same_as_start(True)
         self._watermark: int | None = None
-        # Decoded recent entries, each with its stored value (to tell a reused id at a glance).
         self._recent: dict[tuple[int | None, bytes], tuple[Entry, bytes]] = {}
         self._closed = False
         try:
@@ -452,9 +451,10 @@ class BlockIndex:
         return True
 
     def _remember(self, number: int | None, eid: bytes, entry: Entry, value: bytes) -> None:
-        """Keep a recently added or read entry decoded, with its stored value: near-duplicates cluster in time, so the
+        """Keep a recently added or read entry decoded: near-duplicates cluster in time, so the
         same few entries are candidates of every table of every copy (measured: an entry read
-        and decode cost ~14 us, two thirds of a probe that finds one neighbour).
+        and decode cost ~14 us, two thirds of a probe that finds one neighbour). Its stored
+        value comes along, so an exact-key row can tell at a glance whether it holds the same.
 
         Only what the ``entries`` family holds is remembered: an exact-only add of an id stored
         before with another text must not shadow its table rows' entry."""
