@@ -138,14 +138,15 @@ def read_times(
     return input_ts, output_ts
 
 
+def percentile(ordered: list[float], q: float) -> float:
+    """The value at rank ``q`` of an ascending, non-empty list (the benches' one definition)."""
+    return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
+
+
 def latency_ms(input_ts: dict[bytes, int], output_ts: dict[bytes, int]) -> dict[str, float]:
     """p50/p95/p99 of output time minus input time over the ids that have both."""
-    lat = sorted(output_ts[k] - input_ts[k] for k in output_ts if k in input_ts)
-
-    def pct(q: float) -> float:
-        return float(lat[min(len(lat) - 1, int(q * len(lat)))])
-
-    return {"p50_ms": pct(0.50), "p95_ms": pct(0.95), "p99_ms": pct(0.99)}
+    lat: list[float] = sorted(output_ts[k] - input_ts[k] for k in output_ts if k in input_ts)
+    return {"p50_ms": percentile(lat, 0.50), "p95_ms": percentile(lat, 0.95), "p99_ms": percentile(lat, 0.99)}
 
 
 def _measure(

@@ -44,7 +44,7 @@ def _cpu_seconds(pid: int) -> float:
 
 def _quantiles(values: list[float]) -> str:
     ordered = sorted(values)
-    return f"p50 {ordered[len(ordered) // 2]:5.0f} ms  p99 {ordered[int(0.99 * (len(ordered) - 1))]:5.0f} ms"
+    return f"p50 {stream.percentile(ordered, 0.5):5.0f} ms  p99 {stream.percentile(ordered, 0.99):5.0f} ms"
 
 
 def _batch_lines(log_text: str) -> list[str]:
