@@ -562,7 +562,7 @@ class BlockIndex:
         out: dict[str, Entry] = {}
         recent = self._recent
         for bucket in self._live():
-            # One call a row (``items``), not three (``valid``, ``key``, ``next``): a story
+            # One call a row (``items``), not four (``valid``, ``key``, ``value``, ``next``): a story
             # reposted N times has N rows under each of its anchors.
             for key, value in bucket.cf["exact"].items(from_key=prefix, read_opt=self._prefix_read):
                 if key[:_EXACT_PREFIX] != prefix:

@@ -126,15 +126,15 @@ def test_partition_shares_find_every_copy_a_whole_index_finds(
             for i, fp in enumerate(fps):
                 whole.add(entry(i, fp))
                 for part, index in enumerate(parts):
-                    if share(fp, part):
-                        index.add(entry(i, fp), tables=share(fp, part))
+                    if tables := share(fp, part):
+                        index.add(entry(i, fp), tables=tables)
                 stored[f"ev-{i}"] = fp
             for probe in probes:
                 expected = {(c.entry.event_id, c.distance) for c in whole.query(probe, max_distance)}
                 found: set[tuple[str, int]] = set()
                 for part, index in enumerate(parts):
-                    if share(probe, part):
-                        answer = index.query(probe, max_distance, tables=share(probe, part))
+                    if tables := share(probe, part):
+                        answer = index.query(probe, max_distance, tables=tables)
                         assert len({c.entry.event_id for c in answer}) == len(answer), "each event once"
                         found |= {(c.entry.event_id, c.distance) for c in answer}
                 assert found == expected
