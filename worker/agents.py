@@ -4,11 +4,12 @@ Read top to bottom, this is the path of one event through the stream: bytes in
 ``{p}.events``; fingerprint and fan-out to one bucket per block table (``{p}.probes``,
 routed to the bucket's partition); the index stage matches and stores the entry in that
 bucket and answers the event's id (``{p}.answers``); the verdict stage gathers the answers
-(:mod:`worker.gather`) and publishes to ``{p}.unique`` or ``{p}.duplicates``.
+(:mod:`worker.gather`) and publishes to ``{p}.unique`` or ``{p}.duplicates`` once its
+store's changelog holds what it published (:mod:`worker.outbox`).
 
 State does not live in Faust tables (one changelog record per assignment, a dozen per event)
 but in stores this worker owns, one per (stage, partition), whose changes are logged as ONE
-changelog record per partition for all batches committed within 50 ms
+changelog record per partition and batch (for the index, per 50 ms of batches)
 (:mod:`worker.changelog`). Every stage takes its input in batches (``take_events``) and
 sends one message per destination partition per batch — except to a partition this worker
 is assigned itself: that share goes straight to the next stage in this process, so one
@@ -50,11 +51,12 @@ from worker.changelog import ChangelogReader, StoreSet
 from worker.decide import accepts
 from worker.fingerprint import Fingerprint, fingerprint
 from worker.index_store import IndexPartition
+from worker.outbox import Outbox
 from worker.settings import Settings
 from worker.simhash import to_hex
 from worker.store import Candidate, Entry
 from worker.validate import InvalidEvent, parse_event
-from worker.verdict_store import VerdictPartition
+from worker.verdict_store import Output, VerdictPartition
 
 log = logging.getLogger("neardup.worker")
 
@@ -65,8 +67,9 @@ _PREVIEW_CHARS = 200
 _DEADLETTER_RAW_MAX = 256 * 1024
 _LOG_TIMESTAMP_TYPE = 1  # Kafka: 0 = CreateTime, 1 = LogAppendTime
 _DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog acknowledgements
-# Changelog group commit: batches committed within this long share one record per partition.
-# It delays only when source offsets become committable, not verdicts.
+# Index changelog group commit: batches committed within this long share one record per
+# partition. It delays only when source offsets become committable. The verdict changelog
+# is not grouped: a batch's outputs wait for its record (worker.outbox).
 _CHANGELOG_GROUP_S = 0.05
 
 # One probes message: its probes and the intros riding along (see topology.stages.encode_probes).
@@ -184,7 +187,6 @@ def install(
         names.verdict_changelog,
         lambda path: VerdictPartition(path, retention_ms),
         reader,
-        _CHANGELOG_GROUP_S,
     )
 
     async def send_index_log(key: bytes, value: bytes, partition: int) -> Awaitable[Any]:
@@ -209,9 +211,15 @@ def install(
 
         return release
 
-    def changelog_failed(exc: BaseException) -> None:
-        """A changelog record was lost: stop this worker; its uncommitted batches are replayed elsewhere."""
+    def write_failed(exc: BaseException) -> None:
+        """A changelog or output record was lost: stop this worker; what it did not finish is
+        replayed from Kafka (uncommitted batches, outbox entries) by whoever restores next."""
         asyncio.ensure_future(app.crash(exc))
+
+    async def send_output(role: str, key: bytes, value: bytes) -> Awaitable[Any]:
+        return await outputs[role].send(key=key, value=value)
+
+    outbox = Outbox(send_output, write_failed)
 
     def nothing_to_release() -> None:
         """The hold timer's batches have no source messages."""
@@ -237,6 +245,7 @@ def install(
         index_stores.forget(tp.partition for tp in revoked if tp.topic == names.probes)
         lost = [tp.partition for tp in revoked if tp.topic == names.answers]
         verdict_stores.forget(lost)
+        outbox.forget(lost)
         for part in lost:
             counters.held.pop(part, None)
 
@@ -352,7 +361,7 @@ def install(
                 continue
             for chunk in encode_chunks(items):
                 await answers_topic.send(value=chunk, partition=part)
-        await index_stores.commit(ops, send_index_log, hold(), changelog_failed)
+        await index_stores.commit(ops, send_index_log, hold(), write_failed)
         if local:
             async with verdict_lock:
                 await _verdict_items(local, hold())
@@ -441,43 +450,66 @@ def install(
     async def _verdict_items(by_partition: dict[int, list[dict[str, Any]]], release: Callable[[], None]) -> None:
         """Intros, answers and notes per verdict partition, from Kafka or from this worker's index stage.
 
-        Each partition's due held verdicts are released too, so the hold timer calls this
-        with no items for the partitions that hold any.
+        Each partition's due held verdicts are released too, and its acknowledged outbox
+        entries deleted, so the hold timer calls this with no items for the partitions that
+        hold either. The outputs go into the outbox and out once the changelog has them.
         """
         now = int(time.time() * 1000)
-        out: list[tuple[str, str, dict[str, Any]]] = []
+        entries: list[tuple[int, str, list[Output]]] = []
         ops: dict[int, list[Any]] = {}
         for part, items in by_partition.items():
             fresh = part not in verdict_stores.owned()
             store = await verdict_stores.restore(part)
             if fresh:
                 counters.held[part].update(store.complete_ids())
+                unsent = store.outbox()  # durable, perhaps never sent: send again
+                if unsent:
+                    records = sum(len(outputs) for _, outputs in unsent)
+                    log.info("%s[%d]: sending %d outbox records again", names.answers, part, records)
+                for key, outputs in unsent:
+                    outbox.emit(part, key, outputs)
             verdict_stores.begin(part)
+            out: list[Output] = []
             decider = _VerdictBatch(store, counters, counters.held[part], lateness_ms, now, out)
             for item in items:
                 decider.item(item)
             decider.release_due()
             decider.save()
+            store.drop_outbox(outbox.take_acked(part))
+            if out:
+                entries.append((part, store.put_outbox(out), out))
             ops[part] = store.take_ops()
-        await _emit(out)
-        await verdict_stores.commit(ops, send_verdict_log, release, changelog_failed)
 
-    async def _emit(out: list[tuple[str, str, dict[str, Any]]]) -> None:
-        for topic, event_id, value in out:
-            await outputs[topic].send(key=event_id.encode(), value=json.dumps(value, ensure_ascii=False).encode())
+        def durable() -> None:
+            release()
+            for part, key, outputs in entries:
+                outbox.emit(part, key, outputs)
+
+        await verdict_stores.commit(ops, send_verdict_log, durable, write_failed)
+
+    async def _drop_acked(partitions: list[int]) -> None:
+        """Delete acknowledged outbox entries (shutdown: no batch will carry the deletes)."""
+        ops: dict[int, list[Any]] = {}
+        for part in partitions:
+            store = verdict_stores.begin(part)
+            store.drop_outbox(outbox.take_acked(part))
+            ops[part] = store.take_ops()
+        if ops:
+            await verdict_stores.commit(ops, send_verdict_log, nothing_to_release, write_failed)
 
     # --------------------------------------------------------------------- hold timer
     @app.timer(interval=hold_tick_s, name="verdict-hold")
     async def release_held() -> None:
-        """Publish held verdicts whose lateness hold ran out while no verdict batch runs."""
-        if lateness_ms <= 0 or not any(counters.held.values()):
+        """Publish held verdicts whose lateness hold ran out, and delete acknowledged outbox
+        entries, while no verdict batch runs."""
+        if not any(counters.held.values()) and not outbox.acked_partitions():
             return
         if time.monotonic() - last_batch[0] < hold_tick_s or verdict_lock.locked():
-            return  # verdict batches are running and release them at their end
+            return  # verdict batches are running and do both at their end
         async with verdict_lock:
             owned = verdict_stores.owned()
-            holding = [part for part, held in counters.held.items() if part in owned and held]
-            await _verdict_items({part: [] for part in holding}, nothing_to_release)
+            busy = {part for part, held in counters.held.items() if held} | outbox.acked_partitions()
+            await _verdict_items({part: [] for part in sorted(busy & owned)}, nothing_to_release)
 
     @app.timer(interval=10.0, name="counters")
     async def report() -> None:
@@ -499,6 +531,13 @@ def install(
                     await asyncio.wait_for(stores.drain(), _DRAIN_TIMEOUT_S)
                 except asyncio.TimeoutError:
                     log.warning("changelog records still unacknowledged at shutdown; their stores stay dirty")
+            try:
+                await asyncio.wait_for(outbox.drain(), _DRAIN_TIMEOUT_S)
+                await _drop_acked(sorted(outbox.acked_partitions() & verdict_stores.owned()))
+                await asyncio.wait_for(verdict_stores.drain(), _DRAIN_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                log.warning("outputs still unacknowledged at shutdown; the next owner sends them again")
+            await outbox.close()
             index_stores.close()
             verdict_stores.close()
         await reader.close()
@@ -528,7 +567,7 @@ class _VerdictBatch:
         held: set[str],
         lateness_ms: int,
         now: int,
-        out: list[tuple[str, str, dict[str, Any]]],
+        out: list[Output],
     ) -> None:
         self.store = store
         self.counters = counters

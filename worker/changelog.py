@@ -16,7 +16,8 @@ Crash safety without transactions:
   stage's latency): :meth:`StoreSet.commit` hands the records to the producer and calls the
   batch's ``on_durable`` when they are acknowledged. The stages ack their source messages to
   Faust only then, so Faust never commits a source offset whose state changes are not in
-  Kafka (an unacknowledged message blocks the commit of every later offset of its partition);
+  Kafka (an unacknowledged message blocks the commit of every later offset of its partition),
+  and the verdict stage publishes a batch's outputs only then (:mod:`worker.outbox`);
 * a store found dirty when first opened may hold writes that never reached the changelog
   (a crash mid-batch): it is wiped and rebuilt from the whole changelog. Otherwise the
   changelog is replayed from the checkpoint to its end — records written by the worker that
@@ -165,6 +166,9 @@ class StoreSet(Generic[S]):
         self._unsettled: dict[int, int] = defaultdict(int)
         self._checkpoint: dict[int, int] = {}
         self._settling: set[asyncio.Task[None]] = set()
+        # Flushes settle in the order they were made, so ``on_durable`` callbacks run in
+        # commit order (the verdict stage's outputs go out in that order).
+        self._last_settle: asyncio.Task[None] | None = None
         # Group commit: ops of batches committed within ``group_s`` of the last flush wait in
         # ``_queued`` and go out together, one record per partition per flush.
         self._queued: dict[int, list[Any]] = defaultdict(list)
@@ -240,10 +244,10 @@ class StoreSet(Generic[S]):
         and settle in the background.
 
         A flush happens at once when ``group_s`` has passed since the last one, else when it
-        will have. Either way this returns once the ops are queued or handed over: the stages
-        emit their results before committing, so grouping delays only the source-offset
-        commit, never a verdict. When a flush's records are all acknowledged, the checkpoints
-        move and each of its batches' ``on_durable`` runs; if one fails, ``on_failed`` runs and
+        will have. Either way this returns once the ops are queued or handed over. When a
+        flush's records are all acknowledged (and every earlier flush has settled), the
+        checkpoints move and each of its batches' ``on_durable`` runs, in commit order; if one
+        fails, ``on_failed`` runs and
         the partitions stay dirty (``on_durable`` never runs, so those batches' source offsets
         are never committed).
         """
@@ -281,14 +285,19 @@ class StoreSet(Generic[S]):
                 for chunk in encode_chunks(partition_ops):
                     key = uuid.uuid4().hex.encode()  # compaction must keep every batch record
                     pending.append((partition, await self._send(key, chunk, partition)))
-            self._track(asyncio.ensure_future(self._settle(batches, pending, self._on_failed)))
+            settle = asyncio.ensure_future(self._settle(batches, pending, self._on_failed, self._last_settle))
+            self._last_settle = settle
+            self._track(settle)
 
     async def _settle(
         self,
         batches: list[tuple[list[int], Callable[[], None]]],
         pending: list[tuple[int, Awaitable[Any]]],
         on_failed: Callable[[BaseException], None],
+        previous: asyncio.Task[None] | None,
     ) -> None:
+        if previous is not None:
+            await asyncio.wait([previous])
         try:
             for partition, future in pending:
                 metadata = await future

@@ -1,8 +1,9 @@
 """The verdict stage's store for one ``{p}.answers`` partition: gather states and first verdicts.
 
-A plain rocksdict database with two keyspaces, ``p:<id>`` (the :class:`~worker.gather.Pending`
-state of an id still gathering or held) and ``v:<id>`` (its :class:`~worker.gather.Published`
-first verdict). Every write is also logged as ``[key, value or null]``; the stage writes a
+A plain rocksdict database with three keyspaces, ``p:<id>`` (the :class:`~worker.gather.Pending`
+state of an id still gathering or held), ``v:<id>`` (its :class:`~worker.gather.Published`
+first verdict) and ``o:<seq>`` (a batch's output records not yet acknowledged by the output
+topics, :mod:`worker.outbox`). Every write is also logged as ``[key, value or null]``; the stage writes a
 batch's log as one changelog record (:mod:`worker.changelog`). Restoring replays the log in
 order, so the last write of a key wins, as it did live.
 
@@ -15,6 +16,7 @@ remembered as long as it can still be a candidate.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,11 @@ from worker import gather
 _PENDING = "p:"
 _VERDICT = "v:"
 _RECORD = "r:"
+_OUTBOX = "o:"
+_SEQ_DIGITS = 20
+
+# One output record: (output topic role, event id, record value).
+Output = tuple[str, str, dict[str, Any]]
 
 
 def _dump(data: dict[str, Any]) -> str:
@@ -43,6 +50,7 @@ class VerdictPartition:
         # Gather states are read back many times while an event gathers; keeping the live
         # ones decoded saves a JSON parse per read (they are few: published ones are deleted).
         self._states: dict[str, gather.Pending] = {}
+        self._last_seq: int | None = None
 
     def _get(self, key: str) -> bytes | None:
         value = self._db.get(key.encode())
@@ -84,16 +92,52 @@ class VerdictPartition:
     def complete_ids(self) -> set[str]:
         """Ids whose verdict is complete but held (the in-memory list is lost on restart)."""
         found: set[str] = set()
+        for key in self._keys(_PENDING):
+            raw = self._get(key)
+            if raw is not None and json.loads(raw).get("complete_at") is not None:
+                found.add(key[len(_PENDING) :])
+        return found
+
+    def _keys(self, prefix: str) -> list[str]:
         read = ReadOptions()
-        read.set_iterate_upper_bound(_PENDING[:-1].encode() + bytes([ord(":") + 1]))
+        read.set_iterate_upper_bound(prefix[:-1].encode() + bytes([ord(":") + 1]))
         it = self._db.iter(read)
-        it.seek(_PENDING.encode())
+        it.seek(prefix.encode())
+        keys: list[str] = []
         while it.valid():
-            if json.loads(it.value()).get("complete_at") is not None:
-                found.add(bytes(it.key()).decode()[len(_PENDING) :])
+            keys.append(bytes(it.key()).decode())
             it.next()
         del it
-        return found
+        return keys
+
+    def put_outbox(self, outputs: list[Output]) -> str:
+        """Keep a batch's outputs until they are acknowledged; returns their outbox key.
+
+        Keys sort in the order outputs were put, across restarts too: a key is the wall clock
+        in nanoseconds, or one past the last key when the clock has not moved past it.
+        """
+        if self._last_seq is None:
+            keys = self._keys(_OUTBOX)
+            self._last_seq = int(keys[-1][len(_OUTBOX) :]) if keys else 0
+        self._last_seq = max(time.time_ns(), self._last_seq + 1)
+        key = f"{_OUTBOX}{self._last_seq:0{_SEQ_DIGITS}d}"
+        self._write(key, _dump({"outputs": [list(o) for o in outputs]}))
+        return key
+
+    def outbox(self) -> list[tuple[str, list[Output]]]:
+        """Every outbox entry, oldest first: outputs that may not have reached their topics."""
+        entries: list[tuple[str, list[Output]]] = []
+        for key in self._keys(_OUTBOX):
+            raw = self._get(key)
+            if raw is not None:
+                outputs = json.loads(raw)["outputs"]
+                entries.append((key, [(str(t), str(i), dict(v)) for t, i, v in outputs]))
+        return entries
+
+    def drop_outbox(self, keys: list[str]) -> None:
+        """Forget entries whose outputs every output topic has acknowledged."""
+        for key in keys:
+            self._write(key, None)
 
     def take_ops(self) -> list[Any]:
         ops, self._ops = self._ops, []
@@ -101,6 +145,7 @@ class VerdictPartition:
 
     def apply(self, ops: list[Any]) -> None:
         self._states.clear()
+        self._last_seq = None
         for key, value in ops:
             self._set(str(key), value)
 
