@@ -454,6 +454,7 @@ def install(
         entries deleted, so the hold timer calls this with no items for the partitions that
         hold either. The outputs go into the outbox and out once the changelog has them.
         """
+        await outbox.settled()
         now = int(time.time() * 1000)
         entries: list[tuple[int, str, list[Output]]] = []
         ops: dict[int, list[Any]] = {}
@@ -502,10 +503,12 @@ def install(
     async def release_held() -> None:
         """Publish held verdicts whose lateness hold ran out, and delete acknowledged outbox
         entries, while no verdict batch runs."""
-        if not any(counters.held.values()) and not outbox.acked_partitions():
+        holding = any(counters.held.values())
+        if not holding and not outbox.acked_partitions():
             return
-        if time.monotonic() - last_batch[0] < hold_tick_s or verdict_lock.locked():
-            return  # verdict batches are running and do both at their end
+        idle = time.monotonic() - last_batch[0]
+        if idle < hold_tick_s or verdict_lock.locked() or (not holding and idle < _CHANGELOG_GROUP_S):
+            return  # verdict batches are running and do both at their end; deletes alone can wait
         async with verdict_lock:
             owned = verdict_stores.owned()
             busy = {part for part, held in counters.held.items() if held} | outbox.acked_partitions()

@@ -32,6 +32,8 @@ _SEQ_DIGITS = 20
 
 # One output record: (output topic role, event id, record value).
 Output = tuple[str, str, dict[str, Any]]
+# Output roles whose value is always the id's stored first verdict (corrections are not).
+_VERDICT_ROLES = ("unique", "duplicates")
 
 
 def _dump(data: dict[str, Any]) -> str:
@@ -113,25 +115,40 @@ class VerdictPartition:
     def put_outbox(self, outputs: list[Output]) -> str:
         """Keep a batch's outputs until they are acknowledged; returns their outbox key.
 
-        Keys sort in the order outputs were put, across restarts too: a key is the wall clock
-        in nanoseconds, or one past the last key when the clock has not moved past it.
+        A verdict is kept as a reference to the id's stored first verdict, whose value it
+        always is: a unique verdict carries the event's text, which the changelog then need
+        not carry twice. Keys sort in the order outputs were put, across restarts too: a key
+        is the wall clock in nanoseconds, or one past the last key when the clock has not
+        moved past it.
         """
         if self._last_seq is None:
             keys = self._keys(_OUTBOX)
             self._last_seq = int(keys[-1][len(_OUTBOX) :]) if keys else 0
         self._last_seq = max(time.time_ns(), self._last_seq + 1)
         key = f"{_OUTBOX}{self._last_seq:0{_SEQ_DIGITS}d}"
-        self._write(key, _dump({"outputs": [list(o) for o in outputs]}))
+        kept = [[role, event_id, None if role in _VERDICT_ROLES else value] for role, event_id, value in outputs]
+        self._write(key, _dump({"outputs": kept}))
         return key
 
     def outbox(self) -> list[tuple[str, list[Output]]]:
-        """Every outbox entry, oldest first: outputs that may not have reached their topics."""
+        """Every outbox entry, oldest first: outputs that may not have reached their topics.
+
+        A verdict whose stored first verdict is gone (expired with the retention) is left out.
+        """
         entries: list[tuple[str, list[Output]]] = []
         for key in self._keys(_OUTBOX):
             raw = self._get(key)
-            if raw is not None:
-                outputs = json.loads(raw)["outputs"]
-                entries.append((key, [(str(t), str(i), dict(v)) for t, i, v in outputs]))
+            if raw is None:
+                continue
+            outputs: list[Output] = []
+            for role, event_id, value in json.loads(raw)["outputs"]:
+                if value is None:
+                    published = self.verdict(str(event_id))
+                    if published is None:
+                        continue
+                    value = published.value
+                outputs.append((str(role), str(event_id), dict(value)))
+            entries.append((key, outputs))
         return entries
 
     def drop_outbox(self, keys: list[str]) -> None:

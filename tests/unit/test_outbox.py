@@ -121,3 +121,31 @@ def test_changelog_batches_become_durable_in_commit_order(tmp_path: Path, first_
         assert failures == []
 
     asyncio.run(run())
+
+
+def test_settled_waits_until_every_record_is_taken_and_acknowledged() -> None:
+    async def run() -> None:
+        acks = Acks()
+        producer_full = asyncio.Event()
+
+        async def slow_send(role: str, key: bytes, value: bytes) -> asyncio.Future[Any]:
+            await producer_full.wait()  # a full producer batch makes send() wait
+            return await acks.send(role, key, value)
+
+        outbox = Outbox(slow_send, lambda exc: None)
+        await asyncio.wait_for(outbox.settled(), 1)  # nothing queued
+        outbox.emit(0, "o:1", [verdict("a"), verdict("b")])
+        waiter = asyncio.ensure_future(outbox.settled())
+        await asyncio.sleep(0.01)
+        assert not waiter.done()
+        producer_full.set()
+        await asyncio.sleep(0.01)
+        assert len(acks.sent) == 2 and not waiter.done()
+        acks.futures[0].set_result(None)
+        await asyncio.sleep(0.01)
+        assert not waiter.done()
+        acks.futures[1].set_result(None)
+        await asyncio.wait_for(waiter, 1)
+        await outbox.close()
+
+    asyncio.run(run())
