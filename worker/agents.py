@@ -535,7 +535,7 @@ def install(
                 except asyncio.TimeoutError:
                     log.warning("changelog records still unacknowledged at shutdown; their stores stay dirty")
             try:
-                await asyncio.wait_for(outbox.drain(), _DRAIN_TIMEOUT_S)
+                await asyncio.wait_for(outbox.settled(), _DRAIN_TIMEOUT_S)
                 await _drop_acked(sorted(outbox.acked_partitions() & verdict_stores.owned()))
                 await asyncio.wait_for(verdict_stores.drain(), _DRAIN_TIMEOUT_S)
             except asyncio.TimeoutError:

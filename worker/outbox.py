@@ -104,9 +104,9 @@ class Outbox:
             self._on_failed(exc)
 
     async def settled(self) -> None:
-        """Wait until every queued entry is sent and acknowledged: the verdict stage's backpressure.
+        """Wait until every queued entry is sent and acknowledged (or the outbox failed).
 
-        The stage waits here before a batch, as it used to wait on its own sends. Without it
+        This is the verdict stage's backpressure, and what shutdown waits for. The stage waits here before a batch, as it used to wait on its own sends. Without it
         the stage rarely let the event loop run mid-batch; Faust's ``take_events`` fills its
         buffer only then, so under a backlog input batches shrank from ~125 events to ~25 at
         a higher cost an event (one worker in ``bench/stream_hops.py --rate 0``: 540-690
@@ -125,10 +125,6 @@ class Outbox:
         """Partitions another worker owns now: it sends and deletes their entries after its restore."""
         for partition in partitions:
             self._acked.pop(partition, None)
-
-    async def drain(self) -> None:
-        """Wait until every queued entry is sent and acknowledged (or the outbox failed)."""
-        await self._settled.wait()
 
     async def close(self) -> None:
         if self._sender is not None:

@@ -57,7 +57,7 @@ def test_entries_go_out_in_emit_order_and_count_as_acked_only_when_every_record_
         assert outbox.take_acked(1) == ["o:2"]
         assert outbox.acked_partitions() == set()
         acks.futures[1].set_result(None)
-        await outbox.drain()
+        await outbox.settled()
         assert outbox.take_acked(0) == ["o:1"]
         assert outbox.take_acked(0) == []
         assert failures == []
@@ -75,7 +75,7 @@ def test_a_lost_record_stops_the_outbox_and_acks_nothing_of_its_entry() -> None:
         await asyncio.sleep(0.01)
         acks.futures[0].set_result(None)
         acks.futures[1].set_exception(RuntimeError("not leader"))
-        await outbox.drain()
+        await outbox.settled()
         assert [str(f) for f in failures] == ["not leader"]
         assert outbox.take_acked(0) == []
         outbox.emit(0, "o:2", [verdict("c")])  # the worker is stopping: left in the store
