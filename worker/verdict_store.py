@@ -93,24 +93,24 @@ class VerdictPartition:
 
     def complete_ids(self) -> set[str]:
         """Ids whose verdict is complete but held (the in-memory list is lost on restart)."""
-        found: set[str] = set()
-        for key in self._keys(_PENDING):
-            raw = self._get(key)
-            if raw is not None and json.loads(raw).get("complete_at") is not None:
-                found.add(key[len(_PENDING) :])
-        return found
+        return {
+            key[len(_PENDING) :]
+            for key, raw in self._items(_PENDING)
+            if json.loads(raw).get("complete_at") is not None
+        }
 
-    def _keys(self, prefix: str) -> list[str]:
+    def _items(self, prefix: str) -> list[tuple[str, bytes]]:
+        """Every record of one keyspace (``prefix`` ends in ':'), in key order."""
         read = ReadOptions()
         read.set_iterate_upper_bound(prefix[:-1].encode() + bytes([ord(":") + 1]))
         it = self._db.iter(read)
         it.seek(prefix.encode())
-        keys: list[str] = []
+        items: list[tuple[str, bytes]] = []
         while it.valid():
-            keys.append(bytes(it.key()).decode())
+            items.append((bytes(it.key()).decode(), bytes(it.value())))
             it.next()
         del it
-        return keys
+        return items
 
     def put_outbox(self, outputs: list[Output]) -> str:
         """Keep a batch's outputs until they are acknowledged; returns their outbox key.
@@ -122,8 +122,8 @@ class VerdictPartition:
         moved past it.
         """
         if self._last_seq is None:
-            keys = self._keys(_OUTBOX)
-            self._last_seq = int(keys[-1][len(_OUTBOX) :]) if keys else 0
+            entries = self._items(_OUTBOX)
+            self._last_seq = int(entries[-1][0][len(_OUTBOX) :]) if entries else 0
         self._last_seq = max(time.time_ns(), self._last_seq + 1)
         key = f"{_OUTBOX}{self._last_seq:0{_SEQ_DIGITS}d}"
         kept = [[role, event_id, None if role in _VERDICT_ROLES else value] for role, event_id, value in outputs]
@@ -136,10 +136,7 @@ class VerdictPartition:
         A verdict whose stored first verdict is gone (expired with the retention) is left out.
         """
         entries: list[tuple[str, list[Output]]] = []
-        for key in self._keys(_OUTBOX):
-            raw = self._get(key)
-            if raw is None:
-                continue
+        for key, raw in self._items(_OUTBOX):
             outputs: list[Output] = []
             for role, event_id, value in json.loads(raw)["outputs"]:
                 if value is None:
