@@ -1,4 +1,4 @@
-"""Output records go to Kafka only once the changelog record that stores them is acknowledged.
+"""Output records go to Kafka only once the changelog holds what decides them.
 
 Why: a verdict sent before its store change is durable can be decided a second time after a
 crash, and the second decision may differ from the first (whether an earlier original from
@@ -10,6 +10,11 @@ entries in that order, one at a time, and reports the entries whose records ever
 partition acknowledged; the stage then deletes those (logged too). A worker that restores
 a partition sends again whatever its outbox still holds, so a crash can repeat a record,
 byte for byte, but never publish one that the stores do not know.
+
+One kind of output needs no entry: a held verdict released from a gather state that is
+already in an acknowledged changelog record. A restore finds that state, due, and decides
+it first, the same (:meth:`worker.agents.VerdictBatch.release_due`), so the stage emits it
+at once with no key; it still goes out in order and counts towards :meth:`Outbox.settled`.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ class Outbox:
     def __init__(self, send: Send, on_failed: Callable[[BaseException], None]) -> None:
         self._send = send
         self._on_failed = on_failed
-        self._queue: deque[tuple[int, str, list[Output]]] = deque()
+        self._queue: deque[tuple[int, str | None, list[Output]]] = deque()
         self._wake = asyncio.Event()
         self._settled = asyncio.Event()  # nothing queued, sent or unacknowledged
         self._settled.set()
@@ -49,8 +54,12 @@ class Outbox:
         self._acked: dict[int, list[str]] = defaultdict(list)
         self._failed = False
 
-    def emit(self, partition: int, key: str, outputs: list[Output]) -> None:
-        """Queue the outbox entry ``key`` of ``partition``; its changelog record is acknowledged."""
+    def emit(self, partition: int, key: str | None, outputs: list[Output]) -> None:
+        """Queue the outbox entry ``key`` of ``partition``; its changelog record is acknowledged.
+
+        ``key`` None: outputs that are not stored, because a restore decides them again, the
+        same (held verdicts released from a state already in the changelog).
+        """
         if self._failed:
             return  # the worker is stopping; the entry stays in the store and is sent after restore
         self._queue.append((partition, key, outputs))
@@ -87,14 +96,15 @@ class Outbox:
         if not self._acking and not self._queue and not self._sending:
             self._settled.set()
 
-    async def _wait_acks(self, partition: int, key: str, futures: list[Awaitable[Any]]) -> None:
+    async def _wait_acks(self, partition: int, key: str | None, futures: list[Awaitable[Any]]) -> None:
         try:
             for future in futures:
                 await future
         except Exception as exc:
             self._fail(exc)
             return
-        self._acked[partition].append(key)
+        if key is not None:
+            self._acked[partition].append(key)
 
     def _fail(self, exc: BaseException) -> None:
         if not self._failed:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,13 @@ class VerdictPartition:
         # ones decoded saves a JSON parse per read (they are few: published ones are deleted).
         self._states: dict[str, gather.Pending] = {}
         self._last_seq: int | None = None
+        # Which gather states are in the changelog yet: batches taken (take_ops) and their
+        # ids, until settled_through. A held verdict decided from a state the changelog
+        # holds may go out before its own batch's record does (worker.agents).
+        self.taken = 0
+        self._batch_ids: list[str] = []
+        self._unsettled: dict[str, int] = {}
+        self._in_flight: deque[tuple[int, list[str]]] = deque()
 
     def _get(self, key: str) -> bytes | None:
         value = self._db.get(key.encode())
@@ -83,6 +91,19 @@ class VerdictPartition:
         else:
             self._states[event_id] = state
         self._write(_PENDING + event_id, None if state is None else _dump(state.to_dict()))
+        self._batch_ids.append(event_id)
+
+    def is_settled(self, event_id: str) -> bool:
+        """Whether the changelog has acknowledged the last write of ``event_id``'s gather state."""
+        return event_id not in self._unsettled
+
+    def settled_through(self, taken: int) -> None:
+        """The changelog acknowledged every batch up to the ``taken``-th (its records' order)."""
+        while self._in_flight and self._in_flight[0][0] <= taken:
+            seq, ids = self._in_flight.popleft()
+            for event_id in ids:
+                if self._unsettled.get(event_id) == seq:
+                    del self._unsettled[event_id]
 
     def verdict(self, event_id: str) -> gather.Published | None:
         raw = self._get(_VERDICT + event_id)
@@ -154,7 +175,14 @@ class VerdictPartition:
             self._write(key, None)
 
     def take_ops(self) -> list[Any]:
+        """The writes since the last call: one batch, the :attr:`taken`-th, for the changelog."""
         ops, self._ops = self._ops, []
+        self.taken += 1
+        if self._batch_ids:
+            for event_id in self._batch_ids:
+                self._unsettled[event_id] = self.taken
+            self._in_flight.append((self.taken, self._batch_ids))
+            self._batch_ids = []
         return ops
 
     def apply(self, ops: list[Any]) -> None:

@@ -1,10 +1,12 @@
-"""The verdict store's outbox on a real RocksDB: what a restore finds is what was put and not dropped."""
+"""The verdict store on a real RocksDB: what a restore finds in the outbox, and what it sends again."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from topology.stages import answer_item, note_item
 from worker import gather
+from worker.agents import Counters, VerdictBatch
 from worker.verdict_store import Output, VerdictPartition
 
 RETENTION_MS = 7 * 86_400_000
@@ -52,3 +54,59 @@ def test_an_outbox_entry_refers_to_the_stored_verdict_instead_of_copying_its_tex
     assert key.startswith("o:") and text not in value
     assert store.outbox()[0][1] == [("unique", "a", first.value)]
     store.close()
+
+
+LATENESS_MS = 20
+
+
+def intro_item(event_id: str, order: int) -> dict[str, object]:
+    return gather.Intro(event_id, order, 1000, "00ff", 1, {"id": event_id, "text": event_id}).to_dict()
+
+
+def batch(
+    store: VerdictPartition, held: set[str], now: int, items: list[dict[str, object]]
+) -> tuple[list[Output], list[Output], list[list[object]]]:
+    """One partition's verdict batch as the stage runs it: (entry outputs, settled outputs, changelog ops)."""
+    out: list[Output] = []
+    settled_out: list[Output] = []
+    VerdictBatch(store, Counters(), held, LATENESS_MS, now, out, settled_out).run(items)
+    return out, settled_out, store.take_ops()
+
+
+def test_a_held_verdict_goes_out_at_once_only_when_its_state_is_in_the_changelog(tmp_path: Path) -> None:
+    store = VerdictPartition(tmp_path / "v", RETENTION_MS)
+    held: set[str] = set()
+    # x completes at t=0 and is held; y completes at t=0 too.
+    completed = [intro_item("x", 50), answer_item("x", 50, [0], []), intro_item("y", 60), answer_item("y", 60, [0], [])]
+    out, settled_out, _ = batch(store, held, 0, completed)
+    assert (out, settled_out, held) == ([], [], {"x", "y"})
+    store.settled_through(store.taken)  # that batch's record is acknowledged
+    # y gets a note at t=10, so its latest state is in no acknowledged record yet.
+    earlier = gather.Ref("w", 5, 2, 0.9).to_dict()
+    batch(store, held, 10, [note_item("y", 60, earlier)])
+    out, settled_out, _ = batch(store, held, LATENESS_MS, [])
+    assert [(role, event_id) for role, event_id, _ in settled_out] == [("unique", "x")]
+    assert [(role, event_id) for role, event_id, _ in out] == [("duplicates", "y")]
+    store.close()
+
+
+def test_a_restore_releases_a_verdict_sent_before_its_record_the_same_despite_a_replayed_note(tmp_path: Path) -> None:
+    live = VerdictPartition(tmp_path / "live", RETENTION_MS)
+    held: set[str] = set()
+    _, _, durable_ops = batch(live, held, 0, [intro_item("x", 50), answer_item("x", 50, [0], [])])
+    live.settled_through(live.taken)
+    # The hold runs out, then a batch brings a late note: x is sent at once, then corrected.
+    late_note = note_item("x", 50, gather.Ref("w", 5, 2, 0.9).to_dict())
+    _, sent, _ = batch(live, held, LATENESS_MS, [])
+    corrections, _, _ = batch(live, held, LATENESS_MS + 1, [late_note])
+    assert [role for role, _, _ in sent] == ["unique"] and [role for role, _, _ in corrections] == ["corrections"]
+    live.close()
+    # The worker dies before those two batches' records are in Kafka; the next owner replays
+    # the acknowledged record, then the note again, in one batch after the hold ran out.
+    restored = VerdictPartition(tmp_path / "restored", RETENTION_MS)
+    restored.apply(durable_ops)
+    again: set[str] = restored.complete_ids()
+    out, settled_out, _ = batch(restored, again, LATENESS_MS + 100, [late_note])
+    assert settled_out == sent
+    assert out == corrections
+    restored.close()
