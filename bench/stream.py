@@ -7,10 +7,16 @@ Run against a broker (``NEARDUP_BOOTSTRAP``, e.g. ``KAFKA_PORT=29092 scripts/kaf
 Each configuration runs twice on fresh topics: once with the whole input sent as fast as
 possible (max throughput: events over the time from the first produce to the last verdict),
 then at a steady offered load of half that maximum (latency: the verdict record's timestamp,
-stamped by the worker's producer, minus the input record's LogAppendTime). The input is the
-shipped sample feed repeated under new ids (so roughly one event in six is a near-duplicate). The passthrough agent reads
-the same input and writes each record unchanged: the floor that Faust and the broker alone
-cost on this machine.
+stamped by the worker's producer, minus the input record's LogAppendTime). The passthrough
+agent reads the same input and writes each record unchanged: the floor that Faust and the
+broker alone cost on this machine.
+
+The input (``--feed``): ``devset`` (default) is a stream of bench/devset.py — real Chinese
+and English text with the edits feeds make, a quarter of it near-duplicate copies, most
+stories told once, as in a real feed. ``sample`` is the 200-line shipped sample repeated
+under new ids: after the first 200 events every event is an exact copy of up to 14 (at
+3000 events) earlier ones, the index's worst case, every probe meeting many candidates.
+Warm-up events are the sample under ``warm`` ids either way.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import devset  # noqa: E402
 from topology.stages import Topics  # noqa: E402
 from topology.topics import create_topics, topics  # noqa: E402
 from worker.scan import default_sample  # noqa: E402
@@ -67,11 +74,20 @@ def passthrough_main(bootstrap: str, prefix: str, partitions: int) -> None:
     faust.Worker(app, loglevel="info", quiet=True).execute_from_commandline()
 
 
-def _events(count: int, prefix: str = "b") -> list[tuple[bytes, bytes]]:
-    sample = [json.loads(line) for line in Path(default_sample()).read_text().splitlines() if line.strip()]
+FEEDS = ("devset", "sample")
+_DEVSET_SEED = 11  # not the shipped sample's seed, so the feed does not start with the warm-up's stories
+
+
+def _events(count: int, prefix: str = "b", feed: str = "devset") -> list[tuple[bytes, bytes]]:
+    """``count`` events under the ids ``{prefix}<n>``, keyed by id (``feed``: see the module doc)."""
+    if feed == "devset":
+        texts, _ = devset.build(count, _DEVSET_SEED)
+    else:
+        sample = [json.loads(line) for line in Path(default_sample()).read_text().splitlines() if line.strip()]
+        texts = [sample[i % len(sample)] for i in range(count)]
     out = []
-    for i in range(count):
-        event = dict(sample[i % len(sample)])
+    for i, text in enumerate(texts):
+        event = dict(text)
         event["id"] = f"{prefix}{i:07d}"
         out.append((event["id"].encode(), json.dumps(event, ensure_ascii=False).encode()))
     return out
@@ -184,7 +200,7 @@ def warm_up(bootstrap: str, names: Topics, events: list[tuple[bytes, bytes]] | N
 
     ``events`` (ids starting with ``warm``) default to the sample feed under warm-up ids.
     """
-    produce(bootstrap, names.events, events or _events(_WARMUP_EVENTS, _WARMUP.decode()), None)
+    produce(bootstrap, names.events, events or _events(_WARMUP_EVENTS, _WARMUP.decode(), "sample"), None)
     time.sleep(_WARMUP_S)
 
 
@@ -236,11 +252,13 @@ def run(
     tmp: Path,
     lateness_ms: int,
     rate: float | None = None,
+    feed: str = "devset",
 ) -> dict[str, float]:
     """One measurement on fresh topics: a backlog as fast as possible, or a steady ``rate``."""
+    events = _events(count, feed=feed)
     with running(bootstrap, partitions, workers, passthrough, tmp, lateness_ms) as names:
         outputs = [names.unique] if passthrough else [names.unique, names.duplicates]
-        return _measure(bootstrap, names, _events(count), outputs, rate)
+        return _measure(bootstrap, names, events, outputs, rate)
 
 
 def main() -> None:
@@ -248,6 +266,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--lateness-ms", type=int, default=20, help="NEARDUP_ALLOWED_LATENESS_MS of the workers")
+    parser.add_argument("--feed", choices=FEEDS, default="devset", help="the input (see above)")
     parser.add_argument(
         "--skip",
         action="append",
@@ -264,18 +283,19 @@ def main() -> None:
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
     tmp.mkdir(parents=True, exist_ok=True)
     print(
-        f"{args.events} events, {args.partitions} partitions, allowed_lateness_ms {args.lateness_ms}, broker {bootstrap}"
+        f"{args.events} events ({args.feed} feed), {args.partitions} partitions,"
+        f" allowed_lateness_ms {args.lateness_ms}, broker {bootstrap}"
     )
     configs = [("passthrough", 1, True), ("neardup 1 worker", 1, False)]
     if "2workers" not in args.skip:
         configs.append(("neardup 2 workers", 2, False))
     floor = 0.0
     for label, workers, passthrough in configs:
-        peak = run(bootstrap, args.events, args.partitions, workers, passthrough, tmp, args.lateness_ms)
+        peak = run(bootstrap, args.events, args.partitions, workers, passthrough, tmp, args.lateness_ms, feed=args.feed)
         floor = floor or peak["events_per_s"]
         steady = run(
             bootstrap, args.events, args.partitions, workers, passthrough, tmp, args.lateness_ms,
-            rate=peak["events_per_s"] / 2,
+            rate=peak["events_per_s"] / 2, feed=args.feed,
         )
         print(
             f"{label:<18} max {peak['events_per_s']:6.0f} events/s ({peak['events_per_s'] / floor:4.0%} of passthrough)"

@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=200.0, help="events/s (0 = send as fast as possible)")
     parser.add_argument("--lateness-ms", type=int, default=20, help="NEARDUP_ALLOWED_LATENESS_MS of the worker")
+    parser.add_argument("--feed", choices=stream.FEEDS, default="devset", help="the input (see bench/stream.py)")
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
@@ -81,13 +82,15 @@ def main() -> None:
         stream.warm_up(bootstrap, names)
         warmed = log.stat().st_size
         cpu, wall = _cpu_seconds(worker.pid), time.time()
-        result = stream._measure(bootstrap, names, stream._events(args.events), [names.unique, names.duplicates], args.rate or None)
+        result = stream._measure(bootstrap, names, stream._events(args.events, feed=args.feed), [names.unique, names.duplicates], args.rate or None)
         share = (_cpu_seconds(worker.pid) - cpu) / (time.time() - wall)
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(30)
     batch_lines = _batch_lines(log.read_bytes()[warmed:].decode(errors="replace"))
-    floor = stream.run(bootstrap, args.events, _PARTITIONS, 1, True, tmp, args.lateness_ms, rate=args.rate or None)
+    floor = stream.run(
+        bootstrap, args.events, _PARTITIONS, 1, True, tmp, args.lateness_ms, rate=args.rate or None, feed=args.feed
+    )
     print(f"{result['events']} events at {result['events_per_s']:.0f} events/s, worker CPU {share:.2f} of a core")
     print(f"input -> verdict               p50 {result['p50_ms']:5.0f} ms  p99 {result['p99_ms']:5.0f} ms")
     print("\n".join(batch_lines))
