@@ -464,7 +464,8 @@ def install(
         entries deleted, so the hold timer calls this with no items for the partitions that
         hold either. Outputs go into the outbox and out once the changelog has them — except
         a held verdict whose gather state the changelog already has: decided from that state
-        alone, it goes out at once (see :meth:`VerdictBatch.release_due`).
+        alone, it goes out at once, its outbox entry logged all the same (see
+        :meth:`VerdictBatch.release_due`).
         """
         if any(by_partition.values()):
             await outbox.settled()
@@ -487,9 +488,9 @@ def install(
             out: list[Output] = []
             settled_out: list[Output] = []
             decider = VerdictBatch(store, counters, counters.held[part], lateness_ms, now, out, settled_out)
-            decider.run(items)
-            if settled_out:
-                outbox.emit(part, None, settled_out)
+            settled_key = decider.run(items)
+            if settled_key is not None:
+                outbox.emit(part, settled_key, settled_out)
             store.drop_outbox(outbox.take_acked(part))
             if out:
                 entries.append((part, store.put_outbox(out), out))
@@ -672,21 +673,27 @@ class VerdictBatch:
         else:
             log.warning("ignoring an internal message of unknown kind %r", kind)
 
-    def run(self, items: list[dict[str, Any]]) -> None:
-        """Release due held verdicts, then apply ``items``, then write what changed."""
+    def run(self, items: list[dict[str, Any]]) -> str | None:
+        """Release due held verdicts, then apply ``items``, then write what changed.
+
+        Returns the outbox key under which ``settled_out`` is stored (None if empty): those
+        go out at once, but this batch's record may land before they do.
+        """
         self.release_due()
         for item in items:
             self.item(item)
         self.save()
+        return self.store.put_outbox(self.settled_out) if self.settled_out else None
 
     def release_due(self) -> None:
         """Publish held verdicts whose hold has run out — before the batch's items apply.
 
         Such a verdict may be decided from a state the changelog already holds; then it goes
-        out without waiting for this batch's record. If the worker dies before that record
-        is in Kafka, whoever restores the partition finds the same state complete and due,
-        and releases it first too, before the replayed items: the same verdict again, never
-        one that a replayed note changed (that note gives a correction either way).
+        out without waiting for this batch's record, which still stores it in the outbox.
+        If the worker dies and the record is in Kafka, the restore sends the entry again; if
+        the record is not, whoever restores the partition finds the same state complete and
+        due, and releases it first too, before the replayed items: the same verdict again,
+        never one that a replayed note changed (that note gives a correction either way).
         """
         for event_id in list(self.held):
             state = self.state_of(event_id)

@@ -11,10 +11,11 @@ partition acknowledged; the stage then deletes those (logged too). A worker that
 a partition sends again whatever its outbox still holds, so a crash can repeat a record,
 byte for byte, but never publish one that the stores do not know.
 
-One kind of output needs no entry: a held verdict released from a gather state that is
-already in an acknowledged changelog record. A restore finds that state, due, and decides
-it first, the same (:meth:`worker.agents.VerdictBatch.release_due`), so the stage emits it
-at once with no key; it still goes out in order and counts towards :meth:`Outbox.settled`.
+One kind of output does not wait for its record: a held verdict released from a gather
+state already in an acknowledged changelog record. It is emitted with its batch, and its
+entry logged all the same: if the record lands and the output does not, the restore sends
+the entry; if the output lands and the record does not, the restore finds that state, due,
+and decides it first, the same (:meth:`worker.agents.VerdictBatch.release_due`).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Outbox:
     def __init__(self, send: Send, on_failed: Callable[[BaseException], None]) -> None:
         self._send = send
         self._on_failed = on_failed
-        self._queue: deque[tuple[int, str | None, list[Output]]] = deque()
+        self._queue: deque[tuple[int, str, list[Output]]] = deque()
         self._wake = asyncio.Event()
         self._settled = asyncio.Event()  # nothing queued, sent or unacknowledged
         self._settled.set()
@@ -54,12 +55,9 @@ class Outbox:
         self._acked: dict[int, list[str]] = defaultdict(list)
         self._failed = False
 
-    def emit(self, partition: int, key: str | None, outputs: list[Output]) -> None:
-        """Queue the outbox entry ``key`` of ``partition``; its changelog record is acknowledged.
-
-        ``key`` None: outputs that are not stored, because a restore decides them again, the
-        same (held verdicts released from a state already in the changelog).
-        """
+    def emit(self, partition: int, key: str, outputs: list[Output]) -> None:
+        """Queue the outbox entry ``key`` of ``partition`` for sending: its changelog record is
+        acknowledged, or (a released held verdict, module doc) the state that decides it is."""
         if self._failed:
             return  # the worker is stopping; the entry stays in the store and is sent after restore
         self._queue.append((partition, key, outputs))
@@ -96,15 +94,14 @@ class Outbox:
         if not self._acking and not self._queue and not self._sending:
             self._settled.set()
 
-    async def _wait_acks(self, partition: int, key: str | None, futures: list[Awaitable[Any]]) -> None:
+    async def _wait_acks(self, partition: int, key: str, futures: list[Awaitable[Any]]) -> None:
         try:
             for future in futures:
                 await future
         except Exception as exc:
             self._fail(exc)
             return
-        if key is not None:
-            self._acked[partition].append(key)
+        self._acked[partition].append(key)
 
     def _fail(self, exc: BaseException) -> None:
         if not self._failed:

@@ -90,6 +90,23 @@ def test_a_held_verdict_goes_out_at_once_only_when_its_state_is_in_the_changelog
     store.close()
 
 
+def test_a_verdict_sent_at_once_is_in_the_outbox_if_its_record_lands_and_it_does_not(tmp_path: Path) -> None:
+    live = VerdictPartition(tmp_path / "live", RETENTION_MS)
+    held: set[str] = set()
+    _, _, completed = batch(live, held, 0, [intro_item("x", 50), answer_item("x", 50, [0], [])])
+    live.settled_through(live.taken)
+    _, sent, released = batch(live, held, LATENESS_MS, [])
+    assert [role for role, _, _ in sent] == ["unique"]
+    live.close()
+    # The release's record is in Kafka, the output never got there: the restore must send it.
+    restored = VerdictPartition(tmp_path / "restored", RETENTION_MS)
+    restored.apply(completed)
+    restored.apply(released)
+    assert [outputs for _, outputs in restored.outbox()] == [sent]
+    assert restored.complete_ids() == set()  # decided: nothing left to release again
+    restored.close()
+
+
 def test_a_restore_releases_a_verdict_sent_before_its_record_the_same_despite_a_replayed_note(tmp_path: Path) -> None:
     live = VerdictPartition(tmp_path / "live", RETENTION_MS)
     held: set[str] = set()
