@@ -74,6 +74,8 @@ _CHANGELOG_GROUP_S = 0.05
 
 # One probes message: its probes and the intros riding along (see topology.stages.encode_probes).
 _ProbeMessage = tuple[list[Probe], list[dict[str, Any]]]
+# One outbox entry of a verdict batch: its key in the verdict store and its outputs.
+_OutboxEntry = tuple[str, list[Output]]
 
 
 @dataclass(frozen=True)
@@ -485,15 +487,13 @@ def install(
                 for key, outputs in unsent:
                     outbox.emit(part, key, outputs)
             verdict_stores.begin(part)
-            out: list[Output] = []
-            settled_out: list[Output] = []
-            decider = VerdictBatch(store, counters, counters.held[part], lateness_ms, now, out, settled_out)
-            settled_key = decider.run(items)
-            if settled_key is not None:
-                outbox.emit(part, settled_key, settled_out)
+            decider = VerdictBatch(store, counters, counters.held[part], lateness_ms, now)
+            at_once, after_record = decider.run(items)
+            if at_once is not None:
+                outbox.emit(part, *at_once)
+            if after_record is not None:
+                entries.append((part, *after_record))
             store.drop_outbox(outbox.take_acked(part))
-            if out:
-                entries.append((part, store.put_outbox(out), out))
             ops[part] = store.take_ops()
             taken.append((store, store.taken))
 
@@ -588,16 +588,14 @@ class VerdictBatch:
         held: set[str],
         lateness_ms: int,
         now: int,
-        out: list[Output],
-        settled_out: list[Output],
     ) -> None:
         self.store = store
         self.counters = counters
         self.held = held
         self.lateness_ms = lateness_ms
         self.now = now
-        self.out = out
-        self.settled_out = settled_out
+        self.out: list[Output] = []  # sent once this batch's changelog record is acknowledged
+        self.settled_out: list[Output] = []  # sent at once (release_due)
         self.states: dict[str, gather.Pending | None] = {}
         self.stored: set[str] = set()
         self.published: dict[str, gather.Published | None] = {}
@@ -673,17 +671,21 @@ class VerdictBatch:
         else:
             log.warning("ignoring an internal message of unknown kind %r", kind)
 
-    def run(self, items: list[dict[str, Any]]) -> str | None:
+    def run(self, items: list[dict[str, Any]]) -> tuple[_OutboxEntry | None, _OutboxEntry | None]:
         """Release due held verdicts, then apply ``items``, then write what changed.
 
-        Returns the outbox key under which ``settled_out`` is stored (None if empty): those
-        go out at once, but this batch's record may land before they do.
+        Returns the batch's two outbox entries, ``(key, outputs)`` or None when empty: the
+        one to send at once (stored too: this batch's record may land before its outputs
+        do), and the one to send once this batch's record is acknowledged.
         """
         self.release_due()
         for item in items:
             self.item(item)
         self.save()
-        return self.store.put_outbox(self.settled_out) if self.settled_out else None
+        return self._stored(self.settled_out), self._stored(self.out)
+
+    def _stored(self, outputs: list[Output]) -> _OutboxEntry | None:
+        return (self.store.put_outbox(outputs), outputs) if outputs else None
 
     def release_due(self) -> None:
         """Publish held verdicts whose hold has run out — before the batch's items apply.

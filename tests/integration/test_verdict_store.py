@@ -66,11 +66,24 @@ def intro_item(event_id: str, order: int) -> dict[str, object]:
 def batch(
     store: VerdictPartition, held: set[str], now: int, items: list[dict[str, object]]
 ) -> tuple[list[Output], list[Output], list[list[object]]]:
-    """One partition's verdict batch as the stage runs it: (entry outputs, settled outputs, changelog ops)."""
-    out: list[Output] = []
-    settled_out: list[Output] = []
-    VerdictBatch(store, Counters(), held, LATENESS_MS, now, out, settled_out).run(items)
-    return out, settled_out, store.take_ops()
+    """One partition's verdict batch as the stage runs it: (outputs sent after its record,
+    outputs sent at once, changelog ops)."""
+    at_once, after_record = VerdictBatch(store, Counters(), held, LATENESS_MS, now).run(items)
+    return (after_record[1] if after_record else []), (at_once[1] if at_once else []), store.take_ops()
+
+
+def sent_at_once(
+    tmp_path: Path,
+) -> tuple[VerdictPartition, set[str], list[list[object]], list[Output], list[list[object]]]:
+    """x completes at t=0, that record is acknowledged, and x is sent at once when its hold
+    runs out: (live store, held ids, completion ops, sent outputs, release ops)."""
+    live = VerdictPartition(tmp_path / "live", RETENTION_MS)
+    held: set[str] = set()
+    _, _, completed = batch(live, held, 0, [intro_item("x", 50), answer_item("x", 50, [0], [])])
+    live.settled_through(live.taken)
+    _, sent, released = batch(live, held, LATENESS_MS, [])
+    assert [role for role, _, _ in sent] == ["unique"]
+    return live, held, completed, sent, released
 
 
 def test_a_held_verdict_goes_out_at_once_only_when_its_state_is_in_the_changelog(tmp_path: Path) -> None:
@@ -91,12 +104,7 @@ def test_a_held_verdict_goes_out_at_once_only_when_its_state_is_in_the_changelog
 
 
 def test_a_verdict_sent_at_once_is_in_the_outbox_if_its_record_lands_and_it_does_not(tmp_path: Path) -> None:
-    live = VerdictPartition(tmp_path / "live", RETENTION_MS)
-    held: set[str] = set()
-    _, _, completed = batch(live, held, 0, [intro_item("x", 50), answer_item("x", 50, [0], [])])
-    live.settled_through(live.taken)
-    _, sent, released = batch(live, held, LATENESS_MS, [])
-    assert [role for role, _, _ in sent] == ["unique"]
+    live, _, completed, sent, released = sent_at_once(tmp_path)
     live.close()
     # The release's record is in Kafka, the output never got there: the restore must send it.
     restored = VerdictPartition(tmp_path / "restored", RETENTION_MS)
@@ -108,15 +116,11 @@ def test_a_verdict_sent_at_once_is_in_the_outbox_if_its_record_lands_and_it_does
 
 
 def test_a_restore_releases_a_verdict_sent_before_its_record_the_same_despite_a_replayed_note(tmp_path: Path) -> None:
-    live = VerdictPartition(tmp_path / "live", RETENTION_MS)
-    held: set[str] = set()
-    _, _, durable_ops = batch(live, held, 0, [intro_item("x", 50), answer_item("x", 50, [0], [])])
-    live.settled_through(live.taken)
     # The hold runs out, then a batch brings a late note: x is sent at once, then corrected.
+    live, held, durable_ops, sent, _ = sent_at_once(tmp_path)
     late_note = note_item("x", 50, gather.Ref("w", 5, 2, 0.9).to_dict())
-    _, sent, _ = batch(live, held, LATENESS_MS, [])
     corrections, _, _ = batch(live, held, LATENESS_MS + 1, [late_note])
-    assert [role for role, _, _ in sent] == ["unique"] and [role for role, _, _ in corrections] == ["corrections"]
+    assert [role for role, _, _ in corrections] == ["corrections"]
     live.close()
     # The worker dies before those two batches' records are in Kafka; the next owner replays
     # the acknowledged record, then the note again, in one batch after the hold ran out.
