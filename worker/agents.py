@@ -71,6 +71,10 @@ _DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog ackno
 # partition. It delays only when source offsets become committable. The verdict changelog
 # is not grouped: a batch's outputs wait for its record (worker.outbox).
 _CHANGELOG_GROUP_S = 0.05
+# Least time between two steps of index bucket upkeep (worker.store: one column family created
+# or dropped, 10-40 ms with the GIL held): steps one batch apart added up to a stall as long
+# as the one they replace.
+_UPKEEP_S = 0.25
 
 # One probes message: its probes and the intros riding along (see topology.stages.encode_probes).
 _ProbeMessage = tuple[list[Probe], list[dict[str, Any]]]
@@ -327,6 +331,7 @@ def install(
 
     # ---------------------------------------------------------------------- index stage
     index_lock = asyncio.Lock()  # held by a batch, so shutdown never closes a store under it
+    last_upkeep = [0.0]  # when index bucket upkeep last did a step
 
     @app.agent(probes_topic, name="index")
     async def index_stage(stream: faust.StreamT[bytes]) -> None:
@@ -349,9 +354,11 @@ def install(
         ops: dict[int, list[Any]] = {}
         # Verify each (probe event, candidate) pair once per batch, whichever partitions meet it.
         verified: dict[tuple[str, int, str, int], float | None] = {}
+        touched: list[IndexPartition] = []
         for part, values in by_partition.items():
             await index_stores.restore(part)
             store = index_stores.begin(part)
+            touched.append(store)
             # An event's probes of one partition are handled together: one query over its
             # tables, one write of its rows, one answer.
             groups: dict[tuple[str, int], list[Probe]] = {}
@@ -378,6 +385,14 @@ def install(
             async with verdict_lock:
                 await _verdict_items(local, hold())
                 last_batch[0] = time.monotonic()
+        # After the batch's answers and verdicts, now and then one column family created or
+        # dropped: the next time bucket is ready before its first event (see worker.store).
+        now = time.monotonic()
+        if now - last_upkeep[0] >= _UPKEEP_S:
+            for store in touched:
+                if store.maintain():
+                    last_upkeep[0] = now
+                    break
 
     def _index_event(
         store: IndexPartition,

@@ -24,7 +24,7 @@ class IndexPartition:
     """One partition's buckets, with the operations added since the last :meth:`take_ops`."""
 
     def __init__(self, path: Path, plan: Plan, retention_ms: int | None = None, cache_mb: int = 64) -> None:
-        self.index = BlockIndex(path, plan, retention_ms=retention_ms, cache_bytes=cache_mb << 20)
+        self.index = BlockIndex(path, plan, retention_ms=retention_ms, cache_bytes=cache_mb << 20, lazy_drops=True)
         self._ops: dict[tuple[str, int], list[Any]] = {}
 
     def candidates(self, fingerprint: int, tables: Sequence[int], max_distance: int) -> list[Candidate]:
@@ -47,6 +47,10 @@ class IndexPartition:
             self._ops[(entry.event_id, entry.order)] = op
         op[5].extend(tables)
         op[6].extend(exact_keys)
+
+    def maintain(self) -> bool:
+        """One step of bucket upkeep (:meth:`BlockIndex.maintain`); False when none was due."""
+        return self.index.maintain()
 
     def take_ops(self) -> list[Any]:
         ops = list(self._ops.values())

@@ -23,7 +23,17 @@ The *watermark* is the largest event ts stored; the *horizon* is ``watermark - r
 Entries older than the horizon are filtered out of every query at once, and a bucket whose
 whole range lies before the horizon is dropped with ``drop_column_family``, which deletes its
 files: at most ``buckets`` buckets are live, so disk holds one window plus one bucket however
-long the stream runs. Why this rather than the alternatives:
+long the stream runs.
+
+Creating or dropping a family rewrites RocksDB's MANIFEST and OPTIONS files, with the GIL held:
+one bucket's four families took 20-80 ms on our 2-core machine, more under load. The first
+event of a new bucket paid that inside a streaming batch, on every partition at once (event
+time crosses a bucket boundary everywhere together), and it set the stream's p99 latency.
+So the streaming index calls :meth:`BlockIndex.maintain` between batches: it creates the *next*
+bucket's families one at a time before any event needs them, and, with ``lazy_drops``, drops
+an expired bucket's families one at a time (the bucket leaves every read at once). Batch scans
+keep creating and dropping where the write happens. Why time buckets rather than the
+alternatives:
 
 * RocksDB's TTL compaction expires by *wall-clock* write time, not event time; replays,
   backfills and compressed-clock tests would keep or drop the wrong entries.
@@ -193,7 +203,8 @@ class BlockIndex:
     ``wal=False`` skips RocksDB's write-ahead log (faster adds); then :meth:`flush` and
     :meth:`close` write the memtables to disk and a crash loses what was added since.
     ``retention_ms`` keeps only events within that much event time of the newest one,
-    in ``buckets`` time buckets dropped whole (see the module docstring).
+    in ``buckets`` time buckets dropped whole (see the module docstring); ``lazy_drops`` leaves
+    an expired bucket's families for :meth:`maintain` to drop.
     """
 
     def __init__(
@@ -207,6 +218,7 @@ class BlockIndex:
         cache_bytes: int = 64 << 20,
         retention_ms: int | None = None,
         buckets: int = 8,
+        lazy_drops: bool = False,
     ) -> None:
         if plan.f > 64:
             raise ValueError(f"plan f={plan.f}: stored fingerprints are at most 64 bits")
@@ -244,6 +256,8 @@ class BlockIndex:
         self._records = self._db.get_column_family(_RECORDS)
         self._meta = self._db.get_column_family_handle("default")
         self._names = set(existing) | {_RECORDS}
+        self._lazy_drops = lazy_drops
+        self._retired: list[str] = []  # families of expired buckets, not dropped yet
         self._buckets: dict[int | None, _Bucket] = {}
         self._newest_first: list[_Bucket] = []
         self._drop_at: int | None = None
@@ -266,6 +280,7 @@ class BlockIndex:
                 if raw is not None:
                     self._watermark = int(bytes(raw))
                 self._expire()
+                self._drop_retired(len(self._retired))
         except BaseException:
             self.close()
             raise
@@ -398,11 +413,39 @@ class BlockIndex:
             # The files go only once no Python object holds the column family any more.
             bucket.cf.clear()
             bucket.handle.clear()
-            for kind in _KINDS:
-                name = f"{kind}@{number}"
-                self._db.drop_column_family(name)
-                self._names.discard(name)
+            self._retired.extend(f"{kind}@{number}" for kind in _KINDS)
         self._reorder()
+        if not self._lazy_drops:
+            self._drop_retired(len(self._retired))
+
+    def _drop_retired(self, count: int) -> None:
+        for name in self._retired[:count]:
+            self._db.drop_column_family(name)
+            self._names.discard(name)
+        del self._retired[:count]
+
+    def maintain(self) -> bool:
+        """One step of bucket upkeep: drop one retired family, else create one family of the
+        bucket after the watermark's. Returns False when there was nothing to do.
+
+        Each step is one MANIFEST and OPTIONS rewrite (see the module docstring); a caller
+        between batches spreads a bucket change into steps no event waits for.
+        """
+        if self._retired:
+            self._drop_retired(1)
+            return True
+        if not self.bucket_ms or self._watermark is None:
+            return False
+        number = self._watermark // self.bucket_ms + 1
+        if number in self._buckets:
+            return False
+        for kind in _KINDS:
+            name = f"{kind}@{number}"
+            if name not in self._names:
+                self._db.create_column_family(name, self._options(name))
+                self._names.add(name)
+                return True
+        return False
 
     def _commit(self, batch: WriteBatch) -> None:
         self._db.write(batch, self._write)

@@ -71,6 +71,53 @@ def test_buckets_are_dropped_whole_and_their_rows_are_gone(tmp_path: Path) -> No
     assert sum(v for n, v in rows.items() if n.startswith("records@")) == len(kept)
 
 
+def families(path: Path) -> set[str]:
+    return set(Rdict.list_cf(str(path)))
+
+
+def test_maintain_creates_the_next_bucket_before_its_first_event(tmp_path: Path) -> None:
+    path = tmp_path / "ix"
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=8) as index:
+        assert not index.maintain(), "no watermark yet: nothing to prepare"
+        index.add(entry(1, 0xAAAA, ts=500))
+        steps = 0
+        while index.maintain():
+            steps += 1
+        assert steps == 4, "one column family per step"
+        assert {f"{kind}@1" for kind in ("tables", "entries", "exact", "records")} <= families(path)
+        assert index.live_buckets == (0,), "prepared, not live: reads do not consult it yet"
+        before = families(path)
+        assert index.add(entry(2, 0xBBBB, ts=1500))
+        assert families(path) == before, "the first event of bucket 1 created no family"
+        assert index.live_buckets == (0, 1)
+        assert [c.entry.event_id for c in index.query(0xBBBB, 0)] == ["ev-2"]
+        assert index.maintain(), "and bucket 2 is prepared next"
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=8) as index:
+        assert [c.entry.event_id for c in index.query(0xAAAA, 0)] == ["ev-1"]
+        assert index.add(entry(3, 0xCCCC, ts=2500)), "a partly prepared bucket is completed when written"
+        assert [c.entry.event_id for c in index.query(0xCCCC, 0)] == ["ev-3"]
+
+
+def test_lazy_drops_leave_reads_at_once_and_the_disk_at_maintain(tmp_path: Path) -> None:
+    path = tmp_path / "ix"
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=8, lazy_drops=True) as index:
+        index.add(entry(1, 0xAAAA, ts=500))
+        index.add(entry(2, 0xBBBB, ts=1500))
+        index.add(entry(3, 0xCCCC, ts=8 * SECOND))
+        assert index.live_buckets == (1, 8)
+        assert index.query(0xAAAA, 0) == []
+        assert "entries@0" in families(path), "dropping waits for maintain"
+        while index.maintain():
+            pass
+        assert not any(name.endswith("@0") for name in families(path))
+        index.add(entry(4, 0xDDDD, ts=9 * SECOND))
+        assert index.query(0xBBBB, 0) == []
+        assert "entries@1" in families(path), "expired, not dropped yet when the index closes"
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=8, lazy_drops=True) as index:
+        assert not any(name.endswith("@1") for name in families(path)), "dropped on opening"
+        assert [c.entry.event_id for c in index.query(0xDDDD, 0)] == ["ev-4"]
+
+
 def test_records_with_an_event_time_expire_and_store_wide_records_stay(tmp_path: Path) -> None:
     with BlockIndex(tmp_path / "ix", PLAN, retention_ms=10 * SECOND) as index:
         assert index.put_record("v:old", b"first", ts=0)
