@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rocksdict import Rdict
 
 from tests.stream_helpers import (
     MAX_TEXT,
@@ -39,6 +40,7 @@ from topology.stages import Topics
 from topology.topics import create_topics, topics
 from worker.scan import scan
 from worker.settings import Settings
+from worker.store import _bucket_ms
 from worker.tail import Record
 
 pytestmark = pytest.mark.kafka
@@ -165,6 +167,15 @@ def test_single_partition_verdicts_equal_neardup_scan(single: SingleRun) -> None
         got = verdicts[event_id][0]
         assert {k: got[k] for k in VERDICT_KEYS} == {k: expected[k] for k in VERDICT_KEYS}, event_id
     assert not [r for r in single.records if r.topic == single.names.corrections]
+
+
+def test_the_index_prepares_the_next_time_bucket_between_batches(single: SingleRun) -> None:
+    # Creating a bucket's column families blocks the loop for tens of ms; the index stage
+    # creates the next bucket's ahead (worker.store), so a new day's first event does not wait.
+    newest = max(json.loads(line)["ts"] for line in SAMPLE)
+    width = _bucket_ms(single.settings.retention_ms, 8)  # the index's default 8 buckets
+    store = Path(single.settings.state_dir) / "solo" / "stores" / "index" / "0"
+    assert f"tables@{newest // width + 1}" in Rdict.list_cf(str(store))
 
 
 def test_resent_ids_get_their_first_verdict_again(single: SingleRun) -> None:
