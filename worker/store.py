@@ -280,7 +280,7 @@ class BlockIndex:
                 if raw is not None:
                     self._watermark = int(bytes(raw))
                 self._expire()
-                self._drop_retired(len(self._retired))
+                self._drop_retired()
         except BaseException:
             self.close()
             raise
@@ -370,12 +370,16 @@ class BlockIndex:
             elif name in self._names:
                 cf[kind] = self._db.get_column_family(name)
             else:
-                cf[kind] = self._db.create_column_family(name, self._options(name))
-                self._names.add(name)
+                cf[kind] = self._create_family(name)
             handle[kind] = self._db.get_column_family_handle(name)
         bucket = self._buckets[number] = _Bucket(number, cf, handle)
         self._reorder()
         return bucket
+
+    def _create_family(self, name: str) -> Rdict:
+        family = self._db.create_column_family(name, self._options(name))
+        self._names.add(name)
+        return family
 
     def _reorder(self) -> None:
         numbers = sorted((n for n in self._buckets if n is not None), reverse=True)
@@ -416,9 +420,11 @@ class BlockIndex:
             self._retired.extend(f"{kind}@{number}" for kind in _KINDS)
         self._reorder()
         if not self._lazy_drops:
-            self._drop_retired(len(self._retired))
+            self._drop_retired()
 
-    def _drop_retired(self, count: int) -> None:
+    def _drop_retired(self, count: int | None = None) -> None:
+        """Drop the first ``count`` retired families (default all)."""
+        count = len(self._retired) if count is None else count
         for name in self._retired[:count]:
             self._db.drop_column_family(name)
             self._names.discard(name)
@@ -442,8 +448,7 @@ class BlockIndex:
         for kind in _KINDS:
             name = f"{kind}@{number}"
             if name not in self._names:
-                self._db.create_column_family(name, self._options(name))
-                self._names.add(name)
+                self._create_family(name)
                 return True
         return False
 
