@@ -10,7 +10,7 @@ store's changelog holds what it published (:mod:`worker.outbox`).
 State does not live in Faust tables (one changelog record per assignment, a dozen per event)
 but in stores this worker owns, one per (stage, partition), whose changes are logged as ONE
 changelog record per partition and batch (for the index, per 50 ms of batches)
-(:mod:`worker.changelog`). Every stage takes its input in batches (``take_events``) and
+(:mod:`worker.changelog`). Every stage takes its input in batches (:mod:`worker.batches`) and
 sends one message per destination partition per batch — except to a partition this worker
 is assigned itself: that share goes straight to the next stage in this process, so one
 worker that owns everything talks to Kafka only for input, outputs and changelogs.
@@ -46,6 +46,7 @@ from topology.stages import (
     total_order,
 )
 from worker import gather
+from worker.batches import take_batches
 from worker.blocks import parse_plan
 from worker.changelog import ChangelogReader, StoreSet
 from worker.decide import accepts
@@ -84,13 +85,14 @@ _OutboxEntry = tuple[str, list[Output]]
 
 @dataclass(frozen=True)
 class Windows:
-    """How long each stage's ``take_events`` waits to fill a batch (seconds).
+    """Least time between the end of one batch of a stage and the start of its next (seconds).
 
-    Each stage adds up to its window to an event's latency; longer windows mean bigger
-    batches, hence fewer messages and changelog records per event (see docs/architecture.md).
-    ``fingerprint_shared`` is the least time between the fingerprint stage's batches while
-    other workers own some index partitions: then every batch costs a Kafka message per
-    remote partition, and 3 ms batches cut two workers' backlog throughput by a third.
+    An event that finds its stage idle for longer goes at once (:mod:`worker.batches`); under
+    load each stage adds up to its window to an event's latency, and longer windows mean
+    bigger batches, hence fewer messages and changelog records per event (see
+    docs/architecture.md). ``fingerprint_shared`` replaces ``fingerprint`` while other
+    workers own some index partitions: then every batch costs a Kafka message per remote
+    partition, and 3 ms batches cut two workers' backlog throughput by a third.
     """
 
     fingerprint: float = 0.003
@@ -208,7 +210,7 @@ def install(
     def hold_offsets(batch: Sequence[EventT]) -> Callable[[], None]:
         """Keep Faust from committing ``batch``'s source offsets until the returned callback runs.
 
-        ``take_events`` acks a batch when the agent's loop body returns; the extra reference
+        ``take_batches`` acks a batch when the agent's loop body returns; the extra reference
         taken here makes that ack not the last one, so the offsets become committable only
         when the batch's changelog records are acknowledged and the callback acks again.
         """
@@ -264,12 +266,11 @@ def install(
     async def fingerprint_stage(stream: faust.StreamT[bytes]) -> None:
         """Raw event -> one probe per table (to the index stage), the first carrying the event's intro."""
         warned = False
-        last_end = 0.0
-        async for batch in stream.take_events(_TAKE_MAX, within=windows.fingerprint):
-            if len(local_index) < partitions and len(batch) < _TAKE_MAX:
-                pause = last_end + windows.fingerprint_shared - time.monotonic()
-                if pause > 0:  # more input buffers meanwhile, for the next batch
-                    await asyncio.sleep(pause)
+
+        def spacing() -> float:
+            return windows.fingerprint if len(local_index) == partitions else windows.fingerprint_shared
+
+        async for batch in take_batches(stream, _TAKE_MAX, spacing):
             started, cpu = time.time(), time.thread_time()
             intros: dict[int, dict[tuple[str, int], dict[str, Any]]] = defaultdict(dict)
             probes: dict[int, list[Probe]] = defaultdict(list)
@@ -308,7 +309,6 @@ def install(
                     await _index_values(local, lambda: hold_offsets(batch))
             if settings.log_batches:
                 _log_batch(batch, started, cpu)
-            last_end = time.monotonic()
 
     def _fan_out(
         raw: bytes | None, partition: int, offset: int, timestamp_s: float
@@ -336,7 +336,7 @@ def install(
     @app.agent(probes_topic, name="index")
     async def index_stage(stream: faust.StreamT[bytes]) -> None:
         """Match each probe against its bucket, store it there, answer the event (and later ones)."""
-        async for batch in stream.take_events(_TAKE_MESSAGES, within=windows.index):
+        async for batch in take_batches(stream, _TAKE_MESSAGES, lambda: windows.index):
             messages = {part: [decode_probes(v) for v in values] for part, values in _by_partition(batch).items()}
             async with index_lock:
                 await _index_values(messages, lambda: hold_offsets(batch))
@@ -467,7 +467,7 @@ def install(
     @app.agent(answers_topic, name="verdict")
     async def verdict_stage(stream: faust.StreamT[bytes]) -> None:
         """Gather intro + answers per id, publish the verdict once, correct it if an earlier original shows up."""
-        async for batch in stream.take_events(_TAKE_MESSAGES, within=windows.verdict):
+        async for batch in take_batches(stream, _TAKE_MESSAGES, lambda: windows.verdict):
             grouped = _by_partition(batch)
             items = {part: [i for v in values for i in decode_batch(v)] for part, values in grouped.items()}
             async with verdict_lock:

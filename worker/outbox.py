@@ -113,9 +113,10 @@ class Outbox:
     async def settled(self) -> None:
         """Wait until every queued entry is sent and acknowledged (or the outbox failed).
 
-        This is the verdict stage's backpressure, and what shutdown waits for. The stage waits here before a batch, as it used to wait on its own sends. Without it
-        the stage rarely let the event loop run mid-batch; Faust's ``take_events`` fills its
-        buffer only then, so under a backlog input batches shrank from ~125 events to ~25 at
+        This is the verdict stage's backpressure, and what shutdown waits for. The stage waits
+        here before a batch, as it used to wait on its own sends. Without it the stage rarely
+        let the event loop run mid-batch; a stage's input buffer (:mod:`worker.batches`) fills
+        only then, so under a backlog input batches shrank from ~125 events to ~25 at
         a higher cost an event (one worker in ``bench/stream_hops.py --rate 0``: 540-690
         against 810-860 events/s), while durable outputs queued up unsent.
         """

@@ -1,0 +1,95 @@
+"""take_batches on a Faust agent's in-memory test channel (no broker: the batching is pure
+stream logic; the stages' use of it runs on the real broker in tests/integration)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+import faust
+
+from worker.batches import take_batches
+
+_SPACING_S = 1.0
+
+
+class _Seen:
+    """What the agent's loop body saw of each batch."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[bytes]] = []
+        self.started: list[float] = []
+        self.acked_inside: list[list[bool]] = []
+        self.events: list[list[faust.types.EventT]] = []
+
+    async def wait_for(self, count: int, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.batches) < count:
+            assert time.monotonic() < deadline, f"only {self.batches} after {timeout} s"
+            await asyncio.sleep(0.002)
+
+
+def _run(scenario: Callable[[faust.types.AgentT, _Seen], Awaitable[None]], max_events: int) -> _Seen:
+    app = faust.App("test-batches", broker="kafka://127.0.0.1:1", web_enabled=False, autodiscover=False)
+    seen = _Seen()
+
+    @app.agent(value_type=bytes)
+    async def agent(stream: faust.StreamT[bytes]) -> None:
+        async for batch in take_batches(stream, max_events, lambda: _SPACING_S):
+            seen.started.append(time.monotonic())
+            seen.batches.append([event.value for event in batch])
+            seen.acked_inside.append([event.message.acked for event in batch])
+            seen.events.append(batch)
+
+    async def main() -> None:
+        async with agent.test_context() as running:
+            await scenario(running, seen)
+
+    asyncio.run(main())
+    return seen
+
+
+def test_an_event_after_a_quiet_spell_goes_at_once_and_later_ones_wait_for_the_spacing() -> None:
+    put_at: list[float] = []
+
+    async def scenario(agent: faust.types.AgentT, seen: _Seen) -> None:
+        put_at.append(time.monotonic())
+        await agent.put(b"a")
+        await seen.wait_for(1)
+        await agent.put(b"b")
+        await agent.put(b"c")
+        await seen.wait_for(2)
+
+    seen = _run(scenario, max_events=10)
+    assert seen.batches == [[b"a"], [b"b", b"c"]]
+    assert seen.started[0] - put_at[0] < _SPACING_S / 2  # no window to wait out first
+    assert seen.started[1] - seen.started[0] >= _SPACING_S * 0.95  # the next one is spaced
+
+
+def test_a_full_batch_does_not_wait_and_no_batch_is_larger_than_the_maximum() -> None:
+    async def scenario(agent: faust.types.AgentT, seen: _Seen) -> None:
+        await agent.put(b"a")
+        await seen.wait_for(1)
+        for value in (b"b", b"c", b"d", b"e"):
+            await agent.put(value)
+        await seen.wait_for(3)
+
+    seen = _run(scenario, max_events=3)
+    assert seen.batches == [[b"a"], [b"b", b"c", b"d"], [b"e"]]
+    assert seen.started[1] - seen.started[0] < _SPACING_S / 2
+    assert seen.started[2] - seen.started[1] >= _SPACING_S * 0.95
+
+
+def test_a_batch_is_acked_only_after_the_loop_body_returns() -> None:
+    async def scenario(agent: faust.types.AgentT, seen: _Seen) -> None:
+        await agent.put(b"a")
+        await seen.wait_for(1)
+        await agent.put(b"b")
+        await agent.put(b"c")
+        await seen.wait_for(2)
+
+    seen = _run(scenario, max_events=10)
+    assert seen.batches == [[b"a"], [b"b", b"c"]]
+    assert seen.acked_inside == [[False], [False, False]]
+    assert [event.message.acked for event in seen.events[0]] == [True]
