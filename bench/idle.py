@@ -1,0 +1,78 @@
+"""CPU an idle worker burns: neardup with 1 and 2 workers next to the passthrough agent.
+
+A worker spends most of a quiet feed's day waiting, and what it costs then is its wake-ups
+(batch windows, the hold timer, consumer fetches that long-poll for 10 ms). On a shared box
+that CPU is also taken from the busy moments. Run against a broker::
+
+    python bench/idle.py --seconds 20
+
+Each configuration starts on fresh topics and is warmed up as in bench/stream.py, then
+left without input for 2 s; the figure is the CPU time (user + system, from
+``/proc/<pid>/stat``) its worker processes used over the next ``--seconds``, as a share of
+one core, summed over the processes. The passthrough agent is the floor: Faust and its
+consumer idling with nothing of ours on top.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench import stream  # noqa: E402
+
+_SETTLE_S = 2.0
+
+
+def _children() -> list[int]:
+    """This process's child processes: the workers ``stream.running`` started."""
+    pids: list[int] = []
+    for task in Path("/proc/self/task").iterdir():
+        pids.extend(int(pid) for pid in (task / "children").read_text().split())
+    return pids
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of ``pids`` so far (fields 14 and 15 of /proc/<pid>/stat)."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def idle_share(bootstrap: str, partitions: int, workers: int, passthrough: bool, tmp: Path, seconds: float) -> float:
+    """Share of a core the configuration's processes use while no input arrives."""
+    with stream.running(bootstrap, partitions, workers, passthrough, tmp, lateness_ms=20):
+        time.sleep(_SETTLE_S)
+        pids = _children()
+        start_cpu, start = _cpu_seconds(pids), time.monotonic()
+        time.sleep(seconds)
+        return (_cpu_seconds(pids) - start_cpu) / (time.monotonic() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--partitions", type=int, default=4)
+    args = parser.parse_args()
+    bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
+    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
+    tmp.mkdir(parents=True, exist_ok=True)
+    print(f"idle for {args.seconds:.0f} s, {args.partitions} partitions, broker {bootstrap}")
+    configs = [("passthrough", 1, True), ("neardup 1 worker", 1, False), ("neardup 2 workers", 2, False)]
+    floor = 0.0
+    for label, workers, passthrough in configs:
+        share = idle_share(bootstrap, args.partitions, workers, passthrough, tmp, args.seconds)
+        if passthrough:
+            floor = share
+        print(f"{label:<18} {share:6.3f} of a core (passthrough {floor:6.3f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
