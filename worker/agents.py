@@ -532,7 +532,19 @@ def install(
             await verdict_stores.commit(ops, send_verdict_log, nothing_to_release, write_failed)
 
     # --------------------------------------------------------------------- hold timer
-    @app.timer(interval=hold_tick_s, name="verdict-hold")
+    @app.task
+    async def hold_ticks() -> None:
+        """Run ``release_held`` every ``hold_tick_s`` until the worker stops.
+
+        A loop of our own rather than ``app.timer``: mode's timer logs a warning whenever one
+        run outlasts the interval, and a 4 ms tick that publishes verdicts on a busy event
+        loop does that a few times a second under load (17-70 warnings in an 8 s bench run),
+        burying the warnings that matter.
+        """
+        while not app.should_stop:
+            await app.sleep(hold_tick_s)
+            await release_held()
+
     async def release_held() -> None:
         """Publish held verdicts whose lateness hold ran out, and delete acknowledged outbox
         entries, while no verdict batch runs."""
