@@ -2,7 +2,7 @@
 
 Run against a broker (``NEARDUP_BOOTSTRAP``, e.g. ``KAFKA_PORT=29092 scripts/kafka-local start``)::
 
-    python bench/stream.py --events 2000 --partitions 4
+    python bench/stream.py --events 6000 --partitions 4
 
 Each configuration runs twice on fresh topics: once with the whole input sent as fast as
 possible (max throughput: events over the time from the first produce to the last verdict),
@@ -306,7 +306,10 @@ def run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument(
+        "--events", type=int, default=6000,
+        help="events per run (with fewer, start-up is most of the passthrough's max, see docs/architecture.md)",
+    )
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--lateness-ms", type=int, default=20, help="NEARDUP_ALLOWED_LATENESS_MS of the workers")
     parser.add_argument("--feed", choices=FEEDS, default="devset", help="the input (see above)")
