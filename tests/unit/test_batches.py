@@ -22,6 +22,7 @@ class _Seen:
         self.started: list[float] = []
         self.acked_inside: list[list[bool]] = []
         self.events: list[list[faust.types.EventT]] = []
+        self.first_put = 0.0
 
     async def wait_for(self, count: int, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
@@ -50,20 +51,20 @@ def _run(scenario: Callable[[faust.types.AgentT, _Seen], Awaitable[None]], max_e
     return seen
 
 
+async def _one_then_two(agent: faust.types.AgentT, seen: _Seen) -> None:
+    """One event into an idle stage, then two more while its batch has just run."""
+    seen.first_put = time.monotonic()
+    await agent.put(b"a")
+    await seen.wait_for(1)
+    await agent.put(b"b")
+    await agent.put(b"c")
+    await seen.wait_for(2)
+
+
 def test_an_event_after_a_quiet_spell_goes_at_once_and_later_ones_wait_for_the_spacing() -> None:
-    put_at: list[float] = []
-
-    async def scenario(agent: faust.types.AgentT, seen: _Seen) -> None:
-        put_at.append(time.monotonic())
-        await agent.put(b"a")
-        await seen.wait_for(1)
-        await agent.put(b"b")
-        await agent.put(b"c")
-        await seen.wait_for(2)
-
-    seen = _run(scenario, max_events=10)
+    seen = _run(_one_then_two, max_events=10)
     assert seen.batches == [[b"a"], [b"b", b"c"]]
-    assert seen.started[0] - put_at[0] < _SPACING_S / 2  # no window to wait out first
+    assert seen.started[0] - seen.first_put < _SPACING_S / 2  # no window to wait out first
     assert seen.started[1] - seen.started[0] >= _SPACING_S * 0.95  # the next one is spaced
 
 
@@ -82,14 +83,7 @@ def test_a_full_batch_does_not_wait_and_no_batch_is_larger_than_the_maximum() ->
 
 
 def test_a_batch_is_acked_only_after_the_loop_body_returns() -> None:
-    async def scenario(agent: faust.types.AgentT, seen: _Seen) -> None:
-        await agent.put(b"a")
-        await seen.wait_for(1)
-        await agent.put(b"b")
-        await agent.put(b"c")
-        await seen.wait_for(2)
-
-    seen = _run(scenario, max_events=10)
+    seen = _run(_one_then_two, max_events=10)
     assert seen.batches == [[b"a"], [b"b", b"c"]]
     assert seen.acked_inside == [[False], [False, False]]
     assert [event.message.acked for event in seen.events[0]] == [True]
