@@ -7,7 +7,9 @@ Run against a broker (``NEARDUP_BOOTSTRAP``, e.g. ``KAFKA_PORT=29092 scripts/kaf
 Each configuration runs twice on fresh topics: once with the whole input sent as fast as
 possible (max throughput: events over the time from the first produce to the last verdict),
 then at a steady offered load of half that maximum (latency: the verdict record's timestamp,
-stamped by the worker's producer, minus the input record's LogAppendTime). The passthrough
+stamped by the worker's producer, minus the input record's LogAppendTime). With
+``--repeat N`` each of those runs N times, the configurations taking turns, and the medians
+are printed with the range of the max and of the p99; the load is half the median max. The passthrough
 agent reads the same input and writes each record unchanged: the floor that Faust and the
 broker alone cost on this machine.
 
@@ -26,6 +28,7 @@ import asyncio
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -304,11 +307,20 @@ def run(
         return _measure(bootstrap, names, events, outputs, rate)
 
 
+def _spread(values: list[float]) -> str:
+    """`` [min-max]`` of several runs, nothing for one."""
+    return f" [{min(values):.0f}-{max(values):.0f}]" if len(values) > 1 else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--events", type=int, default=6000,
         help="events per run (with fewer, start-up is most of the passthrough's max, see docs/architecture.md)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1,
+        help="runs per configuration and load; medians are printed, with [min-max] when more than one",
     )
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--lateness-ms", type=int, default=20, help="NEARDUP_ALLOWED_LATENESS_MS of the workers")
@@ -335,18 +347,31 @@ def main() -> None:
     configs = [("passthrough", 1, True), ("neardup 1 worker", 1, False)]
     if "2workers" not in args.skip:
         configs.append(("neardup 2 workers", 2, False))
-    floor = 0.0
-    for label, workers, passthrough in configs:
-        peak = run(bootstrap, args.events, args.partitions, workers, passthrough, tmp, args.lateness_ms, feed=args.feed)
-        floor = floor or peak["events_per_s"]
-        steady = run(
-            bootstrap, args.events, args.partitions, workers, passthrough, tmp, args.lateness_ms,
-            rate=peak["events_per_s"] / 2, feed=args.feed,
+
+    def measure(workers: int, passthrough: bool, rate: float | None = None) -> dict[str, float]:
+        return run(
+            bootstrap, args.events, args.partitions, workers, passthrough, tmp, args.lateness_ms, rate=rate, feed=args.feed
         )
+
+    # Rounds go through every configuration in turn, so a broker warming up or a noisy
+    # neighbour weighs on all of them alike rather than on whichever runs first.
+    peaks: dict[str, list[float]] = {label: [] for label, _, _ in configs}
+    for _ in range(args.repeat):
+        for label, workers, passthrough in configs:
+            peaks[label].append(measure(workers, passthrough)["events_per_s"])
+    steady: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in configs}
+    for _ in range(args.repeat):
+        for label, workers, passthrough in configs:
+            steady[label].append(measure(workers, passthrough, rate=statistics.median(peaks[label]) / 2))
+    floor = statistics.median(peaks["passthrough"])
+    for label, _, _ in configs:
+        peak = statistics.median(peaks[label])
+        runs = steady[label]
+        p = {q: statistics.median(r[q] for r in runs) for q in ("p50_ms", "p95_ms", "p99_ms", "sender_cpu")}
         print(
-            f"{label:<18} max {peak['events_per_s']:6.0f} events/s ({peak['events_per_s'] / floor:4.0%} of passthrough)"
-            f" | at {peak['events_per_s'] / 2:4.0f} events/s: latency p50 {steady['p50_ms']:4.0f} ms"
-            f"  p95 {steady['p95_ms']:4.0f} ms  p99 {steady['p99_ms']:4.0f} ms (sender {steady['sender_cpu']:.2f} core)",
+            f"{label:<18} max {peak:6.0f} events/s{_spread(peaks[label])} ({peak / floor:4.0%} of passthrough)"
+            f" | at {peak / 2:4.0f} events/s: latency p50 {p['p50_ms']:4.0f} ms  p95 {p['p95_ms']:4.0f} ms"
+            f"  p99 {p['p99_ms']:4.0f} ms{_spread([r['p99_ms'] for r in runs])} (sender {p['sender_cpu']:.2f} core)",
             flush=True,
         )
 
