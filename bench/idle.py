@@ -62,12 +62,10 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=4)
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
-    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
-    tmp.mkdir(parents=True, exist_ok=True)
+    tmp = stream.scratch_dir()
     print(f"idle for {args.seconds:.0f} s, {args.partitions} partitions, broker {bootstrap}")
-    configs = [("passthrough", 1, True), ("neardup 1 worker", 1, False), ("neardup 2 workers", 2, False)]
     floor = 0.0
-    for label, workers, passthrough in configs:
+    for label, workers, passthrough in stream.CONFIGS:
         share = idle_share(bootstrap, args.partitions, workers, passthrough, tmp, args.seconds)
         if passthrough:
             floor = share

@@ -118,8 +118,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
-    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
-    tmp.mkdir(parents=True, exist_ok=True)
+    tmp = stream.scratch_dir()
     feeds = [_copies(p, args.stories) for p in range(args.producers)]
     events = args.producers * args.stories
     warm = _unrelated_warm_up()

@@ -9,9 +9,9 @@ possible (max throughput: events over the time from the first produce to the las
 then at a steady offered load of half that maximum (latency: the verdict record's timestamp,
 stamped by the worker's producer, minus the input record's LogAppendTime). With
 ``--repeat N`` each of those runs N times, the configurations taking turns, and the medians
-are printed with the range of the max and of the p99; the load is half the median max. The passthrough
-agent reads the same input and writes each record unchanged: the floor that Faust and the
-broker alone cost on this machine.
+are printed with the range of the max and of the p99; the load is half the median max.
+The passthrough agent reads the same input and writes each record unchanged: the floor
+that Faust and the broker alone cost on this machine.
 
 The input (``--feed``): ``devset`` (default) is a stream of bench/devset.py — real Chinese
 and English text with the edits feeds make, a quarter of it near-duplicate copies, most
@@ -54,6 +54,17 @@ _WARMUP_EVENTS = 200
 _WARMUP_S = 5.0
 
 
+CONFIGS = (("passthrough", 1, True), ("neardup 1 worker", 1, False), ("neardup 2 workers", 2, False))
+"""(label, workers, passthrough) of each configuration the streaming benches compare."""
+
+
+def scratch_dir() -> Path:
+    """Where the benches' workers keep their state and logs (under ``TMPDIR``), created."""
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def passthrough_main(bootstrap: str, prefix: str, partitions: int) -> None:
     """A Faust app whose one agent copies ``{p}.events`` to ``{p}.unique``."""
     import faust
@@ -65,7 +76,7 @@ def passthrough_main(bootstrap: str, prefix: str, partitions: int) -> None:
         consumer_auto_offset_reset="earliest",
         web_enabled=False,
         autodiscover=False,
-        datadir=str(Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream" / f"{prefix}-passthrough-data"),
+        datadir=str(scratch_dir() / f"{prefix}-passthrough-data"),
     )
     names = Topics(prefix)
     source = app.topic(names.events, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
@@ -338,15 +349,12 @@ def main() -> None:
     if args.passthrough_worker:
         passthrough_main(bootstrap, args.passthrough_worker, args.partitions)
         return
-    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
-    tmp.mkdir(parents=True, exist_ok=True)
+    tmp = scratch_dir()
     print(
         f"{args.events} events ({args.feed} feed), {args.partitions} partitions,"
         f" allowed_lateness_ms {args.lateness_ms}, broker {bootstrap}"
     )
-    configs = [("passthrough", 1, True), ("neardup 1 worker", 1, False)]
-    if "2workers" not in args.skip:
-        configs.append(("neardup 2 workers", 2, False))
+    configs = [c for c in CONFIGS if not ("2workers" in args.skip and c[1] == 2)]
 
     def measure(workers: int, passthrough: bool, rate: float | None = None) -> dict[str, float]:
         return run(
@@ -359,18 +367,18 @@ def main() -> None:
     for _ in range(args.repeat):
         for label, workers, passthrough in configs:
             peaks[label].append(measure(workers, passthrough)["events_per_s"])
+    peak = {label: statistics.median(values) for label, values in peaks.items()}
     steady: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in configs}
     for _ in range(args.repeat):
         for label, workers, passthrough in configs:
-            steady[label].append(measure(workers, passthrough, rate=statistics.median(peaks[label]) / 2))
-    floor = statistics.median(peaks["passthrough"])
+            steady[label].append(measure(workers, passthrough, rate=peak[label] / 2))
+    floor = peak["passthrough"]
     for label, _, _ in configs:
-        peak = statistics.median(peaks[label])
         runs = steady[label]
         p = {q: statistics.median(r[q] for r in runs) for q in ("p50_ms", "p95_ms", "p99_ms", "sender_cpu")}
         print(
-            f"{label:<18} max {peak:6.0f} events/s{_spread(peaks[label])} ({peak / floor:4.0%} of passthrough)"
-            f" | at {peak / 2:4.0f} events/s: latency p50 {p['p50_ms']:4.0f} ms  p95 {p['p95_ms']:4.0f} ms"
+            f"{label:<18} max {peak[label]:6.0f} events/s{_spread(peaks[label])} ({peak[label] / floor:4.0%} of passthrough)"
+            f" | at {peak[label] / 2:4.0f} events/s: latency p50 {p['p50_ms']:4.0f} ms  p95 {p['p95_ms']:4.0f} ms"
             f"  p99 {p['p99_ms']:4.0f} ms{_spread([r['p99_ms'] for r in runs])} (sender {p['sender_cpu']:.2f} core)",
             flush=True,
         )

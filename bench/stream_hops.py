@@ -70,8 +70,7 @@ def main() -> None:
     parser.add_argument("--feed", choices=stream.FEEDS, default="devset", help="the input (see bench/stream.py)")
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
-    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
-    tmp.mkdir(parents=True, exist_ok=True)
+    tmp = stream.scratch_dir()
     prefix = f"hops{uuid.uuid4().hex[:6]}"
     names, env = stream.fresh_topics(bootstrap, prefix, _PARTITIONS, tmp, args.lateness_ms)
     env["NEARDUP_LOG_BATCHES"] = "1"
