@@ -4,10 +4,10 @@ Faust's ``take_events(max, within)`` wakes every ``within`` seconds whether or n
 arrived, and after a batch it waits a full ``within`` even for events that came in while
 the batch ran. With three stages at 3-10 ms windows an idle worker used 0.18-0.20 of a core,
 0.12-0.14 with these batches (``bench/idle.py``; Faust's passthrough agent idles at 0.005),
-CPU that a shared box's busy moments then lack. :func:`take_batches` sleeps until an event arrives, and starts a batch
-once ``spacing`` has passed since the previous one ended: an event after a quiet spell goes
-at once, and under load batches still come at most one per ``spacing``, so each stays big
-enough to keep its messages and changelog records few.
+CPU that a shared box's busy moments then lack. :func:`take_batches` sleeps until an event
+arrives, and starts a batch once ``spacing`` has passed since the previous one ended: an
+event after a quiet spell goes at once, and under load batches still come at most one per
+``spacing``, so each stays big enough to keep its messages and changelog records few.
 """
 
 from __future__ import annotations
