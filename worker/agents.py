@@ -96,9 +96,9 @@ class Windows:
 
     The index and verdict stages read from Kafka only what another worker sent them, and
     each such message is already one batch of its sender's: spacing them only made every
-    event crossing between two workers wait up to twice more. With no spacing two workers'
-    p99 at 450 events/s fell from 322-472 ms to 179-272 ms in five alternated pairs, their
-    backlog throughput unchanged within noise (docs/architecture.md).
+    event crossing between two workers wait up to twice more. Without it two workers' p99
+    was lower in 8 of 10 alternated pairs, their backlog throughput unchanged within noise
+    (docs/architecture.md, "Figures").
     """
 
     fingerprint: float = 0.003
