@@ -29,31 +29,14 @@ from bench import stream  # noqa: E402
 _SETTLE_S = 2.0
 
 
-def _children() -> list[int]:
-    """This process's child processes: the workers ``stream.running`` started."""
-    pids: list[int] = []
-    for task in Path("/proc/self/task").iterdir():
-        pids.extend(int(pid) for pid in (task / "children").read_text().split())
-    return pids
-
-
-def _cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of ``pids`` so far (fields 14 and 15 of /proc/<pid>/stat)."""
-    ticks = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
 def idle_share(bootstrap: str, partitions: int, workers: int, passthrough: bool, tmp: Path, seconds: float) -> float:
     """Share of a core the configuration's processes use while no input arrives."""
     with stream.running(bootstrap, partitions, workers, passthrough, tmp, lateness_ms=20):
         time.sleep(_SETTLE_S)
-        pids = _children()
-        start_cpu, start = _cpu_seconds(pids), time.monotonic()
+        pids = stream.children()
+        start_cpu, start = stream.cpu_seconds(pids), time.monotonic()
         time.sleep(seconds)
-        return (_cpu_seconds(pids) - start_cpu) / (time.monotonic() - start)
+        return (stream.cpu_seconds(pids) - start_cpu) / (time.monotonic() - start)
 
 
 def main() -> None:

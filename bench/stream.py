@@ -11,7 +11,9 @@ stamped by the worker's producer, minus the input record's LogAppendTime). With
 ``--repeat N`` each of those runs N times, the configurations taking turns, and the medians
 are printed with the range of the max and of the p99; the load is half the median max.
 The passthrough agent reads the same input and writes each record unchanged: the floor
-that Faust and the broker alone cost on this machine.
+that Faust and the broker alone cost on this machine. Each line ends with the CPU time the
+configuration's worker processes, and a broker of scripts/kafka-local, used per event in the
+max run and in the half-load run (medians).
 
 The input (``--feed``): ``devset`` (default) is a stream of bench/devset.py — real Chinese
 and English text with the edits feeds make, a quarter of it near-duplicate copies, most
@@ -63,6 +65,35 @@ def scratch_dir() -> Path:
     path = Path(os.environ.get("TMPDIR", "/tmp")) / "neardup-bench-stream"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def children() -> list[int]:
+    """This process's child processes: the workers :func:`running` started."""
+    pids: list[int] = []
+    for task in Path("/proc/self/task").iterdir():
+        pids.extend(int(pid) for pid in (task / "children").read_text().split())
+    return pids
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of ``pids`` so far (fields 14 and 15 of /proc/<pid>/stat)."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def broker_pids(bootstrap: str) -> list[int]:
+    """The broker's pid when ``bootstrap`` is a broker of scripts/kafka-local on this machine, else none."""
+    port = bootstrap.split(",")[0].rpartition(":")[2]
+    cache = Path(os.environ.get("NEARDUP_CACHE", Path.home() / ".cache" / "neardup"))
+    pid_file = Path(os.environ.get("KAFKA_RUN_DIR", cache / "kafka" / f"run-{port}")) / "kafka.pid"
+    try:
+        pid = int(pid_file.read_text())
+    except (OSError, ValueError):
+        return []
+    return [pid] if Path(f"/proc/{pid}/stat").exists() else []
 
 
 def passthrough_main(bootstrap: str, prefix: str, partitions: int) -> None:
@@ -311,11 +342,21 @@ def run(
     rate: float | None = None,
     feed: str = "devset",
 ) -> dict[str, float]:
-    """One measurement on fresh topics: a backlog as fast as possible, or a steady ``rate``."""
+    """One measurement on fresh topics: a backlog as fast as possible, or a steady ``rate``.
+
+    Besides throughput and latency, the CPU time the worker processes (``worker_ms``) and a
+    local broker (``broker_ms``, NaN for another cluster) used per event, from the first
+    send until the outputs are read back (the read-back's share is a few percent).
+    """
     events = _events(count, feed=feed)
     with running(bootstrap, partitions, workers, passthrough, tmp, lateness_ms) as names:
         outputs = [names.unique] if passthrough else [names.unique, names.duplicates]
-        return _measure(bootstrap, names, events, outputs, rate)
+        worker_pids, broker = children(), broker_pids(bootstrap)
+        worker_cpu, broker_cpu = cpu_seconds(worker_pids), cpu_seconds(broker)
+        result = _measure(bootstrap, names, events, outputs, rate)
+        result["worker_ms"] = (cpu_seconds(worker_pids) - worker_cpu) * 1000 / count
+        result["broker_ms"] = (cpu_seconds(broker) - broker_cpu) * 1000 / count if broker else float("nan")
+        return result
 
 
 def _spread(values: list[float]) -> str:
@@ -363,10 +404,11 @@ def main() -> None:
 
     # Rounds go through every configuration in turn, so a broker warming up or a noisy
     # neighbour weighs on all of them alike rather than on whichever runs first.
-    peaks: dict[str, list[float]] = {label: [] for label, _, _ in configs}
+    drains: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in configs}
     for _ in range(args.repeat):
         for label, workers, passthrough in configs:
-            peaks[label].append(measure(workers, passthrough)["events_per_s"])
+            drains[label].append(measure(workers, passthrough))
+    peaks = {label: [r["events_per_s"] for r in runs] for label, runs in drains.items()}
     peak = {label: statistics.median(values) for label, values in peaks.items()}
     steady: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in configs}
     for _ in range(args.repeat):
@@ -376,10 +418,14 @@ def main() -> None:
     for label, _, _ in configs:
         runs = steady[label]
         p = {q: statistics.median(r[q] for r in runs) for q in ("p50_ms", "p95_ms", "p99_ms", "sender_cpu")}
+        cpu = {q: statistics.median(r[q] for r in drains[label]) for q in ("worker_ms", "broker_ms")}
+        half = {q: statistics.median(r[q] for r in runs) for q in ("worker_ms", "broker_ms")}
         print(
             f"{label:<18} max {peak[label]:6.0f} events/s{_spread(peaks[label])} ({peak[label] / floor:4.0%} of passthrough)"
             f" | at {peak[label] / 2:4.0f} events/s: latency p50 {p['p50_ms']:4.0f} ms  p95 {p['p95_ms']:4.0f} ms"
-            f"  p99 {p['p99_ms']:4.0f} ms{_spread([r['p99_ms'] for r in runs])} (sender {p['sender_cpu']:.2f} core)",
+            f"  p99 {p['p99_ms']:4.0f} ms{_spread([r['p99_ms'] for r in runs])} (sender {p['sender_cpu']:.2f} core)"
+            f" | CPU an event, max/half: worker {cpu['worker_ms']:.2f}/{half['worker_ms']:.2f} ms,"
+            f" broker {cpu['broker_ms']:.2f}/{half['broker_ms']:.2f} ms",
             flush=True,
         )
 

@@ -37,11 +37,6 @@ _PARTITIONS = 4
 _BATCH_LINE = re.compile(r"batch: (\d+) events, waited ([\d.]+)-([\d.]+) ms, took ([\d.]+) ms, ([\d.]+) ms CPU")
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _quantiles(values: list[float]) -> str:
     ordered = sorted(values)
     return f"p50 {stream.percentile(ordered, 0.5):5.0f} ms  p99 {stream.percentile(ordered, 0.99):5.0f} ms"
@@ -80,9 +75,9 @@ def main() -> None:
         stream._wait_ready(log)
         stream.warm_up(bootstrap, names)
         warmed = log.stat().st_size
-        cpu, wall = _cpu_seconds(worker.pid), time.time()
+        cpu, wall = stream.cpu_seconds([worker.pid]), time.time()
         result = stream._measure(bootstrap, names, stream._events(args.events, feed=args.feed), [names.unique, names.duplicates], args.rate or None)
-        share = (_cpu_seconds(worker.pid) - cpu) / (time.time() - wall)
+        share = (stream.cpu_seconds([worker.pid]) - cpu) / (time.time() - wall)
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(30)
