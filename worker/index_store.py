@@ -13,19 +13,33 @@ sketch travels once per event and partition, not once per table.
 from __future__ import annotations
 
 import base64
+import logging
+import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
 from worker.blocks import Plan, hamming
-from worker.store import BlockIndex, Candidate, Entry
+from worker.store import BlockIndex, Candidate, Entry, StoreLayoutError
+
+log = logging.getLogger("neardup.worker")
 
 
 class IndexPartition:
     """One partition's buckets, with the operations added since the last :meth:`take_ops`."""
 
     def __init__(self, path: Path, plan: Plan, retention_ms: int | None = None, cache_mb: int = 64) -> None:
-        self.index = BlockIndex(path, plan, retention_ms=retention_ms, cache_bytes=cache_mb << 20, lazy_drops=True)
+        try:
+            self.index = self._open(path, plan, retention_ms, cache_mb)
+        except StoreLayoutError as exc:
+            # The store is a copy of its changelog: without its checkpoint it is replayed whole.
+            log.warning("%s; rebuilding it from its changelog", exc)
+            shutil.rmtree(path)
+            self.index = self._open(path, plan, retention_ms, cache_mb)
         self._ops: dict[tuple[str, int], list[Any]] = {}
+
+    @staticmethod
+    def _open(path: Path, plan: Plan, retention_ms: int | None, cache_mb: int) -> BlockIndex:
+        return BlockIndex(path, plan, retention_ms=retention_ms, cache_bytes=cache_mb << 20, lazy_drops=True)
 
     def candidates(self, fingerprint: int, tables: Sequence[int], max_distance: int) -> list[Candidate]:
         """Entries sharing ``fingerprint``'s key in one of ``tables``, within ``max_distance``, each once."""

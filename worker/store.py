@@ -1,6 +1,6 @@
 """RocksDB adapter (rocksdict) holding the permuted-block tables of :mod:`worker.blocks`.
 
-Column families of one *bucket* of stored events:
+Keyspaces of one *bucket* of stored events:
 
 ``tables``   one row per (table, stored fingerprint): ``table(1) | key(4) | fingerprint(8) | event id``,
              empty value. The fixed 5-byte prefix (table | key) is the bucket, so a probe of one
@@ -15,24 +15,31 @@ and of the whole store:
 ``records``  small records (counters, checkpoints), ``str -> bytes``.
 ``default``  the persisted plan, bucket width and watermark.
 
+Without retention each keyspace is a column family of that name, kept forever.
+
 Retention by event time (``retention_ms``): storage is cut into time buckets dropped whole.
 An event goes to bucket ``ts // width`` with ``width = ceil(retention_ms / (buckets - 1))``;
-bucket ``n`` owns the families ``tables@n``, ``entries@n``, ``exact@n`` and ``records@n``
-(per-event records put with a ``ts``, such as first verdicts), created when first written.
+bucket ``n`` is ONE column family, ``bucket@n``, holding all four keyspaces (and per-event
+records put with a ``ts``, such as first verdicts), each key led by its keyspace's byte
+(``t``, ``e``, ``x``, ``r``); it is created when first written.
 The *watermark* is the largest event ts stored; the *horizon* is ``watermark - retention_ms``.
 Entries older than the horizon are filtered out of every query at once, and a bucket whose
 whole range lies before the horizon is dropped with ``drop_column_family``, which deletes its
 files: at most ``buckets`` buckets are live, so disk holds one window plus one bucket however
 long the stream runs.
 
-Creating or dropping a family rewrites RocksDB's MANIFEST and OPTIONS files, with the GIL held:
-one bucket's four families took 20-80 ms on our 2-core machine, more under load. The first
-event of a new bucket paid that inside a streaming batch, on every partition at once (event
-time crosses a bucket boundary everywhere together), and it set the stream's p99 latency.
-So the streaming index calls :meth:`BlockIndex.maintain` between batches: it creates the *next*
-bucket's families one at a time before any event needs them, and, with ``lazy_drops``, drops
-an expired bucket's families one at a time (the bucket leaves every read at once). Batch scans
-keep creating and dropping where the write happens. Why time buckets rather than the
+Creating or dropping a family rewrites RocksDB's MANIFEST and OPTIONS files with the GIL
+held, and costs more the more families the database has (the OPTIONS file lists every one,
+and a family's memtable allocates its prefix bloom). The first event of a new bucket paid
+that inside a streaming batch, on every partition at once (event time crosses a bucket
+boundary everywhere together), and it set the stream's p99 latency. So the streaming index
+calls :meth:`BlockIndex.maintain` between batches: it creates the *next* bucket's family
+before any event needs it and, with ``lazy_drops``, drops an expired bucket's family later
+(the bucket leaves every read at once). Batch scans keep creating and dropping where the
+write happens. A bucket used to be four families (one per keyspace): a bucket change was
+eight steps of 10-40 ms, and a streaming worker with four partitions spent ~9 % of its event
+loop on them while a compressed-clock feed crossed a day every few seconds; one family a
+bucket is two steps, each cheaper (docs/architecture.md, "Figures"). Why time buckets rather than the
 alternatives:
 
 * RocksDB's TTL compaction expires by *wall-clock* write time, not event time; replays,
@@ -92,12 +99,16 @@ _BUCKET_KEY = b"neardup:bucket_ms"
 _WATERMARK_KEY = b"neardup:watermark"
 _RECORDS = "records"
 _KINDS = ("tables", "entries", "exact", _RECORDS)
+_BUCKET = "bucket"  # the one family of a time bucket: ``bucket@<n>``
+# Each keyspace's leading byte inside a bucket's family.
+_KIND_BYTE = {"tables": b"t", "entries": b"e", "exact": b"x", _RECORDS: b"r"}
 _MEMTABLE_BUDGET = 256 << 20
 _WAL_BUDGET = 256 << 20
 _PREFIX = 5  # table id (1 byte) + block key (4 bytes)
 _EXACT_PREFIX = 16
-_PREFIXES = {"tables": _PREFIX, "exact": _EXACT_PREFIX}
-_FP = slice(_PREFIX, _PREFIX + 8)
+# Prefix extractor lengths; a bucket's family leads with the keyspace byte, then a table
+# row's (table | key) or the first bytes of an exact hash (shorter keys skip the filter).
+_PREFIXES = {"tables": _PREFIX, "exact": _EXACT_PREFIX, _BUCKET: 1 + _PREFIX}
 _LAST_FP = b"\xff" * 8
 _MAX_ORDER = 1 << 128
 _RECENT_ENTRIES = 32_768  # decoded entries kept per index (~13 MB)
@@ -188,13 +199,25 @@ def _bucket_ms(retention_ms: int | None, buckets: int) -> int:
     return -(-retention_ms // (buckets - 1))
 
 
+class StoreLayoutError(ValueError):
+    """The index on disk was written in a layout this version does not read."""
+
+
 @dataclass
 class _Bucket:
-    """The column families of one time bucket (or of the whole store without retention)."""
+    """Where each keyspace of one time bucket (or of the whole store without retention) lives:
+    its column family, and the bytes its keys start with there."""
 
     number: int | None
     cf: dict[str, Rdict]
     handle: dict[str, ColumnFamily]
+    lead: dict[str, bytes]
+
+    def names(self) -> list[str]:
+        """The bucket's own families (not the store-wide ``records``)."""
+        if self.number is None:
+            return [kind for kind in _KINDS if kind != _RECORDS]
+        return [f"{_BUCKET}@{self.number}"]
 
 
 class BlockIndex:
@@ -274,6 +297,7 @@ class BlockIndex:
             if not self.bucket_ms:
                 self._open_bucket(None)
             else:
+                self._check_layout(existing)
                 for number in sorted({int(n.partition("@")[2]) for n in existing if "@" in n}):
                     self._open_bucket(number)
                 raw = self._db.get(_WATERMARK_KEY)
@@ -333,6 +357,14 @@ class BlockIndex:
             "wrong buckets: open it with the same retention_ms and buckets, or rebuild it"
         )
 
+    def _check_layout(self, existing: list[str]) -> None:
+        old = sorted(n for n in existing if "@" in n and not n.startswith(_BUCKET + "@"))
+        if old:
+            raise StoreLayoutError(
+                f"index at {self.path} keeps its time buckets as one column family per keyspace "
+                f"({', '.join(old[:4])}...), the layout of an older neardup; rebuild it"
+            )
+
     @staticmethod
     def stored_plan(path: str | os.PathLike[str]) -> Plan | None:
         """The plan an existing index was built with, or None if there is no index at ``path``."""
@@ -360,21 +392,26 @@ class BlockIndex:
         return tuple(sorted(n for n in self._buckets if n is not None))
 
     def _open_bucket(self, number: int | None) -> _Bucket:
-        suffix = "" if number is None else f"@{number}"
-        cf: dict[str, Rdict] = {}
-        handle: dict[str, ColumnFamily] = {}
-        for kind in _KINDS:
-            name = _RECORDS if number is None and kind == _RECORDS else kind + suffix
-            if name == _RECORDS:
-                cf[kind] = self._records
-            elif name in self._names:
-                cf[kind] = self._db.get_column_family(name)
-            else:
-                cf[kind] = self._create_family(name)
-            handle[kind] = self._db.get_column_family_handle(name)
-        bucket = self._buckets[number] = _Bucket(number, cf, handle)
+        if number is None:
+            cf = {kind: self._family(kind) for kind in _KINDS}
+            handle = {kind: self._db.get_column_family_handle(kind) for kind in _KINDS}
+            lead = dict.fromkeys(_KINDS, b"")
+        else:
+            name = f"{_BUCKET}@{number}"
+            family = self._family(name)
+            cf = dict.fromkeys(_KINDS, family)
+            handle = dict.fromkeys(_KINDS, self._db.get_column_family_handle(name))
+            lead = dict(_KIND_BYTE)
+        bucket = self._buckets[number] = _Bucket(number, cf, handle, lead)
         self._reorder()
         return bucket
+
+    def _family(self, name: str) -> Rdict:
+        if name == _RECORDS:
+            return self._records
+        if name in self._names:
+            return self._db.get_column_family(name)
+        return self._create_family(name)
 
     def _create_family(self, name: str) -> Rdict:
         family = self._db.create_column_family(name, self._options(name))
@@ -417,7 +454,7 @@ class BlockIndex:
             # The files go only once no Python object holds the column family any more.
             bucket.cf.clear()
             bucket.handle.clear()
-            self._retired.extend(f"{kind}@{number}" for kind in _KINDS)
+            self._retired.extend(bucket.names())
         self._reorder()
         if not self._lazy_drops:
             self._drop_retired()
@@ -431,7 +468,7 @@ class BlockIndex:
         del self._retired[:count]
 
     def maintain(self) -> bool:
-        """One step of bucket upkeep: drop one retired family, else create one family of the
+        """One step of bucket upkeep: drop one retired family, else create the family of the
         bucket after the watermark's. Returns False when there was nothing to do.
 
         Each step is one MANIFEST and OPTIONS rewrite (see the module docstring); a caller
@@ -443,14 +480,11 @@ class BlockIndex:
         if not self.bucket_ms or self._watermark is None:
             return False
         number = self._watermark // self.bucket_ms + 1
-        if number in self._buckets:
+        name = f"{_BUCKET}@{number}"
+        if number in self._buckets or name in self._names:
             return False
-        for kind in _KINDS:
-            name = f"{kind}@{number}"
-            if name not in self._names:
-                self._create_family(name)
-                return True
-        return False
+        self._create_family(name)
+        return True
 
     def _commit(self, batch: WriteBatch) -> None:
         self._db.write(batch, self._write)
@@ -484,15 +518,16 @@ class BlockIndex:
             return False
         eid = entry.event_id.encode()
         value = _encode(entry)
+        lead = bucket.lead
         if table_ids:
             keys = self.plan.keys(entry.fingerprint)
             tail = entry.fingerprint.to_bytes(8, "big") + eid
-            handle = bucket.handle["tables"]
+            handle, row = bucket.handle["tables"], lead["tables"]
             for t in table_ids:
-                batch.put(bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", handle)
-            batch.put(eid, value, bucket.handle["entries"])
+                batch.put(row + bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", handle)
+            batch.put(lead["entries"] + eid, value, bucket.handle["entries"])
         for h in exact_keys:
-            batch.put(_exact_prefix(h) + eid, value, bucket.handle["exact"])
+            batch.put(lead["exact"] + _exact_prefix(h) + eid, value, bucket.handle["exact"])
         self._commit(batch)
         if table_ids:
             self._remember(bucket.number, eid, entry, value)
@@ -521,10 +556,10 @@ class BlockIndex:
         eid = entry.event_id.encode()
         tail = entry.fingerprint.to_bytes(8, "big") + eid
         batch = WriteBatch(raw_mode=True)
-        handle = bucket.handle["tables"]
+        handle, row = bucket.handle["tables"], bucket.lead["tables"]
         for t, key in enumerate(keys):
-            batch.delete(bytes((t,)) + key.to_bytes(4, "big") + tail, handle)
-        batch.delete(eid, bucket.handle["entries"])
+            batch.delete(row + bytes((t,)) + key.to_bytes(4, "big") + tail, handle)
+        batch.delete(bucket.lead["entries"] + eid, bucket.handle["entries"])
         self._db.write(batch, self._write)
         self._recent.pop((bucket.number, eid), None)
 
@@ -540,6 +575,9 @@ class BlockIndex:
         horizon = self.horizon
         out: dict[str, Candidate] = {}
         for bucket in self._live():
+            lead = bucket.lead["tables"]
+            start = len(lead) + _PREFIX  # where a row's fingerprint starts
+            fp_at = slice(start, start + 8)
             hits: dict[bytes, int] = {}
             # Entries of one fingerprint share every table of the set they were added with
             # (an add writes them all at once; equal fingerprints give equal keys, hence equal
@@ -550,10 +588,11 @@ class BlockIndex:
             it = bucket.cf["tables"].iter(self._prefix_read)
             for prefix in prefixes:
                 fresh: set[bytes] = set()
+                prefix = lead + prefix
                 it.seek(prefix)
                 while it.valid():
                     row = it.key()
-                    fp = row[_FP]
+                    fp = row[fp_at]
                     if fp in read:
                         if fp == _LAST_FP:
                             break
@@ -561,7 +600,7 @@ class BlockIndex:
                         continue
                     distance = (int.from_bytes(fp, "big") ^ fingerprint).bit_count()
                     if distance <= max_distance:
-                        hits[row[_PREFIX:]] = distance
+                        hits[row[start:]] = distance
                     fresh.add(fp)
                     it.next()
                 read |= fresh
@@ -588,7 +627,8 @@ class BlockIndex:
             else:
                 found.append((row, cached[0]))
         if missing:
-            values = bucket.cf["entries"].get([row[8:] for row in missing])
+            lead = bucket.lead["entries"]
+            values = bucket.cf["entries"].get([lead + row[8:] for row in missing])
             for row, value in zip(missing, values):
                 if value is not None:
                     entry = _decode(row[8:].decode(), value)
@@ -610,12 +650,13 @@ class BlockIndex:
         out: dict[str, Entry] = {}
         recent = self._recent
         for bucket in self._live():
+            full = bucket.lead["exact"] + prefix
             # One call a row (``items``), not four (``valid``, ``key``, ``value``, ``next``): a story
             # reposted N times has N rows under each of its anchors.
-            for key, value in bucket.cf["exact"].items(from_key=prefix, read_opt=self._prefix_read):
-                if key[:_EXACT_PREFIX] != prefix:
+            for key, value in bucket.cf["exact"].items(from_key=full, read_opt=self._prefix_read):
+                if key[: len(full)] != full:
                     break
-                eid = key[_EXACT_PREFIX:]
+                eid = key[len(full) :]
                 # The recent entry is reused only if it is what this row holds (an id may be reused).
                 cached = recent.get((bucket.number, eid))
                 entry = cached[0] if cached is not None and cached[1] == value else _decode(eid.decode(), value)
@@ -629,7 +670,7 @@ class BlockIndex:
         value = self._records.get(raw)
         if value is None and self.bucket_ms:
             for bucket in self._live():
-                value = bucket.cf[_RECORDS].get(raw)
+                value = bucket.cf[_RECORDS].get(bucket.lead[_RECORDS] + raw)
                 if value is not None:
                     break
         return None if value is None else bytes(value)
@@ -647,14 +688,16 @@ class BlockIndex:
         bucket = self._target(ts, batch)
         if bucket is None:
             return False
-        batch.put(key.encode(), bytes(value), bucket.handle[_RECORDS])
+        batch.put(bucket.lead[_RECORDS] + key.encode(), bytes(value), bucket.handle[_RECORDS])
         self._commit(batch)
         return True
 
     def _families(self) -> list[Rdict]:
         families = [self._records]
         for bucket in self._buckets.values():
-            families.extend(cf for kind, cf in bucket.cf.items() if cf is not self._records)
+            for cf in bucket.cf.values():
+                if all(cf is not known for known in families):
+                    families.append(cf)
         return families
 
     def flush(self) -> None:
@@ -675,9 +718,10 @@ class BlockIndex:
         scan.set_total_order_seek(True)
         for bucket in self._buckets.values():
             for kind in ("tables", "entries", "exact"):
+                lead = bucket.lead[kind]
                 it = bucket.cf[kind].iter(scan)
-                it.seek_to_first()
-                while it.valid():
+                it.seek(lead)
+                while it.valid() and it.key().startswith(lead):
                     rows += 1
                     it.next()
                 del it

@@ -6,13 +6,15 @@ import random
 from pathlib import Path
 
 import pytest
-from rocksdict import Rdict
+from rocksdict import Options, Rdict
 
 from topology.records import Event
 from worker.blocks import plan_for
 from worker.decide import Deduplicator
 from worker.settings import Settings
-from worker.store import BlockIndex, Entry, read_only
+from worker.changelog import _CHECKPOINT as CHECKPOINT
+from worker.index_store import IndexPartition
+from worker.store import BlockIndex, Entry, StoreLayoutError, read_only
 
 PLAN = plan_for(k=3, expected=10_000_000)
 SECOND = 1_000
@@ -22,15 +24,21 @@ def entry(i: int, fp: int, ts: int) -> Entry:
     return Entry(event_id=f"ev-{i}", fingerprint=fp, order=i, ts=ts, sketch=random.Random(i).randbytes(130))
 
 
+KIND_OF = {b"t": "tables", b"e": "entries", b"x": "exact", b"r": "records"}
+
+
 def rows_on_disk(path: Path) -> dict[str, int]:
-    """Rows per column family of a closed index, read with plain rocksdict (what is really stored)."""
+    """Rows per keyspace and bucket (``entries@4``) of a closed index, read with plain rocksdict
+    (what is really stored): a bucket's family ``bucket@n`` leads each key with its keyspace's byte."""
     with read_only(path) as db:
-        counts = {}
+        counts: dict[str, int] = {}
         for name in Rdict.list_cf(str(path)):
             if name == "default":
                 continue
             cf = db.get_column_family(name)
-            counts[name] = sum(1 for _ in cf.keys())
+            for key in cf.keys():
+                label = f"{KIND_OF[key[:1]]}@{name.partition('@')[2]}" if "@" in name else name
+                counts[label] = counts.get(label, 0) + 1
             del cf
         return counts
 
@@ -83,8 +91,8 @@ def test_maintain_creates_the_next_bucket_before_its_first_event(tmp_path: Path)
         steps = 0
         while index.maintain():
             steps += 1
-        assert steps == 4, "one column family per step"
-        assert {f"{kind}@1" for kind in ("tables", "entries", "exact", "records")} <= families(path)
+        assert steps == 1, "a bucket is one column family"
+        assert "bucket@1" in families(path)
         assert index.live_buckets == (0,), "prepared, not live: reads do not consult it yet"
         before = families(path)
         assert index.add(entry(2, 0xBBBB, ts=1500))
@@ -106,13 +114,13 @@ def test_lazy_drops_leave_reads_at_once_and_the_disk_at_maintain(tmp_path: Path)
         index.add(entry(3, 0xCCCC, ts=8 * SECOND))
         assert index.live_buckets == (1, 8)
         assert index.query(0xAAAA, 0) == []
-        assert "entries@0" in families(path), "dropping waits for maintain"
+        assert "bucket@0" in families(path), "dropping waits for maintain"
         while index.maintain():
             pass
         assert not any(name.endswith("@0") for name in families(path))
         index.add(entry(4, 0xDDDD, ts=9 * SECOND))
         assert index.query(0xBBBB, 0) == []
-        assert "entries@1" in families(path), "expired, not dropped yet when the index closes"
+        assert "bucket@1" in families(path), "expired, not dropped yet when the index closes"
     with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=8, lazy_drops=True) as index:
         assert not any(name.endswith("@1") for name in families(path)), "dropped on opening"
         assert [c.entry.event_id for c in index.query(0xDDDD, 0)] == ["ev-4"]
@@ -258,3 +266,30 @@ def test_soak_disk_flat_through_the_deduplicator(tmp_path: Path) -> None:
     after_fill = sizes["ret"][5:]
     assert max(after_fill) <= 1.3 * after_fill[0], sizes
     assert sizes["all"][-1] >= 1.8 * sizes["all"][4], sizes
+
+
+def _with_an_old_bucket_family(path: Path) -> None:
+    """An index whose time buckets are one family per keyspace, as neardup wrote them before."""
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND) as index:
+        index.add(entry(1, 0xAAAA, ts=500))
+        index.put_record(CHECKPOINT, b"5")
+    db = Rdict(str(path), column_families={n: Options(raw_mode=True) for n in Rdict.list_cf(str(path))})
+    db.create_column_family("tables@0", Options(raw_mode=True))
+    db.close()
+
+
+def test_an_index_in_the_old_bucket_layout_is_refused_by_name(tmp_path: Path) -> None:
+    _with_an_old_bucket_family(tmp_path / "ix")
+    with pytest.raises(StoreLayoutError, match=r"one column family per keyspace \(tables@0\.\.\.\).*rebuild it"):
+        BlockIndex(tmp_path / "ix", PLAN, retention_ms=7 * SECOND)
+
+
+def test_a_streaming_index_partition_in_the_old_layout_starts_empty_to_be_replayed(tmp_path: Path) -> None:
+    _with_an_old_bucket_family(tmp_path / "ix")
+    part = IndexPartition(tmp_path / "ix", PLAN, retention_ms=7 * SECOND)
+    try:
+        assert part.index.query(0xAAAA, 0) == [], "its entries come back from the changelog, not the old files"
+        assert part.get_record(CHECKPOINT) is None, "so the whole changelog is replayed"
+        assert "tables@0" not in families(tmp_path / "ix")
+    finally:
+        part.close()

@@ -175,7 +175,7 @@ def test_the_index_prepares_the_next_time_bucket_between_batches(single: SingleR
     newest = max(json.loads(line)["ts"] for line in SAMPLE)
     width = _bucket_ms(single.settings.retention_ms, 8)  # the index's default 8 buckets
     store = Path(single.settings.state_dir) / "solo" / "stores" / "index" / "0"
-    assert f"tables@{newest // width + 1}" in Rdict.list_cf(str(store))
+    assert f"bucket@{newest // width + 1}" in Rdict.list_cf(str(store))
 
 
 def test_resent_ids_get_their_first_verdict_again(single: SingleRun) -> None:
