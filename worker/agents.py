@@ -183,14 +183,17 @@ def install(
     events_topic = raw_topic(names.events)
     probes_topic = raw_topic(names.probes)
     answers_topic = raw_topic(names.answers)
-    deadletter_topic = raw_topic(names.deadletter)
-    index_changelog = raw_topic(names.index_changelog)
-    verdict_changelog = raw_topic(names.verdict_changelog)
-    outputs = {
-        "unique": raw_topic(names.unique),
-        "duplicates": raw_topic(names.duplicates),
-        "corrections": raw_topic(names.corrections),
-    }
+    outputs = {"unique": names.unique, "duplicates": names.duplicates, "corrections": names.corrections}
+
+    async def send(topic: str, key: bytes | None, value: bytes, partition: int | None = None) -> Awaitable[Any]:
+        """Hand one record to the app's producer; returns its delivery future.
+
+        Straight to Faust's producer, not through ``Topic.send``, which wraps every record in
+        a FutureMessage with callbacks and sensors: at 340 events/s that wrapping was ~40 %
+        of the stages' send cost (py-spy). The producer is the same, so Faust's flush before
+        committing offsets covers these records too.
+        """
+        return await app.producer.send(topic, key, value, partition, None, None)
 
     stores_root = datadir / "stores"
     index_stores: StoreSet[IndexPartition] = StoreSet(
@@ -208,10 +211,10 @@ def install(
     )
 
     async def send_index_log(key: bytes, value: bytes, partition: int) -> Awaitable[Any]:
-        return await index_changelog.send(key=key, value=value, partition=partition)
+        return await send(names.index_changelog, key, value, partition)
 
     async def send_verdict_log(key: bytes, value: bytes, partition: int) -> Awaitable[Any]:
-        return await verdict_changelog.send(key=key, value=value, partition=partition)
+        return await send(names.verdict_changelog, key, value, partition)
 
     def hold_offsets(batch: Sequence[EventT]) -> Callable[[], None]:
         """Keep Faust from committing ``batch``'s source offsets until the returned callback runs.
@@ -235,7 +238,7 @@ def install(
         asyncio.ensure_future(app.crash(exc))
 
     async def send_output(role: str, key: bytes, value: bytes) -> Awaitable[Any]:
-        return await outputs[role].send(key=key, value=value)
+        return await send(outputs[role], key, value)
 
     outbox = Outbox(send_output, write_failed)
 
@@ -302,14 +305,14 @@ def install(
             counters.events += len(batch) - len(dead)
             counters.deadlettered += len(dead)
             for value in dead:
-                await deadletter_topic.send(value=value)
+                await send(names.deadletter, None, value)
             local: dict[int, list[_ProbeMessage]] = {}
             for part, batch_probes in probes.items():
                 if part in local_index:  # handed on as they are: nothing to encode or decode
                     local[part] = [(batch_probes, list(intros[part].values()))]
                     continue
                 for chunk in encode_probes(batch_probes, intros[part]):
-                    await probes_topic.send(value=chunk, partition=part)
+                    await send(names.probes, None, chunk, part)
             if local:
                 async with index_lock:
                     await _index_values(local, lambda: hold_offsets(batch))
@@ -385,7 +388,7 @@ def install(
                 local[part] = items
                 continue
             for chunk in encode_chunks(items):
-                await answers_topic.send(value=chunk, partition=part)
+                await send(names.answers, None, chunk, part)
         await index_stores.commit(ops, send_index_log, hold(), write_failed)
         if local:
             async with verdict_lock:
