@@ -588,15 +588,15 @@ class BlockIndex:
             it = bucket.cf["tables"].iter(self._prefix_read)
             for prefix in prefixes:
                 fresh: set[bytes] = set()
-                prefix = lead + prefix
-                it.seek(prefix)
+                full = lead + prefix
+                it.seek(full)
                 while it.valid():
                     row = it.key()
                     fp = row[fp_at]
                     if fp in read:
                         if fp == _LAST_FP:
                             break
-                        it.seek(prefix + (int.from_bytes(fp, "big") + 1).to_bytes(8, "big"))
+                        it.seek(full + (int.from_bytes(fp, "big") + 1).to_bytes(8, "big"))
                         continue
                     distance = (int.from_bytes(fp, "big") ^ fingerprint).bit_count()
                     if distance <= max_distance:
