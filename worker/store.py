@@ -213,11 +213,10 @@ class _Bucket:
     handle: dict[str, ColumnFamily]
     lead: dict[str, bytes]
 
-    def names(self) -> list[str]:
-        """The bucket's own families (not the store-wide ``records``)."""
-        if self.number is None:
-            return [kind for kind in _KINDS if kind != _RECORDS]
-        return [f"{_BUCKET}@{self.number}"]
+
+def _bucket_family(number: int) -> str:
+    """The name of time bucket ``number``'s column family."""
+    return f"{_BUCKET}@{number}"
 
 
 class BlockIndex:
@@ -397,7 +396,7 @@ class BlockIndex:
             handle = {kind: self._db.get_column_family_handle(kind) for kind in _KINDS}
             lead = dict.fromkeys(_KINDS, b"")
         else:
-            name = f"{_BUCKET}@{number}"
+            name = _bucket_family(number)
             family = self._family(name)
             cf = dict.fromkeys(_KINDS, family)
             handle = dict.fromkeys(_KINDS, self._db.get_column_family_handle(name))
@@ -454,7 +453,7 @@ class BlockIndex:
             # The files go only once no Python object holds the column family any more.
             bucket.cf.clear()
             bucket.handle.clear()
-            self._retired.extend(bucket.names())
+            self._retired.append(_bucket_family(number))
         self._reorder()
         if not self._lazy_drops:
             self._drop_retired()
@@ -480,7 +479,7 @@ class BlockIndex:
         if not self.bucket_ms or self._watermark is None:
             return False
         number = self._watermark // self.bucket_ms + 1
-        name = f"{_BUCKET}@{number}"
+        name = _bucket_family(number)
         if number in self._buckets or name in self._names:
             return False
         self._create_family(name)
