@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -40,7 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from aiokafka import AIOKafkaProducer
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -283,6 +284,23 @@ def fresh_topics(
     return Topics(prefix), env
 
 
+def drop_run(bootstrap: str, prefix: str, tmp: Path) -> None:
+    """Delete one run's topics (the stages' and Faust's own) and its stores; its logs stay.
+
+    Every run makes fresh topics: left on a local broker, a few dozen runs' partitions made
+    the same bench visibly slower (docs/architecture.md, "Figures").
+    """
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        mine = [t for t in admin.list_topics() if t.startswith((f"{prefix}.", f"{prefix}-"))]
+        if mine:
+            admin.delete_topics(mine)
+    finally:
+        admin.close()
+    for state in (tmp / prefix, tmp / f"{prefix}-passthrough-data"):
+        shutil.rmtree(state, ignore_errors=True)
+
+
 def warm_up(bootstrap: str, names: Topics, events: list[tuple[bytes, bytes]] | None = None) -> None:
     """Dictionaries loaded, stores opened, changelogs checked before anything is measured.
 
@@ -329,6 +347,7 @@ def running(
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+        drop_run(bootstrap, prefix, tmp)
 
 
 def run(

@@ -81,6 +81,7 @@ def main() -> None:
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(30)
+        stream.drop_run(bootstrap, prefix, tmp)
     batch_lines = _batch_lines(log.read_bytes()[warmed:].decode(errors="replace"))
     floor = stream.run(
         bootstrap, args.events, _PARTITIONS, 1, True, tmp, args.lateness_ms, rate=args.rate or None, feed=args.feed
