@@ -69,9 +69,13 @@ _DEADLETTER_RAW_MAX = 256 * 1024
 _LOG_TIMESTAMP_TYPE = 1  # Kafka: 0 = CreateTime, 1 = LogAppendTime
 _DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog acknowledgements
 # Index changelog group commit: batches committed within this long share one record per
-# partition. It delays only when source offsets become committable. The verdict changelog
-# is not grouped: a batch's outputs wait for its record (worker.outbox).
+# partition. It delays only when source offsets become committable.
 _CHANGELOG_GROUP_S = 0.05
+# Verdict changelog group commit, for batches whose outputs do not wait for their record
+# (gathers still incomplete, verdicts held): a batch with outputs to send after its record
+# flushes at once, taking the grouped ones along. Kept under the lateness hold, so a held
+# verdict's state is usually acknowledged when its hold ends and it goes out at once.
+_VERDICT_GROUP_S = 0.01
 # Least time between two steps of index bucket upkeep (worker.store: one column family created
 # or dropped, 10-40 ms with the GIL held): steps one batch apart added up to a stall as long
 # as the one they replace.
@@ -208,6 +212,7 @@ def install(
         names.verdict_changelog,
         lambda path: VerdictPartition(path, retention_ms),
         reader,
+        min(_VERDICT_GROUP_S, lateness_ms / 2000),
     )
 
     async def send_index_log(key: bytes, value: bytes, partition: int) -> Awaitable[Any]:
@@ -497,6 +502,7 @@ def install(
             await outbox.settled()
         now = int(time.time() * 1000)
         entries: list[tuple[int, str, list[Output]]] = []
+        sent_at_once = False
         ops: dict[int, list[Any]] = {}
         taken: list[tuple[VerdictPartition, int]] = []
         for part, items in by_partition.items():
@@ -515,6 +521,7 @@ def install(
             at_once, after_record = decider.run(items)
             if at_once is not None:
                 outbox.emit(part, *at_once)
+                sent_at_once = True
             if after_record is not None:
                 entries.append((part, *after_record))
             store.drop_outbox(outbox.take_acked(part))
@@ -528,7 +535,11 @@ def install(
             for part, key, outputs in entries:
                 outbox.emit(part, key, outputs)
 
-        await verdict_stores.commit(ops, send_verdict_log, durable, write_failed)
+        # Grouped only when it only gathered: outputs wait for this record, or were sent and
+        # their outbox entries must be logged promptly, and without items no source offset
+        # stays uncommitted to make a rebalance wait for this record.
+        gathered_only = not entries and not sent_at_once and any(by_partition.values())
+        await verdict_stores.commit(ops, send_verdict_log, durable, write_failed, urgent=not gathered_only)
 
     async def _drop_acked(partitions: list[int]) -> None:
         """Delete acknowledged outbox entries (shutdown: no batch will carry the deletes)."""

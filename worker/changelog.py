@@ -239,12 +239,15 @@ class StoreSet(Generic[S]):
         send: Send,
         on_durable: Callable[[], None],
         on_failed: Callable[[BaseException], None],
+        urgent: bool = False,
     ) -> None:
         """Queue a batch's ops; they go to the producer as one record per partition per flush,
         and settle in the background.
 
-        A flush happens at once when ``group_s`` has passed since the last one, else when it
-        will have. Either way this returns once the ops are queued or handed over. When a
+        A flush happens at once when ``group_s`` has passed since the last one or the batch
+        is ``urgent`` (something waits for its ``on_durable``, not just an offset commit),
+        else when ``group_s`` will have passed. Either way this returns once the ops are
+        queued or handed over. When a
         flush's records are all acknowledged (and every earlier flush has settled), the
         checkpoints move and each of its batches' ``on_durable`` runs, in commit order; if one
         fails, ``on_failed`` runs and
@@ -256,7 +259,7 @@ class StoreSet(Generic[S]):
             self._queued[partition].extend(partition_ops)
         self._queued_batches.append((list(ops), on_durable))
         wait = self._last_flush + self._group_s - time.monotonic()
-        if wait <= 0:
+        if urgent or wait <= 0:
             await self.flush()
         elif self._flush_timer is None:
             self._flush_timer = asyncio.get_running_loop().call_later(wait, self._flush_soon)
