@@ -8,6 +8,7 @@ what a producer's acknowledgements may do across partitions. The real-broker sid
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -147,5 +148,32 @@ def test_settled_waits_until_every_record_is_taken_and_acknowledged() -> None:
         acks.futures[1].set_result(None)
         await asyncio.wait_for(waiter, 1)
         await outbox.close()
+
+    asyncio.run(run())
+
+
+def test_grouped_batches_wait_and_an_urgent_one_takes_them_along(tmp_path: Path) -> None:
+    """A batch that only gathered waits for the group window; one with outputs waiting flushes at once."""
+
+    async def run() -> None:
+        acks = Acks()
+        stores: StoreSet[Any] = StoreSet(tmp_path, "t.verdict-changelog", never_opened, ChangelogReader("-", {}), 0.5)
+        durable: list[str] = []
+
+        async def send(key: bytes, value: bytes, partition: int) -> asyncio.Future[Any]:
+            return await acks.send(str(partition), key, value)
+
+        await stores.commit({0: [["a", 1]]}, send, lambda: durable.append("first"), print)  # flushes: none before
+        await stores.commit({0: [["b", 2]]}, send, lambda: durable.append("gathered"), print)
+        await stores.commit({1: [["c", 3]]}, send, lambda: durable.append("gathered 2"), print)
+        await asyncio.sleep(0.05)
+        assert len(acks.sent) == 1  # the two gathering batches wait for company
+        await stores.commit({0: [["d", 4]]}, send, lambda: durable.append("outputs"), print, urgent=True)
+        assert sorted(role for role, _, _ in acks.sent[1:]) == ["0", "1"]  # one record per partition
+        assert json.loads(acks.sent[1][2]) == [["b", 2], ["d", 4]]
+        for n, future in enumerate(acks.futures):
+            future.set_result(type("Meta", (), {"offset": n})())
+        await stores.drain()
+        assert durable == ["first", "gathered", "gathered 2", "outputs"]
 
     asyncio.run(run())
