@@ -245,9 +245,9 @@ class StoreSet(Generic[S]):
         and settle in the background.
 
         A flush happens at once when ``group_s`` has passed since the last one or the batch
-        is ``urgent`` (something waits for its ``on_durable``, not just an offset commit),
-        else when ``group_s`` will have passed. Either way this returns once the ops are
-        queued or handed over. When a
+        is ``urgent`` (the caller's call: outputs wait for its ``on_durable``, or its records
+        must not wait for an offset commit to protect them), else when ``group_s`` will
+        have passed. Either way this returns once the ops are queued or handed over. When a
         flush's records are all acknowledged (and every earlier flush has settled), the
         checkpoints move and each of its batches' ``on_durable`` runs, in commit order; if one
         fails, ``on_failed`` runs and
