@@ -8,7 +8,9 @@ import time
 from collections.abc import Awaitable, Callable
 
 import faust
+import pytest
 
+from worker.agents import _TAKE_MAX, Windows
 from worker.batches import take_batches
 
 _SPACING_S = 1.0
@@ -87,3 +89,14 @@ def test_a_batch_is_acked_only_after_the_loop_body_returns() -> None:
     assert seen.batches == [[b"a"], [b"b", b"c"]]
     assert seen.acked_inside == [[False], [False, False]]
     assert [event.message.acked for event in seen.events[0]] == [True]
+
+
+def test_the_fingerprint_window_grows_after_a_backlog_batch_and_stays_put_at_moderate_load() -> None:
+    windows = Windows()
+    # A few events a batch (moderate load): the configured windows, alone or shared.
+    assert windows.after(3, shared=False) == windows.fingerprint
+    assert windows.after(3, shared=True) == windows.fingerprint_shared
+    # A backlog's batch: a longer window, so the next batch is bigger; never past the cap.
+    assert windows.after(100, shared=False) == pytest.approx(100 * windows.backlog_per_event)
+    assert windows.after(100, shared=False) > windows.fingerprint_shared
+    assert windows.after(_TAKE_MAX, shared=True) == windows.backlog_most
