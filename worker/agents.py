@@ -107,9 +107,9 @@ class Windows:
     Under a backlog a fingerprint batch holds what Faust delivered during the window before
     it — about 18 events in 3 ms, measured — so the costs of a batch (a verdict pass and a
     changelog record per partition, a message per remote partition) came every 18 events.
-    The window after a batch therefore grows with it (``backlog_per_event`` per event of it, at most
-    ``backlog_most``): a backlog's batches grow towards ``_TAKE_MAX`` while it lasts, and
-    moderate load keeps its window, its batches holding a few events each.
+    The window after a batch therefore grows with it (``backlog_per_event`` per event of
+    it, at most ``backlog_most``): a backlog's batches grow towards ``_TAKE_MAX`` while it
+    lasts, and moderate load keeps its window, its batches holding a few events each.
     """
 
     fingerprint: float = 0.003
