@@ -692,12 +692,12 @@ class BlockIndex:
         return True
 
     def _families(self) -> list[Rdict]:
-        families = [self._records]
+        """Every open family once: a time bucket's keyspaces share one (by identity, in order)."""
+        families = {id(self._records): self._records}
         for bucket in self._buckets.values():
             for cf in bucket.cf.values():
-                if all(cf is not known for known in families):
-                    families.append(cf)
-        return families
+                families.setdefault(id(cf), cf)
+        return list(families.values())
 
     def flush(self) -> None:
         """Make everything added so far durable (sync the WAL, or write memtables without one)."""
