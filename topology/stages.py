@@ -13,17 +13,18 @@ batch mixes many keys, the sender chooses the partition itself with the function
 every sender uses the same ones, so a bucket, or an event id, always lives in one partition
 of one stage, which is what the stages' partition-local stores need.
 
-Orders are 128-bit integers written as JSON numbers (Python's ``json`` keeps them exact).
+Orders are 128-bit integers written as JSON numbers (:mod:`topology.codec` keeps them exact).
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import mmh3
+
+from topology import codec
 
 # Fixed seeds: changing one re-routes every key, i.e. orphans every stored bucket.
 _PROBE_SEED = 0x9E0B
@@ -166,7 +167,7 @@ MAX_MESSAGE_BYTES = 512 * 1024
 
 def encode_batch(items: list[Any]) -> bytes:
     """One internal message: a JSON array of items."""
-    return json.dumps(items, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return codec.dumps(items)
 
 
 def encode_chunks(items: list[Any], max_bytes: int = MAX_MESSAGE_BYTES) -> list[bytes]:
@@ -175,7 +176,7 @@ def encode_chunks(items: list[Any], max_bytes: int = MAX_MESSAGE_BYTES) -> list[
     parts: list[bytes] = []
     size = 2
     for item in items:
-        raw = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        raw = codec.dumps(item)
         if parts and size + len(raw) + 1 > max_bytes:
             chunks.append(b"[" + b",".join(parts) + b"]")
             parts, size = [], 2
@@ -187,7 +188,7 @@ def encode_chunks(items: list[Any], max_bytes: int = MAX_MESSAGE_BYTES) -> list[
 
 
 def decode_batch(raw: bytes) -> list[dict[str, Any]]:
-    items = json.loads(raw)
+    items = codec.loads(raw)
     if not isinstance(items, list):
         raise ValueError("an internal batch must be a JSON array")
     return items

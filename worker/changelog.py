@@ -30,7 +30,6 @@ same entry, or overwrite a key with the value it already has).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import shutil
 import time
@@ -42,6 +41,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from topology import codec
 from topology.stages import encode_chunks
 
 log = logging.getLogger("neardup.changelog")
@@ -70,7 +70,7 @@ Send = Callable[[bytes, bytes, int], Awaitable[Awaitable[Any]]]
 
 
 def decode_ops(raw: bytes) -> list[Any]:
-    ops = json.loads(raw)
+    ops = codec.loads(raw)
     if not isinstance(ops, list):
         raise ValueError("a changelog record must be a JSON array of operations")
     return ops

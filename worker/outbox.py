@@ -21,11 +21,11 @@ and decides it first, the same (:meth:`worker.agents.VerdictBatch.release_due`).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from topology import codec
 from worker.verdict_store import Output
 
 # Sends one record to an output topic (by role: unique, duplicates, corrections); returns
@@ -36,7 +36,7 @@ Send = Callable[[str, bytes, bytes], Awaitable[Awaitable[Any]]]
 def encode(output: Output) -> tuple[bytes, bytes]:
     """An output's Kafka key (the event id) and value; the same output always gives the same bytes."""
     _, event_id, value = output
-    return event_id.encode(), json.dumps(value, ensure_ascii=False).encode()
+    return event_id.encode(), codec.dumps(value)
 
 
 class Outbox:

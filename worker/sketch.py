@@ -95,7 +95,8 @@ def compare(a: bytes, b: bytes) -> Similarity:
         return Similarity(1.0, 1.0)
     if size_a == 0 or size_b == 0:
         return Similarity(0.0, 0.0)
-    agree = np.count_nonzero(np.frombuffer(a, np.uint8, offset=2) == np.frombuffer(b, np.uint8, offset=2))
+    # int(): numpy scalars would leak into records, which the JSON codec does not take.
+    agree = int(np.count_nonzero(np.frombuffer(a, np.uint8, offset=2) == np.frombuffer(b, np.uint8, offset=2)))
     jaccard = resemblance(agree / PERMUTATIONS)
     # |A ∩ B| = J (|A| + |B|) / (1 + J)
     common = jaccard * (size_a + size_b) / (1.0 + jaccard)

@@ -15,7 +15,6 @@ remembered as long as it can still be a candidate.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import deque
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 from rocksdict import AccessType, Options, Rdict, ReadOptions
 
+from topology import codec
 from worker import gather
 
 _PENDING = "p:"
@@ -38,7 +38,7 @@ _VERDICT_ROLES = ("unique", "duplicates")
 
 
 def _dump(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return codec.dumps(data).decode()
 
 
 class VerdictPartition:
@@ -82,7 +82,7 @@ class VerdictPartition:
             raw = self._get(_PENDING + event_id)
             if raw is None:
                 return None
-            state = self._states[event_id] = gather.Pending.from_dict(json.loads(raw))
+            state = self._states[event_id] = gather.Pending.from_dict(codec.loads(raw))
         return state
 
     def set_pending(self, event_id: str, state: gather.Pending | None) -> None:
@@ -107,7 +107,7 @@ class VerdictPartition:
 
     def verdict(self, event_id: str) -> gather.Published | None:
         raw = self._get(_VERDICT + event_id)
-        return None if raw is None else gather.Published.from_dict(json.loads(raw))
+        return None if raw is None else gather.Published.from_dict(codec.loads(raw))
 
     def set_verdict(self, event_id: str, published: gather.Published) -> None:
         self._write(_VERDICT + event_id, _dump(published.to_dict()))
@@ -117,7 +117,7 @@ class VerdictPartition:
         return {
             key[len(_PENDING) :]
             for key, raw in self._items(_PENDING)
-            if json.loads(raw).get("complete_at") is not None
+            if codec.loads(raw).get("complete_at") is not None
         }
 
     def _items(self, prefix: str) -> list[tuple[str, bytes]]:
@@ -159,7 +159,7 @@ class VerdictPartition:
         entries: list[tuple[str, list[Output]]] = []
         for key, raw in self._items(_OUTBOX):
             outputs: list[Output] = []
-            for role, event_id, value in json.loads(raw)["outputs"]:
+            for role, event_id, value in codec.loads(raw)["outputs"]:
                 if value is None:
                     published = self.verdict(str(event_id))
                     if published is None:

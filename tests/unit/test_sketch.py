@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from topology import codec
 from worker.sketch import SKETCH_BYTES, compare, sketch
 
 
@@ -37,6 +38,13 @@ def test_same_opening_different_rest_is_neither() -> None:
     similarity = compare(sketch(a), sketch(b))
     assert similarity.resemblance < 0.3
     assert similarity.containment < 0.5
+
+
+def test_estimates_are_plain_floats_that_records_can_carry() -> None:
+    # A similarity travels in answers, verdicts and changelogs; the codec takes no numpy scalars.
+    similarity = compare(sketch(hashes(range(0, 300))), sketch(hashes(range(100, 400))))
+    assert type(similarity.resemblance) is float and type(similarity.containment) is float
+    assert codec.loads(codec.dumps({"similarity": similarity.resemblance})) == {"similarity": similarity.resemblance}
 
 
 def test_identical_sets_and_layout() -> None:
