@@ -51,6 +51,7 @@ from worker.blocks import parse_plan
 from worker.changelog import ChangelogReader, StoreSet
 from worker.decide import accepts
 from worker.fingerprint import Fingerprint, fingerprint
+from worker.hold import HeldEntry, Hold
 from worker.index_store import IndexPartition
 from worker.outbox import Outbox
 from worker.settings import Settings
@@ -135,7 +136,6 @@ class Counters:
     verdicts: int = 0
     republished: int = 0
     corrections: int = 0
-    held: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
 
 
 def deadletter_value(reason: str, topic: str, partition: int, offset: int, raw: bytes | None) -> bytes:
@@ -261,6 +261,7 @@ def install(
         return await send(outputs[role], key, value)
 
     outbox = Outbox(send_output, write_failed)
+    holds: dict[int, Hold] = defaultdict(Hold)  # per verdict partition
 
     def nothing_to_release() -> None:
         """The hold timer's batches have no source messages."""
@@ -288,7 +289,7 @@ def install(
         verdict_stores.forget(lost)
         outbox.forget(lost)
         for part in lost:
-            counters.held.pop(part, None)
+            holds.pop(part, None)
 
     # ---------------------------------------------------------------- fingerprint stage
     @app.agent(events_topic, name="fingerprint")
@@ -488,9 +489,10 @@ def install(
         return earlier, later, present
 
     # -------------------------------------------------------------------- verdict stage
-    # Verdict batches and the hold timer both change verdict stores; one lock keeps them apart.
+    # Verdict batches and the hold timer's outbox deletes both change verdict stores; one lock
+    # keeps them apart.
     verdict_lock = asyncio.Lock()
-    last_batch = [0.0]  # when a verdict batch last finished (it releases due verdicts too)
+    last_batch = [0.0]  # when a verdict batch last finished (it deletes acknowledged entries too)
     # Held verdicts go out within a fifth of the hold (at least 4 ms) of falling due: 10 ms
     # ticks left a 20 ms hold at p50 62-67 ms, 4 ms ticks at 46-47 (docs/architecture.md).
     hold_tick_s = max(0.004, lateness_ms / 5000)
@@ -505,58 +507,64 @@ def install(
                 await _verdict_items(items, hold_offsets(batch))
                 last_batch[0] = time.monotonic()
 
+    def emit_due(part: int, store: VerdictPartition, everything: bool = False) -> None:
+        """Hand the partition's held entries whose hold ran out (all, with ``everything``) and
+        whose records are acknowledged to the outbox."""
+        hold = holds.get(part)
+        if hold:
+            for key, outputs in hold.take_due(int(time.time() * 1000), store.settled, store.verdict, everything):
+                outbox.emit(part, key, outputs)
+
     async def _verdict_items(by_partition: dict[int, list[dict[str, Any]]], release: Callable[[], None]) -> None:
         """Intros, answers and notes per verdict partition, from Kafka or from this worker's index stage.
 
-        Each partition's due held verdicts are released first, and its acknowledged outbox
-        entries deleted, so the hold timer calls this with no items for the partitions that
-        hold either. Outputs go into the outbox and out once the changelog has them — except
-        a held verdict whose gather state the changelog already has: decided from that state
-        alone, it goes out at once, its outbox entry logged all the same (see
-        :meth:`VerdictBatch.release_due`).
+        Each partition's due held entries go out first (a note in this batch for one of them
+        is a correction), and its acknowledged outbox entries are deleted, so the hold timer
+        calls this with no items for partitions with deletes only. Verdicts decided here are
+        held (:mod:`worker.hold`); other outputs go out once this batch's record is in.
         """
         if any(by_partition.values()):
             await outbox.settled()
         now = int(time.time() * 1000)
         entries: list[tuple[int, str, list[Output]]] = []
-        sent_at_once = False
         ops: dict[int, list[Any]] = {}
-        taken: list[tuple[VerdictPartition, int]] = []
+        taken: list[tuple[int, VerdictPartition, int]] = []
         for part, items in by_partition.items():
             fresh = part not in verdict_stores.owned()
             store = await verdict_stores.restore(part)
             if fresh:
-                counters.held[part].update(store.complete_ids())
-                unsent = store.outbox()  # durable, perhaps never sent: send again
+                holds.pop(part, None)
+                unsent = store.outbox()  # durable, perhaps never sent (held ones too): send now
                 if unsent:
                     records = sum(len(outputs) for _, outputs in unsent)
                     log.info("%s[%d]: sending %d outbox records again", names.answers, part, records)
                 for key, outputs in unsent:
                     outbox.emit(part, key, outputs)
             verdict_stores.begin(part)
-            decider = VerdictBatch(store, counters, counters.held[part], lateness_ms, now)
-            at_once, after_record = decider.run(items)
-            if at_once is not None:
-                outbox.emit(part, *at_once)
-                sent_at_once = True
+            emit_due(part, store)
+            decider = VerdictBatch(store, counters, holds[part], lateness_ms, now)
+            after_record, held = decider.run(items)
             if after_record is not None:
                 entries.append((part, *after_record))
             store.drop_outbox(outbox.take_acked(part))
             ops[part] = store.take_ops()
-            taken.append((store, store.taken))
+            decider.hold_entry(held, store.taken)
+            taken.append((part, store, store.taken))
 
         def durable() -> None:
-            for store, seq in taken:
+            for _, store, seq in taken:
                 store.settled_through(seq)
             release()
             for part, key, outputs in entries:
                 outbox.emit(part, key, outputs)
+            for part, store, _ in taken:
+                emit_due(part, store)  # with no hold, this batch's verdicts are due now
 
-        # Grouped only when it only gathered: outputs wait for this record, or were sent and
-        # their outbox entries must be logged promptly, and without items no source offset
-        # stays uncommitted to make a rebalance wait for this record.
-        gathered_only = not entries and not sent_at_once and any(by_partition.values())
-        await verdict_stores.commit(ops, send_verdict_log, durable, write_failed, urgent=not gathered_only)
+        # Grouped when no output waits for this record alone: held verdicts wait for their
+        # hold, which is at least twice the group time; without items no source offset stays
+        # uncommitted to make a rebalance wait for this record.
+        grouped = not entries and any(by_partition.values())
+        await verdict_stores.commit(ops, send_verdict_log, durable, write_failed, urgent=not grouped)
 
     async def _drop_acked(partitions: list[int]) -> None:
         """Delete acknowledged outbox entries (shutdown: no batch will carry the deletes)."""
@@ -574,27 +582,28 @@ def install(
         """Run ``release_held`` every ``hold_tick_s`` until the worker stops.
 
         A loop of our own rather than ``app.timer``: mode's timer logs a warning whenever one
-        run outlasts the interval, and a 4 ms tick that publishes verdicts on a busy event
-        loop does that a few times a second under load (17-70 warnings in an 8 s bench run),
-        burying the warnings that matter.
+        run outlasts the interval, and a 4 ms tick on a busy event loop does that a few times
+        a second under load (17-70 warnings in an 8 s bench run), burying the warnings that
+        matter.
         """
         while not app.should_stop:
             await app.sleep(hold_tick_s)
             await release_held()
 
     async def release_held() -> None:
-        """Publish held verdicts whose lateness hold ran out, and delete acknowledged outbox
-        entries, while no verdict batch runs."""
-        holding = any(counters.held.values())
-        if not holding and not outbox.acked_partitions():
+        """Send held verdicts whose hold ran out; delete acknowledged outbox entries while no
+        verdict batch has run for a while (batches delete them as they go)."""
+        for part in list(holds):
+            store = verdict_stores.owned_store(part)
+            if store is not None:
+                emit_due(part, store)
+        if not outbox.acked_partitions() or verdict_lock.locked():
             return
-        idle = time.monotonic() - last_batch[0]
-        if idle < hold_tick_s or verdict_lock.locked() or (not holding and idle < _CHANGELOG_GROUP_S):
-            return  # verdict batches are running and do both at their end; deletes alone can wait
+        if time.monotonic() - last_batch[0] < _CHANGELOG_GROUP_S:
+            return
         async with verdict_lock:
             owned = verdict_stores.owned()
-            busy = {part for part, held in counters.held.items() if held} | outbox.acked_partitions()
-            await _verdict_items({part: [] for part in sorted(busy & owned)}, nothing_to_release)
+            await _verdict_items({part: [] for part in sorted(outbox.acked_partitions() & owned)}, nothing_to_release)
 
     @app.timer(interval=10.0, name="counters")
     async def report() -> None:
@@ -616,6 +625,10 @@ def install(
                     await asyncio.wait_for(stores.drain(), _DRAIN_TIMEOUT_S)
                 except asyncio.TimeoutError:
                     log.warning("changelog records still unacknowledged at shutdown; their stores stay dirty")
+            for part in sorted(holds):  # durable already: no reason to keep them back now
+                store = verdict_stores.owned_store(part)
+                if store is not None:
+                    emit_due(part, store, everything=True)
             try:
                 await asyncio.wait_for(outbox.settled(), _DRAIN_TIMEOUT_S)
                 await _drop_acked(sorted(outbox.acked_partitions() & verdict_stores.owned()))
@@ -643,23 +656,23 @@ class _Answer:
 
 
 class VerdictBatch:
-    """One partition's share of a verdict batch: states read once, written once at :meth:`save`."""
+    """One partition's share of a verdict batch: states read once, written once at :meth:`save`.
 
-    def __init__(
-        self,
-        store: VerdictPartition,
-        counters: Counters,
-        held: set[str],
-        lateness_ms: int,
-        now: int,
-    ) -> None:
+    An event is decided when its gather completes; its first verdict is stored at once and
+    its outputs held (:mod:`worker.hold`) until ``lateness_ms`` has passed. A note for a held
+    verdict revises it; for a sent one it gives a correction.
+    """
+
+    def __init__(self, store: VerdictPartition, counters: Counters, hold: Hold, lateness_ms: int, now: int) -> None:
         self.store = store
         self.counters = counters
-        self.held = held
+        self.hold = hold
         self.lateness_ms = lateness_ms
         self.now = now
         self.out: list[Output] = []  # sent once this batch's changelog record is acknowledged
-        self.settled_out: list[Output] = []  # sent at once (release_due)
+        self.held_ids: list[str] = []  # outputs held with this batch's entry, one per id and copy
+        self.decided: dict[str, gather.Published] = {}  # first verdicts decided in this batch
+        self.revised: list[str] = []  # held verdicts of earlier batches revised in this one
         self.states: dict[str, gather.Pending | None] = {}
         self.stored: set[str] = set()
         self.published: dict[str, gather.Published | None] = {}
@@ -679,30 +692,25 @@ class VerdictBatch:
             self.published[event_id] = self.store.verdict(event_id)
         return self.published[event_id]
 
-    def publish(self, event_id: str, state: gather.Pending, settled: bool = False) -> None:
-        """Decide; the outputs go to ``settled_out`` when ``state`` is in the changelog already."""
-        first = gather.decide(state)
-        self.published[event_id] = first
-        self.dirty_published.add(event_id)
-        self.states[event_id] = None
-        self.dirty_states.add(event_id)
-        self.held.discard(event_id)
-        self.counters.verdicts += 1
-        out = self.settled_out if settled else self.out
-        for _ in range(1 + state.copies):
-            out.append((first.topic, event_id, first.value))
+    def is_held(self, event_id: str) -> bool:
+        return event_id in self.decided or self.hold.holds(event_id)
 
     def settle(self, event_id: str, state: gather.Pending) -> None:
+        """Keep a gathering state; decide a complete one and hold its outputs."""
         self.states[event_id] = state
         self.dirty_states.add(event_id)
         if not gather.is_complete(state):
             return
-        state = gather.mark_complete(state, self.now)
-        self.states[event_id] = state
-        if gather.is_due(state, self.now, self.lateness_ms):
-            self.publish(event_id, state)
-        else:
-            self.held.add(event_id)
+        first = gather.decide(state)
+        self._set_verdict(event_id, first)
+        self.states[event_id] = None
+        self.decided[event_id] = first
+        self.counters.verdicts += 1
+        self.held_ids.extend([event_id] * (1 + state.copies))
+
+    def _set_verdict(self, event_id: str, published: gather.Published) -> None:
+        self.published[event_id] = published
+        self.dirty_published.add(event_id)
 
     def item(self, item: dict[str, Any]) -> None:
         kind = item.get("kind")
@@ -711,7 +719,10 @@ class VerdictBatch:
         if kind == "event":
             if first is not None:
                 self.counters.republished += 1
-                self.out.append((first.topic, event_id, first.value))
+                if self.is_held(event_id):  # goes out with (after) its first verdict, as that is then
+                    self.held_ids.append(event_id)
+                else:
+                    self.out.append((first.topic, event_id, first.value))
                 return
             self.settle(event_id, gather.add_intro(self.state_of(event_id), gather.Intro.from_dict(item)))
         elif kind == "answer":
@@ -725,49 +736,55 @@ class VerdictBatch:
             ref = gather.Ref.from_dict(item["match"])
             if first is None:
                 self.settle(event_id, gather.add_note(self.state_of(event_id), ref))
-                return
-            fixed = gather.correct(first, ref)
-            if fixed is not None:
-                self.published[event_id], correction = fixed
-                self.dirty_published.add(event_id)
-                self.counters.corrections += 1
-                self.out.append(("corrections", event_id, correction))
+            elif self.is_held(event_id):
+                revised = gather.revise(first, ref)
+                if revised is not None:
+                    self._set_verdict(event_id, revised)
+                    if event_id in self.decided:
+                        self.decided[event_id] = revised
+                    else:
+                        self.revised.append(event_id)
+            else:
+                fixed = gather.correct(first, ref)
+                if fixed is not None:
+                    self.published[event_id], correction = fixed
+                    self.dirty_published.add(event_id)
+                    self.counters.corrections += 1
+                    self.out.append(("corrections", event_id, correction))
         else:
             log.warning("ignoring an internal message of unknown kind %r", kind)
 
-    def run(self, items: list[dict[str, Any]]) -> tuple[_OutboxEntry | None, _OutboxEntry | None]:
-        """Release due held verdicts, then apply ``items``, then write what changed.
+    def run(self, items: list[dict[str, Any]]) -> tuple[_OutboxEntry | None, HeldEntry | None]:
+        """Apply ``items``, write what changed, and put the batch's outbox entries.
 
-        Returns the batch's two outbox entries, ``(key, outputs)`` or None when empty: the
-        one to send at once (stored too: this batch's record may land before its outputs
-        do), and the one to send once this batch's record is acknowledged.
+        Returns the entry to send once this batch's record is acknowledged (``(key,
+        outputs)``, or None), and the entry to hold (or None). Call :meth:`hold_entry` after
+        the store's ``take_ops``, which numbers the batch.
         """
-        self.release_due()
         for item in items:
             self.item(item)
         self.save()
-        return self._stored(self.settled_out), self._stored(self.out)
+        after_record = (self.store.put_outbox(self.out), self.out) if self.out else None
+        held = None
+        if self.held_ids:
+            outputs = [self._held_output(event_id) for event_id in self.held_ids]
+            held = HeldEntry(self.store.put_outbox(outputs), self.now + self.lateness_ms, 0, self.held_ids)
+        return after_record, held
 
-    def _stored(self, outputs: list[Output]) -> _OutboxEntry | None:
-        return (self.store.put_outbox(outputs), outputs) if outputs else None
+    def _held_output(self, event_id: str) -> Output:
+        published = self.published[event_id]
+        assert published is not None
+        return (published.topic, event_id, published.value)
 
-    def release_due(self) -> None:
-        """Publish held verdicts whose hold has run out — before the batch's items apply.
-
-        Such a verdict may be decided from a state the changelog already holds; then it goes
-        out without waiting for this batch's record, which still stores it in the outbox.
-        If the worker dies and the record is in Kafka, the restore sends the entry again; if
-        the record is not, whoever restores the partition finds the same state complete and
-        due, and releases it first too, before the replayed items: the same verdict again,
-        never one that a replayed note changed (that note gives a correction either way).
-        """
-        for event_id in list(self.held):
-            state = self.state_of(event_id)
-            if state is None or not gather.is_complete(state):
-                self.held.discard(event_id)
-            elif gather.is_due(state, self.now, self.lateness_ms):
-                settled = event_id not in self.dirty_states and self.store.is_settled(event_id)
-                self.publish(event_id, state, settled)
+    def hold_entry(self, held: HeldEntry | None, seq: int) -> None:
+        """Hold this batch's entry, the ``seq``-th batch of its store, and mark revisions."""
+        if held is not None:
+            held.seq = seq
+            self.hold.add(held, self.decided)
+        for event_id in self.revised:
+            published = self.published[event_id]
+            assert published is not None
+            self.hold.revise(event_id, published, seq)
 
     def save(self) -> None:
         """Write each changed state and verdict once (and log it for the changelog)."""

@@ -339,6 +339,10 @@ class StoreSet(Generic[S]):
     def owned(self) -> set[int]:
         return set(self._ready)
 
+    def owned_store(self, partition: int) -> S | None:
+        """The store of a partition this worker owns and has restored, else None."""
+        return self._open.get(partition) if partition in self._ready else None
+
     def close(self) -> None:
         if self._flush_timer is not None:
             self._flush_timer.cancel()

@@ -9,10 +9,10 @@ as :func:`worker.decide.choose` — is the original, or the event is unique.
 
 Index partitions run independently, so an earlier event can reach a shared bucket *after*
 a later one. The index then sends the later event an ``earlier`` *note*. A note that arrives
-while the verdict is still gathering (or held back by ``allowed_lateness_ms``) simply joins
-the matches; one that arrives after publication and names an earlier original becomes a
-correction. Pointers only ever go to strictly smaller orders, so corrections cannot form
-cycles.
+while the verdict is still gathering simply joins the matches; one that arrives while the
+decided verdict is held back by ``allowed_lateness_ms`` revises it before it goes out; one
+that arrives after publication and names an earlier original becomes a correction. Pointers
+only ever go to strictly smaller orders, so corrections cannot form cycles.
 
 Nothing here touches Kafka or Faust: the agents load a record, call these, store it back.
 """
@@ -96,7 +96,6 @@ class Pending:
     copies: int = 0
     answers: dict[int, dict[int, tuple[Ref, ...]]] = field(default_factory=dict)
     notes: tuple[Ref, ...] = ()
-    complete_at: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,7 +106,6 @@ class Pending:
                 for order, tables in self.answers.items()
             },
             "notes": [r.to_dict() for r in self.notes],
-            "complete_at": self.complete_at,
         }
 
     @classmethod
@@ -121,7 +119,6 @@ class Pending:
                 for order, tables in data.get("answers", {}).items()
             },
             notes=tuple(Ref.from_dict(r) for r in data.get("notes", ())),
-            complete_at=data.get("complete_at"),
         )
 
 
@@ -166,16 +163,6 @@ def is_complete(state: Pending) -> bool:
     if state.intro is None:
         return False
     return len(state.answers.get(state.intro.order, {})) >= state.intro.expected
-
-
-def mark_complete(state: Pending, now_ms: int) -> Pending:
-    """Remember when the verdict became decidable (the lateness hold counts from here)."""
-    return state if state.complete_at is not None else replace(state, complete_at=now_ms)
-
-
-def is_due(state: Pending, now_ms: int, lateness_ms: int) -> bool:
-    """A complete verdict whose hold for racing originals has run out."""
-    return state.complete_at is not None and now_ms - state.complete_at >= lateness_ms
 
 
 def matches(state: Pending) -> list[Ref]:
@@ -240,19 +227,34 @@ def decide(state: Pending) -> Published:
         value = dict(intro.event)
         value.update(verdict.to_dict())
         return Published("unique", value, intro.order, intro.fingerprint, intro.ts, None)
-    verdict = Verdict(
-        intro.id, "duplicate", best.id, best.distance, intro.fingerprint, intro.ts, round(best.similarity, 3)
-    )
-    return Published("duplicates", verdict.to_dict(), intro.order, intro.fingerprint, intro.ts, best)
+    return _duplicate(intro.id, intro.order, intro.fingerprint, intro.ts, best)
+
+
+def _duplicate(event_id: str, order: int, fingerprint: str, ts: int, best: Ref) -> Published:
+    verdict = Verdict(event_id, "duplicate", best.id, best.distance, fingerprint, ts, round(best.similarity, 3))
+    return Published("duplicates", verdict.to_dict(), order, fingerprint, ts, best)
+
+
+def _earlier_than_current(published: Published, ref: Ref) -> bool:
+    if ref.order >= published.order:
+        return False
+    return published.current is None or ref.order < published.current.order
+
+
+def revise(published: Published, ref: Ref) -> Published | None:
+    """A decided verdict not yet sent, decided again with ``ref``: the earliest match wins, as
+    in :func:`decide`; None when ``ref`` changes nothing."""
+    if not _earlier_than_current(published, ref):
+        return None
+    event_id = str(published.value["id"])
+    return _duplicate(event_id, published.order, published.fingerprint, published.ts, ref)
 
 
 def correct(published: Published, ref: Ref) -> tuple[Published, dict[str, Any]] | None:
     """A correction when ``ref`` is an earlier original than the one published, else None."""
-    if ref.order >= published.order:
+    if not _earlier_than_current(published, ref):
         return None
     current = published.current
-    if current is not None and ref.order >= current.order:
-        return None
     value = {
         "id": published.value["id"],
         "duplicate_of": ref.id,

@@ -11,11 +11,9 @@ partition acknowledged; the stage then deletes those (logged too). A worker that
 a partition sends again whatever its outbox still holds, so a crash can repeat a record,
 byte for byte, but never publish one that the stores do not know.
 
-One kind of output does not wait for its record: a held verdict released from a gather
-state already in an acknowledged changelog record. It is emitted with its batch, and its
-entry logged all the same: if the record lands and the output does not, the restore sends
-the entry; if the output lands and the record does not, the restore finds that state, due,
-and decides it first, the same (:meth:`worker.agents.VerdictBatch.release_due`).
+Verdicts held by ``allowed_lateness_ms`` are no exception: their entry is logged with the
+batch that decided them, and handed over once their hold has run out and that record (and
+any that revised them meanwhile) is acknowledged (:mod:`worker.hold`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The verdict stage's store for one ``{p}.answers`` partition: gather states and first verdicts.
 
 A plain rocksdict database with three keyspaces, ``p:<id>`` (the :class:`~worker.gather.Pending`
-state of an id still gathering or held), ``v:<id>`` (its :class:`~worker.gather.Published`
-first verdict) and ``o:<seq>`` (a batch's output records not yet acknowledged by the output
-topics, :mod:`worker.outbox`). Every write is also logged as ``[key, value or null]``; the stage writes a
+state of an id still gathering), ``v:<id>`` (its :class:`~worker.gather.Published`
+first verdict, written when its gather completes, sent or held) and ``o:<seq>`` (a batch's
+output records not yet acknowledged by the output topics, :mod:`worker.outbox`). Every write is also logged as ``[key, value or null]``; the stage writes a
 batch's log as one changelog record (:mod:`worker.changelog`). Restoring replays the log in
 order, so the last write of a key wins, as it did live.
 
@@ -16,7 +16,6 @@ remembered as long as it can still be a candidate.
 from __future__ import annotations
 
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -54,13 +53,10 @@ class VerdictPartition:
         # ones decoded saves a JSON parse per read (they are few: published ones are deleted).
         self._states: dict[str, gather.Pending] = {}
         self._last_seq: int | None = None
-        # Which gather states are in the changelog yet: batches taken (take_ops) and their
-        # ids, until settled_through. A held verdict decided from a state the changelog
-        # holds may go out before its own batch's record does (worker.agents).
+        # Batches taken for the changelog (take_ops) and how many of them it acknowledged:
+        # a held verdict goes out only once the records it depends on are in (worker.hold).
         self.taken = 0
-        self._batch_ids: list[str] = []
-        self._unsettled: dict[str, int] = {}
-        self._in_flight: deque[tuple[int, list[str]]] = deque()
+        self.settled = 0
 
     def _get(self, key: str) -> bytes | None:
         value = self._db.get(key.encode())
@@ -91,19 +87,10 @@ class VerdictPartition:
         else:
             self._states[event_id] = state
         self._write(_PENDING + event_id, None if state is None else _dump(state.to_dict()))
-        self._batch_ids.append(event_id)
-
-    def is_settled(self, event_id: str) -> bool:
-        """Whether the changelog has acknowledged the last write of ``event_id``'s gather state."""
-        return event_id not in self._unsettled
 
     def settled_through(self, taken: int) -> None:
         """The changelog acknowledged every batch up to the ``taken``-th (its records' order)."""
-        while self._in_flight and self._in_flight[0][0] <= taken:
-            seq, ids = self._in_flight.popleft()
-            for event_id in ids:
-                if self._unsettled.get(event_id) == seq:
-                    del self._unsettled[event_id]
+        self.settled = max(self.settled, taken)
 
     def verdict(self, event_id: str) -> gather.Published | None:
         raw = self._get(_VERDICT + event_id)
@@ -111,14 +98,6 @@ class VerdictPartition:
 
     def set_verdict(self, event_id: str, published: gather.Published) -> None:
         self._write(_VERDICT + event_id, _dump(published.to_dict()))
-
-    def complete_ids(self) -> set[str]:
-        """Ids whose verdict is complete but held (the in-memory list is lost on restart)."""
-        return {
-            key[len(_PENDING) :]
-            for key, raw in self._items(_PENDING)
-            if codec.loads(raw).get("complete_at") is not None
-        }
 
     def _items(self, prefix: str) -> list[tuple[str, bytes]]:
         """Every record of one keyspace (``prefix`` ends in ':'), in key order."""
@@ -154,7 +133,9 @@ class VerdictPartition:
     def outbox(self) -> list[tuple[str, list[Output]]]:
         """Every outbox entry, oldest first: outputs that may not have reached their topics.
 
-        A verdict whose stored first verdict is gone (expired with the retention) is left out.
+        A verdict is sent as its stored first verdict is now, topic included: a held verdict
+        revised after its entry was put (worker.hold) goes out revised. One whose stored
+        verdict is gone (expired with the retention) is left out.
         """
         entries: list[tuple[str, list[Output]]] = []
         for key, raw in self._items(_OUTBOX):
@@ -164,7 +145,7 @@ class VerdictPartition:
                     published = self.verdict(str(event_id))
                     if published is None:
                         continue
-                    value = published.value
+                    role, value = published.topic, published.value
                 outputs.append((str(role), str(event_id), dict(value)))
             entries.append((key, outputs))
         return entries
@@ -178,11 +159,6 @@ class VerdictPartition:
         """The writes since the last call: one batch, the :attr:`taken`-th, for the changelog."""
         ops, self._ops = self._ops, []
         self.taken += 1
-        if self._batch_ids:
-            for event_id in self._batch_ids:
-                self._unsettled[event_id] = self.taken
-            self._in_flight.append((self.taken, self._batch_ids))
-            self._batch_ids = []
         return ops
 
     def apply(self, ops: list[Any]) -> None:

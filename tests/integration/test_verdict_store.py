@@ -7,6 +7,7 @@ from pathlib import Path
 from topology.stages import answer_item, note_item
 from worker import gather
 from worker.agents import Counters, VerdictBatch
+from worker.hold import Hold
 from worker.verdict_store import Output, VerdictPartition
 
 RETENTION_MS = 7 * 86_400_000
@@ -63,71 +64,80 @@ def intro_item(event_id: str, order: int) -> dict[str, object]:
     return gather.Intro(event_id, order, 1000, "00ff", 1, {"id": event_id, "text": event_id}).to_dict()
 
 
-def batch(
-    store: VerdictPartition, held: set[str], now: int, items: list[dict[str, object]]
-) -> tuple[list[Output], list[Output], list[list[object]]]:
-    """One partition's verdict batch as the stage runs it: (outputs sent after its record,
-    outputs sent at once, changelog ops)."""
-    at_once, after_record = VerdictBatch(store, Counters(), held, LATENESS_MS, now).run(items)
-    return (after_record[1] if after_record else []), (at_once[1] if at_once else []), store.take_ops()
+def batch(store: VerdictPartition, hold: Hold, now: int, items: list[dict[str, object]]) -> tuple[list[Output], list[list[object]]]:
+    """One partition's verdict batch as the stage runs it: (outputs sent after its record, changelog ops)."""
+    decider = VerdictBatch(store, Counters(), hold, LATENESS_MS, now)
+    after_record, held = decider.run(items)
+    ops = store.take_ops()
+    decider.hold_entry(held, store.taken)
+    return (after_record[1] if after_record else []), ops
 
 
-def sent_at_once(
-    tmp_path: Path,
-) -> tuple[VerdictPartition, set[str], list[list[object]], list[Output], list[list[object]]]:
-    """x completes at t=0, that record is acknowledged, and x is sent at once when its hold
-    runs out: (live store, held ids, completion ops, sent outputs, release ops)."""
-    live = VerdictPartition(tmp_path / "live", RETENTION_MS)
-    held: set[str] = set()
-    _, _, completed = batch(live, held, 0, [intro_item("x", 50), answer_item("x", 50, [0], [])])
-    live.settled_through(live.taken)
-    _, sent, released = batch(live, held, LATENESS_MS, [])
-    assert [role for role, _, _ in sent] == ["unique"]
-    return live, held, completed, sent, released
+def due(store: VerdictPartition, hold: Hold, now: int) -> list[tuple[str, str, object]]:
+    """What the hold hands to the outbox at ``now``: (topic, id, duplicate_of)."""
+    entries = hold.take_due(now, store.settled, store.verdict)
+    return [(role, event_id, value.get("duplicate_of")) for _, outputs in entries for role, event_id, value in outputs]
 
 
-def test_a_held_verdict_goes_out_at_once_only_when_its_state_is_in_the_changelog(tmp_path: Path) -> None:
-    store = VerdictPartition(tmp_path / "v", RETENTION_MS)
-    held: set[str] = set()
-    # x completes at t=0 and is held; y completes at t=0 too.
-    completed = [intro_item("x", 50), answer_item("x", 50, [0], []), intro_item("y", 60), answer_item("y", 60, [0], [])]
-    out, settled_out, _ = batch(store, held, 0, completed)
-    assert (out, settled_out, held) == ([], [], {"x", "y"})
-    store.settled_through(store.taken)  # that batch's record is acknowledged
-    # y gets a note at t=10, so its latest state is in no acknowledged record yet.
-    earlier = gather.Ref("w", 5, 2, 0.9).to_dict()
-    batch(store, held, 10, [note_item("y", 60, earlier)])
-    out, settled_out, _ = batch(store, held, LATENESS_MS, [])
-    assert [(role, event_id) for role, event_id, _ in settled_out] == [("unique", "x")]
-    assert [(role, event_id) for role, event_id, _ in out] == [("duplicates", "y")]
+EARLIER = gather.Ref("w", 5, 2, 0.9).to_dict()
+
+
+def test_a_verdict_is_stored_when_decided_and_sent_after_its_hold_and_its_record(tmp_path: Path) -> None:
+    store, hold = VerdictPartition(tmp_path / "v", RETENTION_MS), Hold()
+    out, ops = batch(store, hold, 0, [intro_item("x", 50), answer_item("x", 50, [0], [])])
+    assert out == [] and store.verdict("x") is not None
+    assert not any(str(key).startswith("p:") for key, _ in ops)  # decided in one batch: no gather state written
+    assert due(store, hold, LATENESS_MS) == []  # its record is not acknowledged yet
+    store.settled_through(store.taken)
+    assert due(store, hold, LATENESS_MS - 1) == []  # its hold has not run out
+    assert due(store, hold, LATENESS_MS) == [("unique", "x", None)]
+    assert due(store, hold, 10 * LATENESS_MS) == []  # handed over once
     store.close()
 
 
-def test_a_verdict_sent_at_once_is_in_the_outbox_if_its_record_lands_and_it_does_not(tmp_path: Path) -> None:
-    live, _, completed, sent, released = sent_at_once(tmp_path)
-    live.close()
-    # The release's record is in Kafka, the output never got there: the restore must send it.
-    restored = VerdictPartition(tmp_path / "restored", RETENTION_MS)
-    restored.apply(completed)
-    restored.apply(released)
-    assert [outputs for _, outputs in restored.outbox()] == [sent]
-    assert restored.complete_ids() == set()  # decided: nothing left to release again
-    restored.close()
+def test_a_note_during_the_hold_revises_the_verdict_and_a_later_one_corrects_it(tmp_path: Path) -> None:
+    store, hold = VerdictPartition(tmp_path / "v", RETENTION_MS), Hold()
+    batch(store, hold, 0, [intro_item("x", 50), answer_item("x", 50, [0], []), intro_item("y", 60), answer_item("y", 60, [0], [])])
+    store.settled_through(store.taken)
+    out, _ = batch(store, hold, 10, [note_item("x", 50, EARLIER)])
+    assert out == []  # nothing was sent, so nothing to correct
+    assert due(store, hold, LATENESS_MS) == []  # the entry waits for the record of the revision
+    store.settled_through(store.taken)
+    assert due(store, hold, LATENESS_MS) == [("duplicates", "x", "w"), ("unique", "y", None)]
+    out, _ = batch(store, hold, LATENESS_MS + 1, [note_item("y", 60, EARLIER)])
+    assert [(role, event_id) for role, event_id, _ in out] == [("corrections", "y")]
+    store.close()
 
 
-def test_a_restore_releases_a_verdict_sent_before_its_record_the_same_despite_a_replayed_note(tmp_path: Path) -> None:
-    # The hold runs out, then a batch brings a late note: x is sent at once, then corrected.
-    live, held, durable_ops, sent, _ = sent_at_once(tmp_path)
-    late_note = note_item("x", 50, gather.Ref("w", 5, 2, 0.9).to_dict())
-    corrections, _, _ = batch(live, held, LATENESS_MS + 1, [late_note])
-    assert [role for role, _, _ in corrections] == ["corrections"]
+def test_a_copy_of_a_held_id_goes_out_after_its_first_verdict_and_the_same(tmp_path: Path) -> None:
+    store, hold = VerdictPartition(tmp_path / "v", RETENTION_MS), Hold()
+    batch(store, hold, 0, [intro_item("x", 50), answer_item("x", 50, [0], [])])
+    out, _ = batch(store, hold, 5, [intro_item("x", 70)])  # a producer retry of x
+    assert out == []
+    batch(store, hold, 10, [note_item("x", 50, EARLIER)])
+    store.settled_through(store.taken)
+    assert due(store, hold, LATENESS_MS) == [("duplicates", "x", "w")]
+    assert due(store, hold, LATENESS_MS + 5) == [("duplicates", "x", "w")]
+    store.close()
+
+
+def test_a_restore_sends_held_verdicts_as_stored_and_replayed_notes_correct_them(tmp_path: Path) -> None:
+    live, hold = VerdictPartition(tmp_path / "live", RETENTION_MS), Hold()
+    _, completed = batch(live, hold, 0, [intro_item("x", 50), answer_item("x", 50, [0], [])])
+    _, revised = batch(live, hold, 10, [note_item("x", 50, EARLIER)])
     live.close()
-    # The worker dies before those two batches' records are in Kafka; the next owner replays
-    # the acknowledged record, then the note again, in one batch after the hold ran out.
-    restored = VerdictPartition(tmp_path / "restored", RETENTION_MS)
-    restored.apply(durable_ops)
-    again: set[str] = restored.complete_ids()
-    out, settled_out, _ = batch(restored, again, LATENESS_MS + 100, [late_note])
-    assert settled_out == sent
-    assert out == corrections
-    restored.close()
+    # Only the first record reached Kafka: x was never sent (it waited for the second), so
+    # the next owner sends it as first decided, and the replayed note corrects it.
+    first = VerdictPartition(tmp_path / "first", RETENTION_MS)
+    first.apply(completed)
+    assert [(role, event_id) for _, outputs in first.outbox() for role, event_id, _ in outputs] == [("unique", "x")]
+    out, _ = batch(first, Hold(), 30, [note_item("x", 50, EARLIER)])
+    assert [(role, value["duplicate_of"]) for role, _, value in out] == [("corrections", "w")]
+    first.close()
+    # Both records reached Kafka: the entry goes out revised, its topic included.
+    both = VerdictPartition(tmp_path / "both", RETENTION_MS)
+    both.apply(completed)
+    both.apply(revised)
+    sent = [output for _, outputs in both.outbox() for output in outputs]
+    assert [(role, value["duplicate_of"]) for role, _, value in sent] == [("duplicates", "w")]
+    both.close()

@@ -118,14 +118,17 @@ def test_note_while_pending_joins_the_matches() -> None:
     assert gather.decide(state).value["duplicate_of"] == "racer"
 
 
-def test_hold_runs_from_completion() -> None:
-    state = gather.add_intro(None, intro(expected=1))
-    state = gather.add_answer(state, BASE + 10, [0], [])
-    state = gather.mark_complete(state, 1000)
-    assert gather.mark_complete(state, 5000).complete_at == 1000
-    assert not gather.is_due(state, 2999, 2000)
-    assert gather.is_due(state, 3000, 2000)
-    assert gather.is_due(state, 1000, 0)
+def test_a_held_verdict_is_revised_to_an_earlier_original_as_if_decided_with_it() -> None:
+    state = gather.add_answer(gather.add_intro(None, intro(expected=1)), BASE + 10, [0], [])
+    held = gather.decide(state)
+    revised = gather.revise(held, ref("orig", BASE + 3, distance=1, similarity=0.91234))
+    assert revised == gather.decide(gather.add_note(state, ref("orig", BASE + 3, distance=1, similarity=0.91234)))
+    assert revised is not None and revised.topic == "duplicates" and revised.value["duplicate_of"] == "orig"
+    assert revised.corrections == 0  # nothing was published yet
+    # Only an earlier original than the current one changes it; never a later event.
+    assert gather.revise(revised, ref("later", BASE + 5)) is None
+    assert gather.revise(revised, ref("after", BASE + 11)) is None
+    assert gather.revise(revised, ref("first", BASE + 1)).value["duplicate_of"] == "first"  # type: ignore[union-attr]
 
 
 def test_correction_of_a_unique_event() -> None:
@@ -168,7 +171,6 @@ def test_state_survives_its_json_round_trip() -> None:
     state = gather.add_intro(None, intro(order=big, expected=2))
     state = gather.add_answer(state, big, [1], [ref("x", big - 1)])
     state = gather.add_note(state, ref("y", big - 2))
-    state = gather.mark_complete(state, 42)
     assert Pending.from_dict(json.loads(json.dumps(state.to_dict()))) == state
     published = gather.decide(gather.add_answer(state, big, [0], []))
     assert gather.Published.from_dict(json.loads(json.dumps(published.to_dict()))) == published

@@ -1,0 +1,54 @@
+"""Held verdicts leave in order, once due and acknowledged, with their latest decision."""
+
+from __future__ import annotations
+
+from worker import gather
+from worker.hold import HeldEntry, Hold
+
+
+def verdict(event_id: str, original: str | None = None) -> gather.Published:
+    state = gather.add_answer(
+        gather.add_intro(None, gather.Intro(event_id, 50, 1000, "00ff", 1, {"id": event_id, "text": "t"})), 50, [0], []
+    )
+    if original is not None:
+        state = gather.add_note(state, gather.Ref(original, 5, 1, 0.95))
+    return gather.decide(state)
+
+
+def nothing_stored(event_id: str) -> gather.Published | None:
+    return None
+
+
+def sent(hold: Hold, now: int, settled: int, everything: bool = False) -> list[tuple[str, list[str]]]:
+    return [(key, [event_id for _, event_id, _ in outputs]) for key, outputs in hold.take_due(now, settled, nothing_stored, everything)]
+
+
+def test_entries_leave_in_order_when_due_and_acknowledged() -> None:
+    hold = Hold()
+    hold.add(HeldEntry("o1", due_ms=20, seq=1, ids=["a"]), {"a": verdict("a")})
+    hold.add(HeldEntry("o2", due_ms=25, seq=2, ids=["b", "b"]), {"b": verdict("b")})
+    assert hold.holds("a") and hold.holds("b")
+    assert sent(hold, 19, settled=2) == []
+    assert sent(hold, 30, settled=0) == []
+    assert sent(hold, 30, settled=1) == [("o1", ["a"])]  # the second waits for its record
+    assert not hold.holds("a") and hold.holds("b")
+    assert sent(hold, 30, settled=2) == [("o2", ["b", "b"])]
+    assert not hold
+
+
+def test_a_revision_sends_the_new_decision_after_its_own_record() -> None:
+    hold = Hold()
+    hold.add(HeldEntry("o1", due_ms=20, seq=1, ids=["a"]), {"a": verdict("a")})
+    hold.revise("a", verdict("a", original="w"), seq=3)
+    assert sent(hold, 30, settled=2) == []
+    (key, outputs), = hold.take_due(30, 3, nothing_stored)
+    assert [(role, value["duplicate_of"]) for role, _, value in outputs] == [("duplicates", "w")]
+
+
+def test_a_clock_step_back_does_not_reorder_and_shutdown_takes_what_is_acknowledged() -> None:
+    hold = Hold()
+    hold.add(HeldEntry("o1", due_ms=100, seq=1, ids=["a"]), {"a": verdict("a")})
+    hold.add(HeldEntry("o2", due_ms=40, seq=2, ids=["b"]), {"b": verdict("b")})
+    assert sent(hold, 50, settled=2) == []  # o2 does not overtake o1
+    assert sent(hold, 50, settled=1, everything=True) == [("o1", ["a"])]
+    assert sent(hold, 50, settled=2, everything=True) == [("o2", ["b"])]

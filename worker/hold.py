@@ -1,0 +1,98 @@
+"""Verdicts decided and logged, waiting out ``allowed_lateness_ms`` before they go out.
+
+The verdict stage decides an event the moment its gather completes and writes that verdict
+and its outbox entry with the batch (:mod:`worker.verdict_store`). What the lateness hold
+delays is only the *send*: a note that arrives meanwhile, naming an earlier original,
+revises the stored verdict instead of publishing a correction after it. Deciding early
+means the store is written once an event (its first verdict), not twice (a held gather
+state, then the verdict), and the timer that ends holds only hands entries to the outbox.
+
+An entry goes out when its hold has run out *and* the changelog has acknowledged every
+record it depends on: the one that stored it and any that revised one of its verdicts since
+(``seq``, the partition's :attr:`~worker.verdict_store.VerdictPartition.taken` count). So,
+as for every output, nothing is sent that a restore could decide differently; a restore
+sends what the store's outbox holds at once, held or not.
+
+One :class:`Hold` per verdict partition, in memory; entries leave in the order they came.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from worker.gather import Published
+from worker.verdict_store import Output
+
+
+@dataclass
+class HeldEntry:
+    """One batch's held outputs: its outbox key, when its hold ends, the ids it publishes.
+
+    An id appears once per output: a re-sent copy of a held id publishes its verdict again.
+    """
+
+    key: str
+    due_ms: int
+    seq: int
+    ids: list[str]
+
+
+class Hold:
+    """The held outbox entries of one verdict partition, and the verdicts they will send."""
+
+    def __init__(self) -> None:
+        self._entries: deque[HeldEntry] = deque()
+        self._verdicts: dict[str, Published] = {}
+        self._entry_of: dict[str, HeldEntry] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def holds(self, event_id: str) -> bool:
+        """Whether ``event_id``'s first verdict is decided but not sent yet."""
+        return event_id in self._verdicts
+
+    def add(self, entry: HeldEntry, verdicts: dict[str, Published]) -> None:
+        """Hold ``entry``; ``verdicts`` are the first verdicts it decided (copies of ids held
+        earlier name no new verdict)."""
+        if self._entries and entry.due_ms < self._entries[-1].due_ms:
+            entry.due_ms = self._entries[-1].due_ms  # the wall clock stepped back: keep the order
+        self._entries.append(entry)
+        for event_id, published in verdicts.items():
+            self._verdicts[event_id] = published
+            self._entry_of[event_id] = entry
+
+    def revise(self, event_id: str, published: Published, seq: int) -> None:
+        """``event_id``'s held verdict changed in batch ``seq``: its entry waits for that record
+        (and so do later entries republishing it: entries leave in order)."""
+        self._verdicts[event_id] = published
+        entry = self._entry_of[event_id]
+        entry.seq = max(entry.seq, seq)
+
+    def take_due(
+        self, now_ms: int, settled_seq: int, stored: Callable[[str], Published | None], everything: bool = False
+    ) -> list[tuple[str, list[Output]]]:
+        """Entries whose hold ran out and whose records are acknowledged, oldest first, as
+        ``(outbox key, outputs)``; with ``everything``, held ones too (shutdown).
+
+        ``stored`` reads a verdict this hold no longer keeps (a copy's entry that outlives its
+        first verdict's).
+        """
+        due: list[tuple[str, list[Output]]] = []
+        while self._entries:
+            entry = self._entries[0]
+            if entry.seq > settled_seq or (entry.due_ms > now_ms and not everything):
+                break
+            self._entries.popleft()
+            outputs: list[Output] = []
+            for event_id in entry.ids:
+                published = self._verdicts.get(event_id) or stored(event_id)
+                if published is not None:
+                    outputs.append((published.topic, event_id, published.value))
+            for event_id in set(entry.ids):
+                if self._entry_of.get(event_id) is entry:
+                    del self._entry_of[event_id], self._verdicts[event_id]
+            due.append((entry.key, outputs))
+        return due
