@@ -72,10 +72,10 @@ _DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog ackno
 # Index changelog group commit: batches committed within this long share one record per
 # partition. It delays only when source offsets become committable.
 _CHANGELOG_GROUP_S = 0.05
-# Verdict changelog group commit, for batches whose outputs do not wait for their record
+# Verdict changelog group commit, for batches with no output waiting for their record alone
 # (gathers still incomplete, verdicts held): a batch with outputs to send after its record
 # flushes at once, taking the grouped ones along. Kept under the lateness hold, so a held
-# verdict's state is usually acknowledged when its hold ends and it goes out at once.
+# verdict's record is usually acknowledged when its hold ends and it goes out at once.
 _VERDICT_GROUP_S = 0.01
 # Least time between two steps of index bucket upkeep (worker.store: one column family created
 # or dropped, 10-40 ms with the GIL held): steps one batch apart added up to a stall as long
