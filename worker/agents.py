@@ -108,22 +108,30 @@ class Windows:
     Under a backlog a fingerprint batch holds what Faust delivered during the window before
     it — about 18 events in 3 ms, measured — so the costs of a batch (a verdict pass and a
     changelog record per partition, a message per remote partition) came every 18 events.
-    The window after a batch therefore grows with it (``backlog_per_event`` per event of
-    it, at most ``backlog_most``): a backlog's batches grow towards ``_TAKE_MAX`` while it
-    lasts, and moderate load keeps its window, its batches holding a few events each.
+    The window after a backlog's batch therefore grows with it (``backlog_per_event`` per
+    event of it, at most ``backlog_most``), so its batches grow towards ``_TAKE_MAX`` while
+    it lasts. A batch counts as a backlog's when its oldest event had waited at least
+    ``backlog_wait`` (input record time to batch start): batch size alone is no such sign.
+    At a high but sustainable load a batch's size grows with the window that follows it,
+    and once ``backlog_per_event`` plus the CPU an event costs exceeds the time between
+    events, windows climbed to the cap: one worker at 757 events/s had p99 164 ms. Fresh
+    events keep the configured window whatever their number.
     """
 
     fingerprint: float = 0.003
     fingerprint_shared: float = 0.01
     backlog_per_event: float = 0.0005
     backlog_most: float = 0.1
+    backlog_wait: float = 0.2
     index: float = 0.0
     verdict: float = 0.0
 
-    def after(self, events: int, shared: bool) -> float:
-        """The fingerprint stage's window after a batch of ``events``; ``shared`` while other
-        workers own some index partitions."""
+    def after(self, events: int, shared: bool, waited: float) -> float:
+        """The fingerprint stage's window after a batch of ``events`` whose oldest had waited
+        ``waited`` seconds; ``shared`` while other workers own some index partitions."""
         least = self.fingerprint_shared if shared else self.fingerprint
+        if waited < self.backlog_wait:
+            return least
         return max(least, min(self.backlog_most, events * self.backlog_per_event))
 
 
@@ -297,13 +305,15 @@ def install(
         """Raw event -> one probe per table (to the index stage), the first carrying the event's intro."""
         warned = False
         last_size = 0
+        last_waited = 0.0
 
         def spacing() -> float:
-            return windows.after(last_size, shared=len(local_index) < partitions)
+            return windows.after(last_size, len(local_index) < partitions, last_waited)
 
         async for batch in take_batches(stream, _TAKE_MAX, spacing):
             started, cpu = time.time(), time.thread_time()
             last_size = len(batch)
+            last_waited = started - min(event.message.timestamp for event in batch)
             intros: dict[int, dict[tuple[str, int], dict[str, Any]]] = defaultdict(dict)
             probes: dict[int, list[Probe]] = defaultdict(list)
             dead: list[bytes] = []

@@ -93,10 +93,20 @@ def test_a_batch_is_acked_only_after_the_loop_body_returns() -> None:
 
 def test_the_fingerprint_window_grows_after_a_backlog_batch_and_stays_put_at_moderate_load() -> None:
     windows = Windows()
+    behind = windows.backlog_wait  # the batch's oldest event had waited this long: a backlog
     # A few events a batch (moderate load): the configured windows, alone or shared.
-    assert windows.after(3, shared=False) == windows.fingerprint
-    assert windows.after(3, shared=True) == windows.fingerprint_shared
+    assert windows.after(3, shared=False, waited=behind) == windows.fingerprint
+    assert windows.after(3, shared=True, waited=behind) == windows.fingerprint_shared
     # A backlog's batch: a longer window, so the next batch is bigger; never past the cap.
-    assert windows.after(100, shared=False) == pytest.approx(100 * windows.backlog_per_event)
-    assert windows.after(100, shared=False) > windows.fingerprint_shared
-    assert windows.after(_TAKE_MAX, shared=True) == windows.backlog_most
+    assert windows.after(100, shared=False, waited=behind) == pytest.approx(100 * windows.backlog_per_event)
+    assert windows.after(100, shared=False, waited=behind) > windows.fingerprint_shared
+    assert windows.after(_TAKE_MAX, shared=True, waited=behind) == windows.backlog_most
+
+
+def test_a_big_batch_of_fresh_events_keeps_the_configured_window() -> None:
+    # A high but sustainable load makes big batches of events that have not waited long:
+    # growing the window after them would make the next batch bigger still, up to the cap.
+    windows = Windows()
+    fresh = windows.backlog_wait / 4
+    assert windows.after(_TAKE_MAX, shared=False, waited=fresh) == windows.fingerprint
+    assert windows.after(_TAKE_MAX, shared=True, waited=fresh) == windows.fingerprint_shared
