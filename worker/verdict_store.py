@@ -1,11 +1,12 @@
 """The verdict stage's store for one ``{p}.answers`` partition: gather states and first verdicts.
 
 A plain rocksdict database with three keyspaces, ``p:<id>`` (the :class:`~worker.gather.Pending`
-state of an id still gathering), ``v:<id>`` (its :class:`~worker.gather.Published`
-first verdict, written when its gather completes, sent or held) and ``o:<seq>`` (a batch's
-output records not yet acknowledged by the output topics, :mod:`worker.outbox`). Every write is also logged as ``[key, value or null]``; the stage writes a
-batch's log as one changelog record (:mod:`worker.changelog`). Restoring replays the log in
-order, so the last write of a key wins, as it did live.
+state of an id still gathering), ``v:<id>`` (its :class:`~worker.gather.Published` first
+verdict, written when its gather completes, sent or held) and ``o:<seq>`` (a batch's output
+records not yet acknowledged by the output topics, :mod:`worker.outbox`). Every write is
+also logged as ``[key, value or null]``; the stage writes a batch's log as one changelog
+record (:mod:`worker.changelog`). Restoring replays the log in order, so the last write of a
+key wins, as it did live.
 
 With a retention, the database is opened with RocksDB's TTL: records older than the window
 (by the time they were written) are removed by compaction, so the seen ids behind replay
