@@ -527,6 +527,13 @@ def install(
             for key, outputs in hold.take_due(int(time.time() * 1000), store.settled, store.verdict, everything):
                 outbox.emit(part, key, outputs)
 
+    def emit_owned(everything: bool = False) -> None:
+        """:func:`emit_due` for every partition this worker owns and has restored."""
+        for part in sorted(holds):
+            store = verdict_stores.owned_store(part)
+            if store is not None:
+                emit_due(part, store, everything)
+
     async def _verdict_items(by_partition: dict[int, list[dict[str, Any]]], release: Callable[[], None]) -> None:
         """Intros, answers and notes per verdict partition, from Kafka or from this worker's index stage.
 
@@ -605,10 +612,7 @@ def install(
     async def release_held() -> None:
         """Send held verdicts whose hold ran out; delete acknowledged outbox entries while no
         verdict batch has run for a while (batches delete them as they go)."""
-        for part in list(holds):
-            store = verdict_stores.owned_store(part)
-            if store is not None:
-                emit_due(part, store)
+        emit_owned()
         if not outbox.acked_partitions() or verdict_lock.locked():
             return
         if time.monotonic() - last_batch[0] < _CHANGELOG_GROUP_S:
@@ -637,10 +641,7 @@ def install(
                     await asyncio.wait_for(stores.drain(), _DRAIN_TIMEOUT_S)
                 except asyncio.TimeoutError:
                     log.warning("changelog records still unacknowledged at shutdown; their stores stay dirty")
-            for part in sorted(holds):  # durable already: no reason to keep them back now
-                store = verdict_stores.owned_store(part)
-                if store is not None:
-                    emit_due(part, store, everything=True)
+            emit_owned(everything=True)  # durable already: no reason to keep them back now
             try:
                 await asyncio.wait_for(outbox.settled(), _DRAIN_TIMEOUT_S)
                 await _drop_acked(sorted(outbox.acked_partitions() & verdict_stores.owned()))
@@ -683,7 +684,7 @@ class VerdictBatch:
         self.now = now
         self.out: list[Output] = []  # sent once this batch's changelog record is acknowledged
         self.held_ids: list[str] = []  # outputs held with this batch's entry, one per id and copy
-        self.decided: dict[str, gather.Published] = {}  # first verdicts decided in this batch
+        self.decided: set[str] = set()  # ids whose first verdict this batch decided
         self.revised: list[str] = []  # held verdicts of earlier batches revised in this one
         self.states: dict[str, gather.Pending | None] = {}
         self.stored: set[str] = set()
@@ -716,7 +717,7 @@ class VerdictBatch:
         first = gather.decide(state)
         self._set_verdict(event_id, first)
         self.states[event_id] = None
-        self.decided[event_id] = first
+        self.decided.add(event_id)
         self.counters.verdicts += 1
         self.held_ids.extend([event_id] * (1 + state.copies))
 
@@ -752,9 +753,7 @@ class VerdictBatch:
                 revised = gather.revise(first, ref)
                 if revised is not None:
                     self._set_verdict(event_id, revised)
-                    if event_id in self.decided:
-                        self.decided[event_id] = revised
-                    else:
+                    if event_id not in self.decided:
                         self.revised.append(event_id)
             else:
                 fixed = gather.correct(first, ref)
@@ -783,20 +782,23 @@ class VerdictBatch:
             held = HeldEntry(self.store.put_outbox(outputs), self.now + self.lateness_ms, 0, self.held_ids)
         return after_record, held
 
-    def _held_output(self, event_id: str) -> Output:
+    def _verdict(self, event_id: str) -> gather.Published:
+        """The verdict this batch holds for an id it decided, revised or republishes."""
         published = self.published[event_id]
         assert published is not None
+        return published
+
+    def _held_output(self, event_id: str) -> Output:
+        published = self._verdict(event_id)
         return (published.topic, event_id, published.value)
 
     def hold_entry(self, held: HeldEntry | None, seq: int) -> None:
         """Hold this batch's entry, the ``seq``-th batch of its store, and mark revisions."""
         if held is not None:
             held.seq = seq
-            self.hold.add(held, self.decided)
+            self.hold.add(held, {event_id: self._verdict(event_id) for event_id in self.decided})
         for event_id in self.revised:
-            published = self.published[event_id]
-            assert published is not None
-            self.hold.revise(event_id, published, seq)
+            self.hold.revise(event_id, self._verdict(event_id), seq)
 
     def save(self) -> None:
         """Write each changed state and verdict once (and log it for the changelog)."""

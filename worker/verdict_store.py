@@ -37,8 +37,8 @@ Output = tuple[str, str, dict[str, Any]]
 _VERDICT_ROLES = ("unique", "duplicates")
 
 
-def _dump(data: dict[str, Any]) -> str:
-    return codec.dumps(data).decode()
+def _dump(data: dict[str, Any]) -> bytes:
+    return codec.dumps(data)
 
 
 class VerdictPartition:
@@ -63,15 +63,16 @@ class VerdictPartition:
         value = self._db.get(key.encode())
         return None if value is None else bytes(value)
 
-    def _set(self, key: str, value: str | None) -> None:
-        if value is None:
+    def _set(self, key: str, raw: bytes | None) -> None:
+        if raw is None:
             self._db.delete(key.encode())
         else:
-            self._db.put(key.encode(), value.encode())
+            self._db.put(key.encode(), raw)
 
-    def _write(self, key: str, value: str | None) -> None:
-        self._set(key, value)
-        self._ops.append([key, value])
+    def _write(self, key: str, raw: bytes | None) -> None:
+        """Write, and log the write; the changelog carries the value as a JSON string."""
+        self._set(key, raw)
+        self._ops.append([key, None if raw is None else raw.decode()])
 
     def pending(self, event_id: str) -> gather.Pending | None:
         state = self._states.get(event_id)
@@ -166,7 +167,7 @@ class VerdictPartition:
         self._states.clear()
         self._last_seq = None
         for key, value in ops:
-            self._set(str(key), value)
+            self._set(str(key), None if value is None else str(value).encode())
 
     def get_record(self, key: str) -> bytes | None:
         return self._get(_RECORD + key)
