@@ -99,7 +99,8 @@ class Windows:
     workers own some index partitions: then every batch costs a Kafka message per remote
     partition, and 3 ms batches cut two workers' backlog throughput by a third. 20 ms
     rather than 10: two workers at 700-990 events/s used 1-10 % less CPU an event and had
-    a lower p99 in 5 of 6 alternated pairs (docs/architecture.md, "Figures > Latest").
+    a lower p99 in 5 of 6 alternated pairs (docs/architecture.md, "Figures > Before:
+    decided at completion"; 40 ms is in "Tried, not adopted" there).
 
     The index and verdict stages read from Kafka only what another worker sent them, and
     each such message is already one batch of its sender's: spacing them only made every
