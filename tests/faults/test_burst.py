@@ -14,8 +14,8 @@ from tests.stream_helpers import OutputReader, WorkerProcess, audit, ids_of, pro
 pytestmark = pytest.mark.kafka
 
 # Sustained events/s: well under what one worker decides on this box, while ten times it is
-# well over (one worker kept up with the old 1000/s burst once the verdict stage sped up at
-# ea95571, and the test stopped building a backlog).
+# well over (one worker kept up with the old 1000/s burst once 8986322 and ea95571 sped it
+# up, and the test stopped building a backlog).
 RATE = 300.0
 PHASES = [(8.0, RATE), (8.0, 10 * RATE), (12.0, RATE)]  # (seconds, events/s)
 # The backlog of a burst waits in Kafka, not in the worker: each stage holds one batch
