@@ -736,7 +736,7 @@ class VerdictBatch:
                 if self.is_held(event_id):  # goes out with (after) its first verdict, as that is then
                     self.held_ids.append(event_id)
                 else:
-                    self.out.append((first.topic, event_id, first.value))
+                    self.out.append(first.output(event_id))
                 return
             self.settle(event_id, gather.add_intro(self.state_of(event_id), gather.Intro.from_dict(item)))
         elif kind == "answer":
@@ -759,8 +759,8 @@ class VerdictBatch:
             else:
                 fixed = gather.correct(first, ref)
                 if fixed is not None:
-                    self.published[event_id], correction = fixed
-                    self.dirty_published.add(event_id)
+                    corrected, correction = fixed
+                    self._set_verdict(event_id, corrected)
                     self.counters.corrections += 1
                     self.out.append(("corrections", event_id, correction))
         else:
@@ -779,7 +779,7 @@ class VerdictBatch:
         after_record = (self.store.put_outbox(self.out), self.out) if self.out else None
         held = None
         if self.held_ids:
-            outputs = [self._held_output(event_id) for event_id in self.held_ids]
+            outputs = [self._verdict(event_id).output(event_id) for event_id in self.held_ids]
             held = HeldEntry(self.store.put_outbox(outputs), self.now + self.lateness_ms, 0, self.held_ids)
         return after_record, held
 
@@ -788,10 +788,6 @@ class VerdictBatch:
         published = self.published[event_id]
         assert published is not None
         return published
-
-    def _held_output(self, event_id: str) -> Output:
-        published = self._verdict(event_id)
-        return (published.topic, event_id, published.value)
 
     def hold_entry(self, held: HeldEntry | None, seq: int) -> None:
         """Hold this batch's entry, the ``seq``-th batch of its store, and mark revisions."""

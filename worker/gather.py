@@ -191,6 +191,10 @@ class Published:
     current: Ref | None
     corrections: int = 0
 
+    def output(self, event_id: str) -> tuple[str, str, dict[str, Any]]:
+        """The record this verdict publishes for ``event_id``: (topic role, key, value)."""
+        return (self.topic, event_id, self.value)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "topic": self.topic,

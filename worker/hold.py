@@ -90,7 +90,7 @@ class Hold:
             for event_id in entry.ids:
                 published = self._verdicts.get(event_id) or stored(event_id)
                 if published is not None:
-                    outputs.append((published.topic, event_id, published.value))
+                    outputs.append(published.output(event_id))
             for event_id in set(entry.ids):
                 if self._entry_of.get(event_id) is entry:
                     del self._entry_of[event_id], self._verdicts[event_id]

@@ -37,10 +37,6 @@ Output = tuple[str, str, dict[str, Any]]
 _VERDICT_ROLES = ("unique", "duplicates")
 
 
-def _dump(data: dict[str, Any]) -> bytes:
-    return codec.dumps(data)
-
-
 class VerdictPartition:
     """One partition's gather states and verdicts, with the writes since the last :meth:`take_ops`."""
 
@@ -88,7 +84,7 @@ class VerdictPartition:
             self._states.pop(event_id, None)
         else:
             self._states[event_id] = state
-        self._write(_PENDING + event_id, None if state is None else _dump(state.to_dict()))
+        self._write(_PENDING + event_id, None if state is None else codec.dumps(state.to_dict()))
 
     def settled_through(self, taken: int) -> None:
         """The changelog acknowledged every batch up to the ``taken``-th (its records' order)."""
@@ -99,7 +95,7 @@ class VerdictPartition:
         return None if raw is None else gather.Published.from_dict(codec.loads(raw))
 
     def set_verdict(self, event_id: str, published: gather.Published) -> None:
-        self._write(_VERDICT + event_id, _dump(published.to_dict()))
+        self._write(_VERDICT + event_id, codec.dumps(published.to_dict()))
 
     def _items(self, prefix: str) -> list[tuple[str, bytes]]:
         """Every record of one keyspace (``prefix`` ends in ':'), in key order."""
@@ -129,7 +125,7 @@ class VerdictPartition:
         self._last_seq = max(time.time_ns(), self._last_seq + 1)
         key = f"{_OUTBOX}{self._last_seq:0{_SEQ_DIGITS}d}"
         kept = [[role, event_id, None if role in _VERDICT_ROLES else value] for role, event_id, value in outputs]
-        self._write(key, _dump({"outputs": kept}))
+        self._write(key, codec.dumps({"outputs": kept}))
         return key
 
     def outbox(self) -> list[tuple[str, list[Output]]]:
@@ -145,10 +141,10 @@ class VerdictPartition:
             for role, event_id, value in codec.loads(raw)["outputs"]:
                 if value is None:
                     published = self.verdict(str(event_id))
-                    if published is None:
-                        continue
-                    role, value = published.topic, published.value
-                outputs.append((str(role), str(event_id), dict(value)))
+                    if published is not None:
+                        outputs.append(published.output(str(event_id)))
+                else:
+                    outputs.append((str(role), str(event_id), dict(value)))
             entries.append((key, outputs))
         return entries
 
