@@ -284,12 +284,8 @@ def fresh_topics(
     return Topics(prefix), env
 
 
-def drop_run(bootstrap: str, prefix: str, tmp: Path) -> None:
-    """Delete one run's topics (the stages' and Faust's own) and its stores; its logs stay.
-
-    Every run makes fresh topics: left on a local broker, a few dozen runs' partitions made
-    the same bench visibly slower (docs/architecture.md, "Figures").
-    """
+def drop_topics(bootstrap: str, prefix: str) -> None:
+    """Delete the topics of ``prefix``: the stages' (``{prefix}.*``) and Faust's own (``{prefix}-*``)."""
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
         mine = [t for t in admin.list_topics() if t.startswith((f"{prefix}.", f"{prefix}-"))]
@@ -297,6 +293,15 @@ def drop_run(bootstrap: str, prefix: str, tmp: Path) -> None:
             admin.delete_topics(mine)
     finally:
         admin.close()
+
+
+def drop_run(bootstrap: str, prefix: str, tmp: Path) -> None:
+    """Delete one run's topics (the stages' and Faust's own) and its stores; its logs stay.
+
+    Every run makes fresh topics: left on a local broker, a few dozen runs' partitions made
+    the same bench visibly slower (docs/architecture.md, "Figures").
+    """
+    drop_topics(bootstrap, prefix)
     for state in (tmp / prefix, tmp / f"{prefix}-passthrough-data"):
         shutil.rmtree(state, ignore_errors=True)
 
