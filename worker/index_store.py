@@ -73,9 +73,14 @@ class IndexPartition:
 
     def apply(self, ops: list[Any]) -> None:
         """Re-add logged entries (restore); adding an entry again changes nothing."""
-        for event_id, fp, order, ts, sketch, tables, exact_keys in ops:
-            entry = Entry(str(event_id), int(fp), int(order), int(ts), base64.b64decode(sketch))
-            self.index.add(entry, tables=[int(t) for t in tables], exact_keys=[int(k) for k in exact_keys])
+        self.index.add_many(
+            (
+                Entry(str(event_id), int(fp), int(order), int(ts), base64.b64decode(sketch)),
+                [int(t) for t in tables],
+                [int(k) for k in exact_keys],
+            )
+            for event_id, fp, order, ts, sketch, tables, exact_keys in ops
+        )
 
     def get_record(self, key: str) -> bytes | None:
         return self.index.get_record(key)

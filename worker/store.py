@@ -76,7 +76,7 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from types import TracebackType
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from rocksdict import (
     AccessType,
@@ -510,27 +510,44 @@ class BlockIndex:
 
         Returns False, storing nothing, for an entry older than the retention window.
         """
-        table_ids = self._tables(tables)
+        return self.add_many([(entry, tables, exact_keys)]) == 1
+
+    def add_many(self, items: Iterable[tuple[Entry, Sequence[int] | None, Sequence[int]]]) -> int:
+        """:meth:`add` of each ``(entry, tables, exact_keys)``, in one atomic write; returns how
+        many were stored.
+
+        For a changelog's replay, where no query runs between two adds: one write a record
+        instead of one an event restored 1 M events in 81-82 s instead of 97 (bench/restore.py,
+        docs/reliability.md).
+        """
         batch = WriteBatch(raw_mode=True)
-        bucket = self._target(entry.ts, batch)
-        if bucket is None:
-            return False
-        eid = entry.event_id.encode()
-        value = _encode(entry)
-        lead = bucket.lead
-        if table_ids:
-            keys = self.plan.keys(entry.fingerprint)
-            tail = entry.fingerprint.to_bytes(8, "big") + eid
-            handle, row = bucket.handle["tables"], lead["tables"]
-            for t in table_ids:
-                batch.put(row + bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", handle)
-            batch.put(lead["entries"] + eid, value, bucket.handle["entries"])
-        for h in exact_keys:
-            batch.put(lead["exact"] + _exact_prefix(h) + eid, value, bucket.handle["exact"])
+        added: list[tuple[int | None, bytes, Entry, bytes]] = []
+        stored = 0
+        for entry, tables, exact_keys in items:
+            table_ids = self._tables(tables)
+            bucket = self._target(entry.ts, batch)
+            if bucket is None:
+                continue
+            stored += 1
+            eid = entry.event_id.encode()
+            value = _encode(entry)
+            lead = bucket.lead
+            if table_ids:
+                keys = self.plan.keys(entry.fingerprint)
+                tail = entry.fingerprint.to_bytes(8, "big") + eid
+                handle, row = bucket.handle["tables"], lead["tables"]
+                for t in table_ids:
+                    batch.put(row + bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", handle)
+                batch.put(lead["entries"] + eid, value, bucket.handle["entries"])
+                added.append((bucket.number, eid, entry, value))
+            for h in exact_keys:
+                batch.put(lead["exact"] + _exact_prefix(h) + eid, value, bucket.handle["exact"])
+        if not stored:
+            return 0
         self._commit(batch)
-        if table_ids:
-            self._remember(bucket.number, eid, entry, value)
-        return True
+        for number, eid, entry, value in added:
+            self._remember(number, eid, entry, value)
+        return stored
 
     def _remember(self, number: int | None, eid: bytes, entry: Entry, value: bytes) -> None:
         """Keep a recently added or read entry decoded: near-duplicates cluster in time, so the

@@ -293,3 +293,30 @@ def test_a_streaming_index_partition_in_the_old_layout_starts_empty_to_be_replay
         assert "tables@0" not in families(tmp_path / "ix")
     finally:
         part.close()
+
+
+def test_add_many_stores_exactly_what_the_same_adds_one_by_one_store(tmp_path: Path) -> None:
+    """Restore writes a changelog record as one batch: the result must not depend on it.
+
+    The events' times cross buckets and the window (the later ones push the earlier ones
+    out), ids repeat with new fingerprints, and some adds are exact keys only.
+    """
+    rng = random.Random(5)
+    items: list[tuple[Entry, list[int] | None, list[int]]] = []
+    for i in range(300):
+        late = 10 * SECOND if i % 11 == 5 else 0  # behind the window once the stream is 17 s in
+        e = entry(i % 250, rng.getrandbits(64), ts=max(0, i * SECOND // 10 + rng.randrange(3 * SECOND) - late))
+        tables = None if i % 7 else []
+        exact = [rng.getrandbits(64)] if tables == [] or i % 3 == 0 else []
+        items.append((e, tables, exact))
+    one_by_one, batched = tmp_path / "one", tmp_path / "many"
+    with BlockIndex(one_by_one, PLAN, retention_ms=7 * SECOND, buckets=8) as index:
+        stored = sum(index.add(e, tables, exact) for e, tables, exact in items)
+        answers = [index.query(e.fingerprint, 3) for e, _, _ in items]
+        exact_answers = [index.query_exact(k) for _, _, exact in items for k in exact]
+    with BlockIndex(batched, PLAN, retention_ms=7 * SECOND, buckets=8) as index:
+        assert index.add_many(items[:100]) + index.add_many(items[100:]) == stored
+        assert [index.query(e.fingerprint, 3) for e, _, _ in items] == answers
+        assert [index.query_exact(k) for _, _, exact in items for k in exact] == exact_answers
+    assert 0 < stored < len(items), "the case must include adds older than the window"
+    assert rows_on_disk(batched) == rows_on_disk(one_by_one)
