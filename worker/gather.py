@@ -24,6 +24,9 @@ from typing import Any, Iterable, Literal
 
 from topology.records import Verdict
 
+# One output record: (output topic role, event id, record value).
+Output = tuple[str, str, dict[str, Any]]
+
 OutputTopic = Literal["unique", "duplicates"]
 
 
@@ -191,7 +194,7 @@ class Published:
     current: Ref | None
     corrections: int = 0
 
-    def output(self, event_id: str) -> tuple[str, str, dict[str, Any]]:
+    def output(self, event_id: str) -> Output:
         """The record this verdict publishes for ``event_id``: (topic role, key, value)."""
         return (self.topic, event_id, self.value)
 

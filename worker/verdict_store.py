@@ -24,6 +24,7 @@ from rocksdict import AccessType, Options, Rdict, ReadOptions
 
 from topology import codec
 from worker import gather
+from worker.gather import Output
 
 _PENDING = "p:"
 _VERDICT = "v:"
@@ -31,8 +32,6 @@ _RECORD = "r:"
 _OUTBOX = "o:"
 _SEQ_DIGITS = 20
 
-# One output record: (output topic role, event id, record value).
-Output = tuple[str, str, dict[str, Any]]
 # Output roles whose value is always the id's stored first verdict (corrections are not).
 _VERDICT_ROLES = ("unique", "duplicates")
 
