@@ -50,9 +50,9 @@ def main() -> None:
     floor = 0.0
     for label, workers, passthrough in stream.CONFIGS:
         share = idle_share(bootstrap, args.partitions, workers, passthrough, tmp, args.seconds)
-        if passthrough:
+        if passthrough and workers == 1:
             floor = share
-        print(f"{label:<18} {share:6.3f} of a core (passthrough {floor:6.3f})", flush=True)
+        print(f"{label:<21} {share:6.3f} of a core (passthrough {floor:6.3f})", flush=True)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,12 @@ stamped by the worker's producer, minus the input record's LogAppendTime). With
 ``--repeat N`` each of those runs N times, the configurations taking turns, and the medians
 are printed with the range of the max and of the p99; the load is half the median max.
 The passthrough agent reads the same input and writes each record unchanged: the floor
-that Faust and the broker alone cost on this machine. Each line ends with the CPU time the
-configuration's worker processes, and a broker of scripts/kafka-local, used per event in the
-max run and in the half-load run (medians).
+that Faust and the broker alone cost on this machine. It runs in one process, the ceiling
+every share is quoted against, and in two sharing the partitions, the floor for two
+workers. Each line ends with the CPU time the configuration's worker processes, and a
+broker of scripts/kafka-local, used per event in the max run and in the half-load run
+(medians), and the cores the workers, broker and sender took together at half load: a
+figure near the machine's cores means the half load saturates it.
 
 The input (``--feed``): ``devset`` (default) is a stream of bench/devset.py — real Chinese
 and English text with the edits feeds make, a quarter of it near-duplicate copies, most
@@ -57,8 +60,18 @@ _WARMUP_EVENTS = 200
 _WARMUP_S = 5.0
 
 
-CONFIGS = (("passthrough", 1, True), ("neardup 1 worker", 1, False), ("neardup 2 workers", 2, False))
-"""(label, workers, passthrough) of each configuration the streaming benches compare."""
+CONFIGS = (
+    ("passthrough", 1, True),
+    ("passthrough 2 workers", 2, True),
+    ("neardup 1 worker", 1, False),
+    ("neardup 2 workers", 2, False),
+)
+"""(label, workers, passthrough) of each configuration the streaming benches compare.
+
+The first is the floor every share is quoted against. The passthrough in two processes is
+the floor of what two workers cost this box at a given rate: the same agent, the same
+broker and sender, and a consumer group of two.
+"""
 
 
 def scratch_dir() -> Path:
@@ -101,6 +114,8 @@ def passthrough_main(bootstrap: str, prefix: str, partitions: int) -> None:
     """A Faust app whose one agent copies ``{p}.events`` to ``{p}.unique``."""
     import faust
 
+    datadir = scratch_dir() / f"{prefix}-passthrough-data" / str(os.getpid())  # one a process
+    datadir.mkdir(parents=True, exist_ok=True)
     app = faust.App(
         f"{prefix}-passthrough",
         broker=f"kafka://{bootstrap}",
@@ -108,7 +123,7 @@ def passthrough_main(bootstrap: str, prefix: str, partitions: int) -> None:
         consumer_auto_offset_reset="earliest",
         web_enabled=False,
         autodiscover=False,
-        datadir=str(scratch_dir() / f"{prefix}-passthrough-data"),
+        datadir=str(datadir),
     )
     names = Topics(prefix)
     source = app.topic(names.events, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
@@ -325,13 +340,13 @@ def running(
     lateness_ms: int,
     warm_events: list[tuple[bytes, bytes]] | None = None,
 ) -> Iterator[Topics]:
-    """Fresh topics with ``workers`` neardup workers (or the passthrough agent) started and warmed up."""
+    """Fresh topics with ``workers`` neardup workers (or passthrough agents) started and warmed up."""
     prefix = f"bench{uuid.uuid4().hex[:6]}"
     names, env = fresh_topics(bootstrap, prefix, partitions, tmp, lateness_ms)
     procs: list[subprocess.Popen[bytes]] = []
     logs: list[Path] = []
     try:
-        for i in range(1 if passthrough else workers):
+        for i in range(workers):
             log = tmp / f"{prefix}-{i}.log"
             if passthrough:
                 cmd = [sys.executable, __file__, "--passthrough-worker", prefix, "--partitions", str(partitions)]
@@ -383,6 +398,16 @@ def run(
         return result
 
 
+def box_cores(result: dict[str, float]) -> float:
+    """Cores the workers, the local broker and the sender used together during one run.
+
+    At a steady load this is what the configuration asks of the machine at that rate: near
+    the machine's cores, events queue and the latency is the queue's.
+    """
+    rate = result["events_per_s"]
+    return rate * (result["worker_ms"] + result["broker_ms"]) / 1000 + result["sender_cpu"]
+
+
 def _spread(values: list[float]) -> str:
     """`` [min-max]`` of several runs, nothing for one."""
     return f" [{min(values):.0f}-{max(values):.0f}]" if len(values) > 1 else ""
@@ -406,7 +431,7 @@ def main() -> None:
         action="append",
         default=[],
         choices=["2workers"],
-        help="leave out a configuration (passthrough always runs: it is the floor)",
+        help="leave out the two-process configurations (the one-process passthrough always runs: it is the floor)",
     )
     parser.add_argument("--passthrough-worker", metavar="PREFIX", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -445,11 +470,12 @@ def main() -> None:
         cpu = {q: statistics.median(r[q] for r in drains[label]) for q in ("worker_ms", "broker_ms")}
         half = {q: statistics.median(r[q] for r in runs) for q in ("worker_ms", "broker_ms")}
         print(
-            f"{label:<18} max {peak[label]:6.0f} events/s{_spread(peaks[label])} ({peak[label] / floor:4.0%} of passthrough)"
+            f"{label:<21} max {peak[label]:6.0f} events/s{_spread(peaks[label])} ({peak[label] / floor:4.0%} of passthrough)"
             f" | at {peak[label] / 2:4.0f} events/s: latency p50 {p['p50_ms']:4.0f} ms  p95 {p['p95_ms']:4.0f} ms"
             f"  p99 {p['p99_ms']:4.0f} ms{_spread([r['p99_ms'] for r in runs])} (sender {p['sender_cpu']:.2f} core)"
             f" | CPU an event, max/half: worker {cpu['worker_ms']:.2f}/{half['worker_ms']:.2f} ms,"
-            f" broker {cpu['broker_ms']:.2f}/{half['broker_ms']:.2f} ms",
+            f" broker {cpu['broker_ms']:.2f}/{half['broker_ms']:.2f} ms"
+            f" | box at half load: {statistics.median(box_cores(r) for r in runs):.2f} of {os.cpu_count()} cores",
             flush=True,
         )
 
