@@ -68,9 +68,9 @@ CONFIGS = (
 )
 """(label, workers, passthrough) of each configuration the streaming benches compare.
 
-The first is the floor every share is quoted against. The passthrough in two processes is
-the floor of what two workers cost this box at a given rate: the same agent, the same
-broker and sender, and a consumer group of two.
+Every share is quoted against the first, the passthrough in one process. The passthrough in
+two processes is the floor of what two workers cost this box at a given rate: the same
+agent, the same broker and sender, and a consumer group of two.
 """
 
 
