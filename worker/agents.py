@@ -19,8 +19,6 @@ worker that owns everything talks to Kafka only for input, outputs and changelog
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import logging
 import time
 from collections import defaultdict
@@ -42,10 +40,12 @@ from topology.stages import (
     encode_chunks,
     encode_probes,
     note_item,
+    order_source,
     probe_partition,
     total_order,
 )
-from worker import gather
+from topology import codec
+from worker import deadletter, gather
 from worker.batches import take_batches
 from worker.blocks import parse_plan
 from worker.changelog import ChangelogReader, StoreSet
@@ -65,8 +65,6 @@ log = logging.getLogger("neardup.worker")
 _DAY_MS = 86_400_000
 _TAKE_MAX = 500  # input events per fingerprint batch
 _TAKE_MESSAGES = 32  # internal messages (each already a batch) per index or verdict batch
-_PREVIEW_CHARS = 200
-_DEADLETTER_RAW_MAX = 256 * 1024
 _LOG_TIMESTAMP_TYPE = 1  # Kafka: 0 = CreateTime, 1 = LogAppendTime
 _DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog acknowledgements
 # Index changelog group commit: batches committed within this long share one record per
@@ -147,30 +145,52 @@ class Counters:
     verdicts: int = 0
     republished: int = 0
     corrections: int = 0
+    # Batches being handled now, by stage: records and since when (time.monotonic()); what a
+    # shutdown that runs out of time abandons (worker.shutdown).
+    in_flight: dict[str, tuple[int, float]] = field(default_factory=dict)
+
+    def running(self) -> str:
+        now = time.monotonic()
+        busy = [f"{stage}: {n} records for {now - since:.1f} s" for stage, (n, since) in self.in_flight.items()]
+        return "; ".join(busy) or "no batch"
 
 
-def deadletter_value(reason: str, topic: str, partition: int, offset: int, raw: bytes | None) -> bytes:
-    """The dead-letter record: why, where from, and the raw bytes (base64, capped at 256 KiB)."""
-    data = raw or b""
-    value = {
-        "reason": reason,
-        "topic": topic,
-        "partition": partition,
-        "offset": offset,
-        "raw_bytes": len(data),
-        "raw_b64": base64.b64encode(data[:_DEADLETTER_RAW_MAX]).decode("ascii"),
-        "raw_truncated": len(data) > _DEADLETTER_RAW_MAX,
-        "raw_preview": data[: _PREVIEW_CHARS * 4].decode("utf-8", "replace")[:_PREVIEW_CHARS],
-    }
-    return json.dumps(value, ensure_ascii=False).encode("utf-8")
+class OffsetHolds:
+    """The references one batch holds on its source messages, so none outlives a failed batch.
+
+    ``take_batches`` acks a batch when the agent's loop body returns; each :meth:`hold`
+    takes one more reference on every message of the batch, so its offsets become
+    committable only when the returned callback runs (once the batch's changelog records
+    are acknowledged). A batch that fails :meth:`release_all` its holds: a reference left
+    behind would stop offset commits on its partitions and make shutdown wait forever.
+    """
+
+    def __init__(self, batch: Sequence[EventT]) -> None:
+        self._batch = batch
+        self._open: list[Callable[[], None]] = []
+
+    def hold(self) -> Callable[[], None]:
+        for event in self._batch:
+            event.message.incref()
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                for event in self._batch:
+                    event.ack()
+
+        self._open.append(release)
+        return release
+
+    def release_all(self) -> None:
+        for release in self._open:
+            release()
 
 
-def _by_partition(batch: Sequence[EventT]) -> dict[int, list[bytes]]:
-    """Message values of a batch per source partition, in offset order."""
-    grouped: dict[int, list[bytes]] = defaultdict(list)
-    for event in batch:
-        grouped[event.message.partition].append(event.value)
-    return grouped
+def _source(event: EventT) -> tuple[str, int, int]:
+    return event.message.topic, event.message.partition, event.message.offset
 
 
 def _log_batch(batch: Sequence[EventT], started: float, cpu: float) -> None:
@@ -213,7 +233,12 @@ def install(
     events_topic = raw_topic(names.events)
     probes_topic = raw_topic(names.probes)
     answers_topic = raw_topic(names.answers)
-    outputs = {"unique": names.unique, "duplicates": names.duplicates, "corrections": names.corrections}
+    outputs = {
+        "unique": names.unique,
+        "duplicates": names.duplicates,
+        "corrections": names.corrections,
+        "deadletter": names.deadletter,
+    }
 
     async def send(topic: str, key: bytes | None, value: bytes, partition: int | None = None) -> Awaitable[Any]:
         """Hand one record to the app's producer; returns its delivery future.
@@ -247,21 +272,34 @@ def install(
     async def send_verdict_log(key: bytes, value: bytes, partition: int) -> Awaitable[Any]:
         return await send(names.verdict_changelog, key, value, partition)
 
-    def hold_offsets(batch: Sequence[EventT]) -> Callable[[], None]:
-        """Keep Faust from committing ``batch``'s source offsets until the returned callback runs.
+    async def dead_letter(values: list[bytes], keys: list[bytes | None] | None = None) -> None:
+        counters.deadlettered += len(values)
+        for i, value in enumerate(values):
+            await send(names.deadletter, keys[i] if keys else None, value)
 
-        ``take_batches`` acks a batch when the agent's loop body returns; the extra reference
-        taken here makes that ack not the last one, so the offsets become committable only
-        when the batch's changelog records are acknowledged and the callback acks again.
+    async def guarded(stage: str, batch: Sequence[EventT], body: Callable[[OffsetHolds], Awaitable[None]]) -> None:
+        """Run one batch; if it fails outside any one event, dead-letter its records and go on.
+
+        Each stage catches what goes wrong with one event itself and dead-letters that event
+        alone; this is the last line, for a step shared by the whole batch (a send, a commit).
+        Its records are dead-lettered with the stage and the reason rather than retried: a
+        retry of the same batch would fail the same way, and a stage that dies holding a
+        batch stops its partitions' offsets and the worker's shutdown (docs/reliability.md).
         """
-        for event in batch:
-            event.message.incref()
-
-        def release() -> None:
-            for event in batch:
-                event.ack()
-
-        return release
+        holds = OffsetHolds(batch)
+        counters.in_flight[stage] = (len(batch), time.monotonic())
+        try:
+            await body(holds)
+        except Exception as exc:
+            holds.release_all()
+            log.exception("%s stage: batch of %d records failed; dead-lettering them", stage, len(batch))
+            reason = f"{stage} stage failed on the batch: {deadletter.failure(exc)}"
+            await dead_letter(
+                [deadletter.value(stage, reason, _source(e), e.message.value) for e in batch],
+                [e.message.key for e in batch],
+            )
+        finally:
+            counters.in_flight.pop(stage, None)
 
     def write_failed(exc: BaseException) -> None:
         """A changelog or output record was lost: stop this worker; what it did not finish is
@@ -317,43 +355,49 @@ def install(
             started, cpu = time.time(), time.thread_time()
             last_size = len(batch)
             last_waited = started - min(event.message.timestamp for event in batch)
-            intros: dict[int, dict[tuple[str, int], dict[str, Any]]] = defaultdict(dict)
-            probes: dict[int, list[Probe]] = defaultdict(list)
-            dead: list[bytes] = []
-            for event in batch:
-                msg = event.message
-                if msg.timestamp_type != _LOG_TIMESTAMP_TYPE and not warned:
-                    warned = True
-                    log.warning("%s does not use LogAppendTime; the total order follows producer clocks", msg.topic)
-                try:
-                    intro, fanout = _fan_out(msg.value, msg.partition, msg.offset, msg.timestamp)
-                except InvalidEvent as exc:
-                    dead.append(deadletter_value(exc.reason, msg.topic, msg.partition, msg.offset, msg.value))
-                    continue
-                except Exception as exc:  # the worker never dies on one record
-                    log.exception("unexpected error on %s[%d]@%d", msg.topic, msg.partition, msg.offset)
-                    reason = f"internal error: {type(exc).__name__}: {exc}"
-                    dead.append(deadletter_value(reason, msg.topic, msg.partition, msg.offset, msg.value))
-                    continue
-                for probe in fanout:
-                    probes[probe_partition(probe.bucket, partitions)].append(probe)
-                intros[probe_partition(fanout[0].bucket, partitions)][(intro.id, intro.order)] = intro.to_dict()
-            counters.events += len(batch) - len(dead)
-            counters.deadlettered += len(dead)
-            for value in dead:
-                await send(names.deadletter, None, value)
-            local: dict[int, list[_ProbeMessage]] = {}
-            for part, batch_probes in probes.items():
-                if part in local_index:  # handed on as they are: nothing to encode or decode
-                    local[part] = [(batch_probes, list(intros[part].values()))]
-                    continue
-                for chunk in encode_probes(batch_probes, intros[part]):
-                    await send(names.probes, None, chunk, part)
-            if local:
-                async with index_lock:
-                    await _index_values(local, lambda: hold_offsets(batch))
+            if not warned and any(e.message.timestamp_type != _LOG_TIMESTAMP_TYPE for e in batch):
+                warned = True
+                log.warning("%s does not use LogAppendTime; the total order follows producer clocks", names.events)
+            await guarded("fingerprint", batch, lambda holds: _fingerprint_batch(batch, holds))
             if settings.log_batches:
                 _log_batch(batch, started, cpu)
+
+    async def _fingerprint_batch(batch: Sequence[EventT], holds: OffsetHolds) -> None:
+        intros: dict[int, dict[tuple[str, int], dict[str, Any]]] = defaultdict(dict)
+        probes: dict[int, list[Probe]] = defaultdict(list)
+        dead: list[bytes] = []
+        for event in batch:
+            msg = event.message
+            try:
+                intro, fanout = _fan_out(msg.value, msg.partition, msg.offset, msg.timestamp)
+            except InvalidEvent as exc:
+                dead.append(deadletter.value("fingerprint", exc.reason, _source(event), msg.value))
+                continue
+            except Exception as exc:  # the worker never dies on one record
+                log.exception("unexpected error on %s[%d]@%d", msg.topic, msg.partition, msg.offset)
+                dead.append(deadletter.value("fingerprint", deadletter.failure(exc), _source(event), msg.value))
+                continue
+            for probe in fanout:
+                probes[probe_partition(probe.bucket, partitions)].append(probe)
+            intros[probe_partition(fanout[0].bucket, partitions)][(intro.id, intro.order)] = intro.to_dict()
+        counters.events += len(batch) - len(dead)
+        await dead_letter(dead)
+        local: dict[int, list[_ProbeMessage]] = {}
+        for part, batch_probes in probes.items():
+            if part in local_index:  # handed on as they are: nothing to encode or decode
+                local[part] = [(batch_probes, list(intros[part].values()))]
+                continue
+            for chunk in encode_probes(batch_probes, intros[part]):
+                await send(names.probes, None, chunk, part)
+        if local:
+            async with index_lock:
+                await _index_values(local, holds.hold)
+
+    def _event_deadletter(stage: str, event_id: str, order: int, exc: BaseException) -> bytes:
+        """The dead letter of an event that failed after its input was read: it points at the input."""
+        partition, offset = order_source(order)
+        raw = codec.dumps({"id": event_id, "order": order})
+        return deadletter.value(stage, deadletter.failure(exc), (names.events, partition, offset), raw, event_id)
 
     def _fan_out(
         raw: bytes | None, partition: int, offset: int, timestamp_s: float
@@ -382,9 +426,20 @@ def install(
     async def index_stage(stream: faust.StreamT[bytes]) -> None:
         """Match each probe against its bucket, store it there, answer the event (and later ones)."""
         async for batch in take_batches(stream, _TAKE_MESSAGES, lambda: windows.index):
-            messages = {part: [decode_probes(v) for v in values] for part, values in _by_partition(batch).items()}
-            async with index_lock:
-                await _index_values(messages, lambda: hold_offsets(batch))
+            await guarded("index", batch, lambda holds: _index_batch(batch, holds))
+
+    async def _index_batch(batch: Sequence[EventT], holds: OffsetHolds) -> None:
+        messages: dict[int, list[_ProbeMessage]] = defaultdict(list)
+        dead: list[bytes] = []
+        for event in batch:
+            try:
+                messages[event.message.partition].append(decode_probes(event.message.value))
+            except Exception as exc:
+                reason = f"unreadable probes message: {deadletter.failure(exc)}"
+                dead.append(deadletter.value("index", reason, _source(event), event.message.value))
+        await dead_letter(dead)
+        async with index_lock:
+            await _index_values(messages, holds.hold)
 
     async def _index_values(
         by_partition: dict[int, list[_ProbeMessage]], hold: Callable[[], Callable[[], None]]
@@ -400,6 +455,7 @@ def install(
         # Verify each (probe event, candidate) pair once per batch, whichever partitions meet it.
         verified: dict[tuple[str, int, str, int], float | None] = {}
         touched: list[IndexPartition] = []
+        failed: list[bytes] = []
         for part, values in by_partition.items():
             await index_stores.restore(part)
             store = index_stores.begin(part)
@@ -413,8 +469,13 @@ def install(
                 for intro in intros:  # forwarded to the verdict stage with the answers
                     replies[answer_partition(str(intro["id"]), partitions)].append(intro)
             for probes in groups.values():
-                _index_event(store, probes, answers, replies, verified)
+                try:
+                    _index_event(store, probes, answers, replies, verified)
+                except Exception as exc:  # one event's failure is that event's alone
+                    log.exception("index stage: event %r failed", probes[0].id)
+                    failed.append(_event_deadletter("index", probes[0].id, probes[0].order, exc))
             ops[part] = store.take_ops()
+        await dead_letter(failed)
         for (event_id, order), answer in answers.items():
             earlier = [] if answer.earliest is None else [answer.earliest.to_dict()]
             replies[answer_partition(event_id, partitions)].append(answer_item(event_id, order, answer.tables, earlier))
@@ -514,11 +575,21 @@ def install(
     async def verdict_stage(stream: faust.StreamT[bytes]) -> None:
         """Gather intro + answers per id, publish the verdict once, correct it if an earlier original shows up."""
         async for batch in take_batches(stream, _TAKE_MESSAGES, lambda: windows.verdict):
-            grouped = _by_partition(batch)
-            items = {part: [i for v in values for i in decode_batch(v)] for part, values in grouped.items()}
-            async with verdict_lock:
-                await _verdict_items(items, hold_offsets(batch))
-                last_batch[0] = time.monotonic()
+            await guarded("verdict", batch, lambda holds: _verdict_batch(batch, holds))
+
+    async def _verdict_batch(batch: Sequence[EventT], holds: OffsetHolds) -> None:
+        items: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        dead: list[bytes] = []
+        for event in batch:
+            try:
+                items[event.message.partition].extend(decode_batch(event.message.value))
+            except Exception as exc:
+                reason = f"unreadable answers message: {deadletter.failure(exc)}"
+                dead.append(deadletter.value("verdict", reason, _source(event), event.message.value))
+        await dead_letter(dead)
+        async with verdict_lock:
+            await _verdict_items(items, holds.hold())
+            last_batch[0] = time.monotonic()
 
     def emit_due(part: int, store: VerdictPartition, everything: bool = False) -> None:
         """Hand the partition's held entries whose hold ran out (all, with ``everything``) and
@@ -560,9 +631,15 @@ def install(
                     log.info("%s[%d]: sending %d outbox records again", names.answers, part, records)
                 for key, outputs in unsent:
                     outbox.emit(part, key, outputs)
+                await dead_letter(
+                    [
+                        deadletter.value("verdict", f"unreadable outbox value: {reason}", (names.verdict_changelog, part, -1), raw)
+                        for _key, raw, reason in store.unreadable
+                    ]
+                )
             verdict_stores.begin(part)
             emit_due(part, store)
-            decider = VerdictBatch(store, counters, holds[part], lateness_ms, now)
+            decider = VerdictBatch(store, counters, holds[part], lateness_ms, now, names.events)
             after_record, held = decider.run(items)
             if after_record is not None:
                 entries.append((part, *after_record))
@@ -608,7 +685,10 @@ def install(
         """
         while not app.should_stop:
             await app.sleep(hold_tick_s)
-            await release_held()
+            try:
+                await release_held()
+            except Exception:  # the timer outlives one bad tick: held verdicts still need it
+                log.exception("hold timer: a tick failed")
 
     async def release_held() -> None:
         """Send held verdicts whose hold ran out; delete acknowledged outbox entries while no
@@ -677,8 +757,11 @@ class VerdictBatch:
     verdict revises it; for a sent one it gives a correction.
     """
 
-    def __init__(self, store: VerdictPartition, counters: Counters, hold: Hold, lateness_ms: int, now: int) -> None:
+    def __init__(
+        self, store: VerdictPartition, counters: Counters, hold: Hold, lateness_ms: int, now: int, events_topic: str
+    ) -> None:
         self.store = store
+        self.events_topic = events_topic
         self.counters = counters
         self.hold = hold
         self.lateness_ms = lateness_ms
@@ -692,6 +775,7 @@ class VerdictBatch:
         self.published: dict[str, gather.Published | None] = {}
         self.dirty_states: set[str] = set()
         self.dirty_published: set[str] = set()
+        self.failed: set[str] = set()  # ids dead-lettered by this batch: their other items are skipped
 
     def state_of(self, event_id: str) -> gather.Pending | None:
         if event_id not in self.states:
@@ -774,7 +858,13 @@ class VerdictBatch:
         the store's ``take_ops``, which numbers the batch.
         """
         for item in items:
-            self.item(item)
+            event_id = str(item.get("id"))
+            if event_id in self.failed:
+                continue
+            try:
+                self.item(item)
+            except Exception as exc:  # one id's failure is that id's alone
+                self.fail(event_id, item.get("order"), exc)
         self.save()
         after_record = (self.store.put_outbox(self.out), self.out) if self.out else None
         held = None
@@ -797,15 +887,41 @@ class VerdictBatch:
         for event_id in self.revised:
             self.hold.revise(event_id, self._verdict(event_id), seq)
 
+    def fail(self, event_id: str, order: Any, exc: BaseException) -> None:
+        """Dead-letter ``event_id`` and undo what this batch did to it; the store keeps its state before."""
+        log.error("verdict stage: event %r failed: %s", event_id, deadletter.failure(exc), exc_info=exc)
+        self.failed.add(event_id)
+        self.counters.deadlettered += 1
+        if event_id in self.decided:
+            self.decided.discard(event_id)
+            self.counters.verdicts -= 1
+        for cache in (self.states, self.published):
+            cache.pop(event_id, None)
+        self.dirty_states.discard(event_id)
+        self.dirty_published.discard(event_id)
+        self.held_ids = [i for i in self.held_ids if i != event_id]
+        self.revised = [i for i in self.revised if i != event_id]
+        self.out = [output for output in self.out if output[1] != event_id]
+        partition, offset = order_source(order) if isinstance(order, int) else (-1, -1)
+        raw = codec.dumps({"id": event_id, "order": order})
+        source = (self.events_topic, partition, offset)
+        self.out.append(("deadletter", event_id, deadletter.record("verdict", deadletter.failure(exc), source, raw, event_id)))
+
     def save(self) -> None:
         """Write each changed state and verdict once (and log it for the changelog)."""
-        for event_id in self.dirty_states:
+        for event_id in list(self.dirty_states):
             state = self.states[event_id]
-            if state is not None:
-                self.store.set_pending(event_id, state)
-            elif event_id in self.stored:
-                self.store.set_pending(event_id, None)
-        for event_id in self.dirty_published:
+            try:
+                if state is not None:
+                    self.store.set_pending(event_id, state)
+                elif event_id in self.stored:
+                    self.store.set_pending(event_id, None)
+            except Exception as exc:
+                self.fail(event_id, state.intro.order if state and state.intro else None, exc)
+        for event_id in list(self.dirty_published):
             record = self.published[event_id]
-            if record is not None:
-                self.store.set_verdict(event_id, record)
+            try:
+                if record is not None:
+                    self.store.set_verdict(event_id, record)
+            except Exception as exc:
+                self.fail(event_id, None if record is None else record.order, exc)

@@ -16,7 +16,7 @@ from typing import Any
 
 import faust
 
-from worker.agents import Windows, install
+from worker.agents import Counters, Windows, install
 from worker.changelog import ChangelogReader
 from worker.fingerprint import fingerprint
 from worker.settings import Settings
@@ -109,8 +109,10 @@ def kafka_client_kwargs(settings: Settings) -> dict[str, Any]:
     return kwargs
 
 
-def create_app(settings: Settings, name: str | None = None, windows: Windows | None = None) -> faust.App:
-    """A configured app with the three stages installed (see :mod:`worker.agents`)."""
+def create_app(
+    settings: Settings, name: str | None = None, windows: Windows | None = None
+) -> tuple[faust.App, Counters]:
+    """A configured app with the three stages installed (see :mod:`worker.agents`), and their counters."""
     datadir = Path(settings.state_dir) / worker_name(name)
     datadir.mkdir(parents=True, exist_ok=True)
     app = faust.App(
@@ -140,5 +142,5 @@ def create_app(settings: Settings, name: str | None = None, windows: Windows | N
     # latency of every event in flight.
     gc.freeze()
     reader = ChangelogReader(settings.bootstrap, kafka_client_kwargs(settings))
-    install(app, settings, datadir, reader, windows or Windows())
-    return app
+    counters = install(app, settings, datadir, reader, windows or Windows())
+    return app, counters

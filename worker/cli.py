@@ -44,15 +44,17 @@ def _ensure_topics(settings: Settings) -> list[str]:
 def _worker(args: argparse.Namespace) -> int:
     import logging
 
-    import faust
-
     from worker.app import create_app
+    from worker.shutdown import BoundedWorker
 
     settings = Settings.from_env(state_dir=args.state, partitions=args.partitions)
     _ensure_topics(settings)
-    app = create_app(settings, args.name)
+    app, counters = create_app(settings, args.name)
     logging.getLogger("neardup").setLevel(args.loglevel.upper())
-    faust.Worker(app, loglevel=args.loglevel, quiet=True).execute_from_commandline()
+    worker = BoundedWorker(
+        app, loglevel=args.loglevel, quiet=True, deadline_s=settings.shutdown_timeout_s, running=counters.running
+    )
+    worker.execute_from_commandline()
     return 0
 
 

@@ -56,6 +56,11 @@ class Settings:
         "Events whose UTF-8 text is longer are rejected (dead-lettered); Kafka's default record limit is 1 MiB.",
     )
     max_id_chars: int = _setting(256, "Events whose id is longer are rejected (dead-lettered).")
+    max_depth: int = _setting(
+        32,
+        "Events nested deeper (the event object is level 1) are rejected: every stage must decode what it stored, "
+        "deep inside its own call stack.",
+    )
     retention_days: float = _setting(7.0, "Events older than this (event time) stop being candidates and are removed.")
     max_future_skew_ms: int = _setting(
         3_600_000,
@@ -85,6 +90,11 @@ class Settings:
     log_batches: bool = _setting(
         False,
         "Log one line per input batch: how long its events waited before it started, how long it took.",
+    )
+    shutdown_timeout_s: float = _setting(
+        15.0,
+        "Longest a worker takes to stop on SIGTERM/SIGINT; past it, it logs what it abandons and exits "
+        "(uncommitted input is read again on restart).",
     )
     security_protocol: str = _setting("PLAINTEXT", "Kafka security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).")
     sasl_mechanism: str = _setting("", "SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) when SASL is used.")

@@ -2,11 +2,20 @@
 
 Everything a producer can send passes through :func:`parse_event`; it never raises
 anything but :class:`InvalidEvent`, so callers can dead-letter the reason and go on.
+
+An event is accepted only if every stage can write it and read it back: the stages store
+and forward the whole event (extra fields included) through msgspec and RocksDB, deep
+inside the worker's call stack. Hence the structural rules beyond the schema: nesting at
+most ``max_depth`` levels, integers within 64 bits (what any JSON consumer reads exactly),
+finite numbers only (JSON has no NaN), no control characters in ids (they become Kafka
+keys), and event times from 1970 on.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 from datetime import datetime, timezone
 from typing import Any
@@ -16,6 +25,9 @@ from worker.settings import Settings
 
 # JSON framing allowance on top of the text limit before we even try to parse a record.
 _ENVELOPE_BYTES = 64 * 1024
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+_PARSER_SURE_DEPTH = 256  # the parser takes this many levels wherever in a stack it runs
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class InvalidEvent(ValueError):
@@ -26,22 +38,74 @@ class InvalidEvent(ValueError):
         self.reason = reason
 
 
+def record_limit(settings: Settings) -> int:
+    """The largest record, in bytes, worth parsing: the text limit plus room for the other fields."""
+    return settings.max_text_bytes + _ENVELOPE_BYTES
+
+
 def parse_event(raw: bytes | str, settings: Settings, now_ms: int | None = None) -> Event:
     """Decode and validate one serialized event (``now_ms``: the wall clock, for the future-skew check)."""
     if isinstance(raw, bytes):
-        if len(raw) > settings.max_text_bytes + _ENVELOPE_BYTES:
-            raise InvalidEvent(f"record is {len(raw)} bytes, over the limit of {settings.max_text_bytes} bytes of text")
+        if len(raw) > record_limit(settings):
+            raise InvalidEvent(
+                f"record is {len(raw)} bytes, over the limit of {record_limit(settings)} bytes for a record "
+                f"({settings.max_text_bytes} bytes of text and {_ENVELOPE_BYTES} for the other fields)"
+            )
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidEvent(f"invalid UTF-8 at byte {exc.start}") from None
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+    except InvalidEvent:
+        raise
     except RecursionError:
-        raise InvalidEvent("invalid JSON: nested too deeply") from None
+        # Under the default limits the parser's recursion ends far beyond max_depth; past
+        # _PARSER_SURE_DEPTH (a limit raised by hand) it is the parser's own limit that was hit.
+        reason = _too_deep(settings.max_depth) if settings.max_depth <= _PARSER_SURE_DEPTH else "event is nested too deeply to parse"
+        raise InvalidEvent(reason) from None
     except ValueError as exc:
         raise InvalidEvent(f"invalid JSON: {exc}") from None
     return validate(data, settings, now_ms)
+
+
+def _parse_int(literal: str) -> int:
+    """JSON integers within 64 bits; longer literals are refused before Python converts them."""
+    if len(literal.lstrip("-")) > 19 or not _INT_MIN <= (value := int(literal)) <= _INT_MAX:
+        shown = literal if len(literal) <= 24 else f"{literal[:12]}…({len(literal)} digits)"
+        raise InvalidEvent(f"number {shown} is outside the 64-bit integer range (send it as a string)")
+    return value
+
+
+def _parse_float(literal: str) -> float:
+    value = float(literal)
+    if value in (float("inf"), float("-inf")):
+        raise InvalidEvent(f"number {literal[:24]} overflows a 64-bit float")
+    return value
+
+
+def _parse_constant(name: str) -> float:
+    raise InvalidEvent(f"invalid JSON: {name} is not a JSON number")
+
+
+def _too_deep(limit: int) -> str:
+    return f"event is nested more than {limit} levels deep"
+
+
+def _check_depth(value: Any, limit: int) -> None:
+    """Refuse values nested more than ``limit`` levels (the event object is level 1).
+
+    Iterative, so a record the parser accepted never costs this check a recursion.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            raise InvalidEvent(_too_deep(limit))
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values() if isinstance(child, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
 
 
 def validate(data: Any, settings: Settings, now_ms: int | None = None) -> Event:
@@ -58,6 +122,9 @@ def validate(data: Any, settings: Settings, now_ms: int | None = None) -> Event:
     if len(event_id) > settings.max_id_chars:
         raise InvalidEvent(f"field 'id' is {len(event_id)} characters, over the limit of {settings.max_id_chars}")
     _require_encodable(event_id, "id")
+    control = _CONTROL.search(event_id)
+    if control:
+        raise InvalidEvent(f"field 'id' contains a control character (U+{ord(control.group()):04X})")
     text = data.get("text")
     if "text" not in data:
         raise InvalidEvent("missing field 'text'")
@@ -74,6 +141,10 @@ def validate(data: Any, settings: Settings, now_ms: int | None = None) -> Event:
         if ts > now + settings.max_future_skew_ms:
             raise InvalidEvent(f"field 'ts' is {ts - now} ms in the future, over the allowed skew of {settings.max_future_skew_ms} ms")
     extra = {k: v for k, v in data.items() if k not in ("id", "text", "ts")}
+    if extra:
+        _check_depth(data, settings.max_depth)
+        for key in extra:
+            _require_encodable(key, "name of a field")
     return Event(id=event_id, text=text, ts=ts, extra=extra)
 
 
@@ -83,14 +154,10 @@ def parse_ts(value: Any) -> int | None:
         return None
     if isinstance(value, bool):
         raise InvalidEvent("field 'ts' must be epoch milliseconds or an ISO-8601 string, got a boolean")
-    if isinstance(value, int):
-        if value < 0 or value > 2**53:
-            raise InvalidEvent(f"field 'ts' {value} is out of range for epoch milliseconds")
-        return value
-    if isinstance(value, float):
-        if not value == value or value < 0 or value > 2**53:
-            raise InvalidEvent(f"field 'ts' {value} is out of range for epoch milliseconds")
-        return int(value)
+    if isinstance(value, (int, float)):
+        if not value == value:
+            raise InvalidEvent("field 'ts' is not a number")
+        return _epoch_ms(math.floor(value), value)
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
@@ -98,8 +165,18 @@ def parse_ts(value: Any) -> int | None:
             raise InvalidEvent(f"field 'ts' {value[:64]!r} is not ISO-8601") from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)
-        return int(moment.timestamp() * 1000)
+        return _epoch_ms(int(moment.timestamp() * 1000), value)
     raise InvalidEvent(f"field 'ts' must be epoch milliseconds or an ISO-8601 string, got {type(value).__name__}")
+
+
+def _epoch_ms(ms: int, shown: object) -> int:
+    """One range for every form of ``ts``: from 1970-01-01 to 2**53 ms (exact in any JSON reader)."""
+    text = repr(shown[:64]) if isinstance(shown, str) else str(shown)
+    if ms < 0:
+        raise InvalidEvent(f"field 'ts' {text} is before 1970-01-01 (negative epoch milliseconds)")
+    if ms > 2**53:
+        raise InvalidEvent(f"field 'ts' {text} is out of range for epoch milliseconds")
+    return ms
 
 
 def _require_encodable(value: str, name: str) -> bytes:

@@ -53,6 +53,8 @@ class VerdictPartition:
         # a held verdict goes out only once the records it depends on are in (worker.hold).
         self.taken = 0
         self.settled = 0
+        # Outbox values that did not decode at the last outbox() (key, raw value, reason).
+        self.unreadable: list[tuple[str, bytes, str]] = []
 
     def _get(self, key: str) -> bytes | None:
         value = self._db.get(key.encode())
@@ -132,18 +134,30 @@ class VerdictPartition:
 
         A verdict is sent as its stored first verdict is now, topic included: a held verdict
         revised after its entry was put (worker.hold) goes out revised. One whose stored
-        verdict is gone (expired with the retention) is left out.
+        verdict is gone (expired with the retention) is left out. A value that no longer
+        decodes is left out too and listed in :attr:`unreadable` (key, raw value, reason), so
+        the stage dead-letters it instead of failing its restore on every start.
         """
         entries: list[tuple[str, list[Output]]] = []
+        self.unreadable = []
         for key, raw in self._items(_OUTBOX):
             outputs: list[Output] = []
-            for role, event_id, value in codec.loads(raw)["outputs"]:
-                if value is None:
-                    published = self.verdict(str(event_id))
-                    if published is not None:
-                        outputs.append(published.output(str(event_id)))
-                else:
+            try:
+                kept = codec.loads(raw)["outputs"]
+            except Exception as exc:
+                self.unreadable.append((key, raw, f"{type(exc).__name__}: {exc}"))
+                continue
+            for role, event_id, value in kept:
+                if value is not None:
                     outputs.append((str(role), str(event_id), dict(value)))
+                    continue
+                try:
+                    published = self.verdict(str(event_id))
+                except Exception as exc:
+                    self.unreadable.append((_VERDICT + str(event_id), b"", f"{type(exc).__name__}: {exc}"))
+                    continue
+                if published is not None:
+                    outputs.append(published.output(str(event_id)))
             entries.append((key, outputs))
         return entries
 

@@ -66,7 +66,7 @@ def intro_item(event_id: str, order: int) -> dict[str, object]:
 
 def batch(store: VerdictPartition, hold: Hold, now: int, items: list[dict[str, object]]) -> tuple[list[Output], list[list[object]]]:
     """One partition's verdict batch as the stage runs it: (outputs sent after its record, changelog ops)."""
-    decider = VerdictBatch(store, Counters(), hold, LATENESS_MS, now)
+    decider = VerdictBatch(store, Counters(), hold, LATENESS_MS, now, "t.events")
     after_record, held = decider.run(items)
     ops = store.take_ops()
     decider.hold_entry(held, store.taken)
@@ -141,3 +141,32 @@ def test_a_restore_sends_held_verdicts_as_stored_and_replayed_notes_correct_them
     sent = [output for _, outputs in both.outbox() for output in outputs]
     assert [(role, value["duplicate_of"]) for role, _, value in sent] == [("duplicates", "w")]
     both.close()
+
+
+def test_an_id_whose_stored_state_is_unreadable_is_dead_lettered_and_its_batch_goes_on(tmp_path: Path) -> None:
+    """A value written before the parse limits existed (or damaged) fails to decode on read:
+    that id is dead-lettered with the stage and the reason, every other id of the batch
+    gets its verdict, and nothing of the failed id is written."""
+    store, hold = VerdictPartition(tmp_path / "v", RETENTION_MS), Hold()
+    too_deep = "[" * 5000 + "]" * 5000  # more than any decoder takes back
+    store.apply([["v:bad", too_deep], ["p:worse", too_deep]])
+    counters = Counters()
+    decider = VerdictBatch(store, counters, hold, LATENESS_MS, 0, "t.events")
+    items = [
+        intro_item("bad", 70),
+        intro_item("good", 80),
+        answer_item("good", 80, [0], []),
+        answer_item("worse", 90, [0], []),
+        answer_item("bad", 70, [0], []),  # skipped: its id already failed in this batch
+    ]
+    after_record, held = decider.run(items)
+    ops = store.take_ops()
+    assert held is not None and held.ids == ["good"]
+    assert after_record is not None
+    dead = {event_id: value for role, event_id, value in after_record[1] if role == "deadletter"}
+    assert set(dead) == {"bad", "worse"}
+    assert dead["bad"]["stage"] == "verdict" and "RecursionError" in dead["bad"]["reason"]
+    assert (dead["bad"]["topic"], dead["bad"]["partition"], dead["bad"]["offset"]) == ("t.events", 0, 70)
+    assert counters.verdicts == 1 and counters.deadlettered == 2
+    assert {str(key) for key, _ in ops} == {"v:good", after_record[0], held.key}
+    store.close()

@@ -29,14 +29,45 @@ SETTINGS = Settings(max_text_bytes=1000, max_id_chars=20)
         (b'{"id": "a", "text": "\\ud800 lone"}', "lone surrogate"),
         (b'{"id": "a", "text": "ok", "ts": "yesterday"}', "not ISO-8601"),
         (b'{"id": "a", "text": "ok", "ts": true}', "got a boolean"),
-        (b"[" * 30_000 + b"]" * 30_000, "nested too deeply"),
-        (b"x" * 70_000, "over the limit"),
+        (b"[" * 30_000 + b"]" * 30_000, "nested more than 32 levels deep"),
+        (b"x" * 70_000, "over the limit of 66536 bytes for a record (1000 bytes of text"),
+        # An extra field 980 levels deep: Python's parser takes it at the top of a stack, but a
+        # stage deep in its own could not decode it back (issue: the poison pill).
+        (b'{"id": "a", "text": "ok", "x": ' + b"[" * 980 + b"]" * 980 + b"}", "nested more than 32 levels"),
+        (b'{"id": "a", "text": "ok", "x": {"y": ' + b"[" * 31 + b"]" * 31 + b"}}", "nested more than 32 levels"),
+        (b'{"id": "a", "text": "ok", "n": ' + b"9" * 5000 + b"}", "outside the 64-bit integer range"),
+        (b'{"id": "a", "text": "ok", "n": 9223372036854775808}', "outside the 64-bit integer range"),
+        (b'{"id": "a", "text": "ok", "n": NaN}', "NaN is not a JSON number"),
+        (b'{"id": "a", "text": "ok", "n": -Infinity}', "-Infinity is not a JSON number"),
+        (b'{"id": "a", "text": "ok", "n": 1e400}', "overflows a 64-bit float"),
+        (b'{"id": "a\\u0000b", "text": "ok"}', "control character (U+0000)"),
+        (b'{"id": "a\\nb", "text": "ok"}', "control character (U+000A)"),
+        (b'{"id": "a\\u0085", "text": "ok"}', "control character (U+0085)"),
+        (b'{"id": "a", "text": "ok", "ts": "1900-01-01Z"}', "before 1970-01-01"),
+        (b'{"id": "a", "text": "ok", "ts": -5}', "before 1970-01-01"),
+        (b'{"id": "a", "text": "ok", "ts": -0.5}', "before 1970-01-01"),
     ],
 )
 def test_rejects_with_reason(raw: bytes, reason: str) -> None:
     with pytest.raises(InvalidEvent) as caught:
         parse_event(raw, SETTINGS)
     assert reason in caught.value.reason
+
+
+def test_no_reason_is_a_python_hint_or_a_traceback() -> None:
+    with pytest.raises(InvalidEvent) as caught:
+        parse_event(b'{"id": "a", "text": "ok", "n": ' + b"1" * 5000 + b"}", SETTINGS)
+    assert "sys." not in caught.value.reason and len(caught.value.reason) < 120
+
+
+def test_the_structural_limits_accept_what_they_allow() -> None:
+    raw = b'{"id": "a b", "text": "ok", "x": ' + b"[" * 31 + b"]" * 31 + b', "n": [9223372036854775807, -9223372036854775808, 1e308]}'
+    event = parse_event(raw, SETTINGS)
+    assert event.extra["n"] == [2**63 - 1, -(2**63), 1e308]
+    assert parse_event(b'{"id": "a", "text": "ok", "ts": "1970-01-01Z"}', SETTINGS).ts == 0
+    assert parse_event(b'{"id": "a", "text": "nul \\u0000 in text is fine"}', SETTINGS).text == "nul \x00 in text is fine"
+    deeper = Settings(max_depth=64)
+    assert parse_event(b'{"id": "a", "text": "ok", "x": ' + b"[" * 63 + b"]" * 63 + b"}", deeper).extra
 
 
 def test_valid_event_keeps_other_fields() -> None:

@@ -1,0 +1,63 @@
+"""Dead-letter records: what could not be handled, by which stage, why, and where it came from.
+
+Every stage turns a failure on one event into one of these and goes on with the rest of
+its batch, so one bad record never stops a partition (docs/reliability.md). A record names
+the stage, the reason, the source record (topic, partition, offset) and, when known, the
+event id; the raw bytes ride along (base64, capped) so an operator can fix and re-send them.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from topology import codec
+
+_PREVIEW_CHARS = 200
+_RAW_MAX = 256 * 1024
+_REASON_MAX = 1000
+
+
+def record(
+    stage: str,
+    reason: str,
+    source: tuple[str, int, int],
+    raw: bytes | None,
+    event_id: str | None = None,
+) -> dict[str, Any]:
+    """The dead-letter record of one event (``source``: topic, partition, offset of its input)."""
+    data = raw or b""
+    topic, partition, offset = source
+    value: dict[str, Any] = {
+        "reason": reason[:_REASON_MAX],
+        "stage": stage,
+        "topic": topic,
+        "partition": partition,
+        "offset": offset,
+    }
+    if event_id is not None:
+        value["id"] = event_id
+    value.update(
+        raw_bytes=len(data),
+        raw_b64=base64.b64encode(data[:_RAW_MAX]).decode("ascii"),
+        raw_truncated=len(data) > _RAW_MAX,
+        raw_preview=data[: _PREVIEW_CHARS * 4].decode("utf-8", "replace")[:_PREVIEW_CHARS],
+    )
+    return value
+
+
+def value(
+    stage: str,
+    reason: str,
+    source: tuple[str, int, int],
+    raw: bytes | None,
+    event_id: str | None = None,
+) -> bytes:
+    """:func:`record` as the bytes of a Kafka record value."""
+    return codec.dumps(record(stage, reason, source, raw, event_id))
+
+
+def failure(exc: BaseException) -> str:
+    """The reason for an unexpected exception: its type and message, never a traceback."""
+    text = str(exc)
+    return f"internal error: {type(exc).__name__}: {text}" if text else f"internal error: {type(exc).__name__}"

@@ -1,0 +1,59 @@
+"""A Faust worker whose stop on a signal takes at most ``shutdown_timeout_s``.
+
+Faust stops by waiting until every message a stage started on is acknowledged; a stage
+stuck on one batch (a store that does not answer, a bug) made SIGTERM wait for minutes. The
+deadline runs on a thread of its own, so it holds even when the event loop is blocked.
+Abandoning is safe for the data: what was not committed is read again by the next owner
+(at-least-once, docs/reliability.md); what it costs is a restore of the stores that were
+left dirty.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import faust
+
+log = logging.getLogger("neardup.worker")
+
+
+class BoundedWorker(faust.Worker):
+    """``faust.Worker`` with a deadline on signal-initiated shutdown."""
+
+    def __init__(self, app: faust.App, *args: Any, deadline_s: float, running: Callable[[], str], **kwargs: Any) -> None:
+        super().__init__(app, *args, **kwargs)
+        self._deadline_s = deadline_s
+        self._running = running
+        self._deadline: threading.Timer | None = None
+
+    def _schedule_shutdown(self, signal: signal.Signals) -> None:
+        if self._deadline is None:
+            self._deadline = threading.Timer(self._deadline_s, self._abandon)
+            self._deadline.daemon = True
+            self._deadline.start()
+        super()._schedule_shutdown(signal)
+
+    def _abandon(self) -> None:
+        """Runs on the deadline thread: say what is left, then end the process."""
+        try:
+            unacked = len(getattr(self.app.consumer, "_unacked_messages", ()))
+        except Exception:  # the consumer may be half torn down; the log line matters more
+            unacked = -1
+        log.error(
+            "shutdown did not finish in %.0f s; exiting and abandoning: %s; %d input messages unacknowledged "
+            "(their offsets are not committed: the next owner reads them again)",
+            self._deadline_s,
+            self._running(),
+            unacked,
+        )
+        for handler in logging.getLogger().handlers + log.handlers:
+            handler.flush()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
