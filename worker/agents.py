@@ -293,7 +293,7 @@ def install(
         except Exception as exc:
             holds.release_all()
             log.exception("%s stage: batch of %d records failed; dead-lettering them", stage, len(batch))
-            reason = f"{stage} stage failed on the batch: {deadletter.failure(exc)}"
+            reason = f"{stage} stage failed on the batch: {deadletter.describe(exc)}"
             await dead_letter(
                 [deadletter.value(stage, reason, _source(e), e.message.value) for e in batch],
                 [e.message.key for e in batch],
@@ -435,7 +435,7 @@ def install(
             try:
                 messages[event.message.partition].append(decode_probes(event.message.value))
             except Exception as exc:
-                reason = f"unreadable probes message: {deadletter.failure(exc)}"
+                reason = f"unreadable probes message: {deadletter.describe(exc)}"
                 dead.append(deadletter.value("index", reason, _source(event), event.message.value))
         await dead_letter(dead)
         async with index_lock:
@@ -584,7 +584,7 @@ def install(
             try:
                 items[event.message.partition].extend(decode_batch(event.message.value))
             except Exception as exc:
-                reason = f"unreadable answers message: {deadletter.failure(exc)}"
+                reason = f"unreadable answers message: {deadletter.describe(exc)}"
                 dead.append(deadletter.value("verdict", reason, _source(event), event.message.value))
         await dead_letter(dead)
         async with verdict_lock:

@@ -57,7 +57,12 @@ def value(
     return codec.dumps(record(stage, reason, source, raw, event_id))
 
 
-def failure(exc: BaseException) -> str:
-    """The reason for an unexpected exception: its type and message, never a traceback."""
+def describe(exc: BaseException) -> str:
+    """An exception as its type and message, never a traceback."""
     text = str(exc)
-    return f"internal error: {type(exc).__name__}: {text}" if text else f"internal error: {type(exc).__name__}"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def failure(exc: BaseException) -> str:
+    """The reason for an unexpected exception while handling one event."""
+    return f"internal error: {describe(exc)}"

@@ -44,12 +44,12 @@ POISONS = {POISON_ID: poison(POISON_ID, 980), **{f"poison-{n}": poison(f"poison-
 SHUTDOWN_LIMIT_S = 20.0  # the worker's own deadline is 15 s
 
 
-def committed_lag(dep: Deployment) -> int:
-    """End offset minus committed offset of the worker's group on the events topic, summed.
+def committed_lag(dep: Deployment, topics: tuple[str, ...] = ()) -> int:
+    """End offset minus committed offset of the worker's group, summed over ``topics`` (default: events).
 
     A consumer that names the group but never subscribes only reads its commits.
     """
-    parts = [TopicPartition(dep.names.events, p) for p in range(dep.partitions)]
+    parts = [TopicPartition(t, p) for t in topics or (dep.names.events,) for p in range(dep.partitions)]
     consumer = KafkaConsumer(bootstrap_servers=dep.bootstrap, group_id=dep.group, enable_auto_commit=False)
     try:
         ends = consumer.end_offsets(parts)
@@ -58,9 +58,9 @@ def committed_lag(dep: Deployment) -> int:
         consumer.close()
 
 
-def wait_until_committed(dep: Deployment, timeout: float = 30.0) -> None:
+def wait_until_committed(dep: Deployment, timeout: float = 30.0, topics: tuple[str, ...] = ()) -> None:
     deadline = time.monotonic() + timeout
-    while (lag := committed_lag(dep)) > 0:
+    while (lag := committed_lag(dep, topics)) > 0:
         assert time.monotonic() < deadline, f"committed offsets stay {lag} behind the end"
         time.sleep(0.5)
 
@@ -127,3 +127,51 @@ def poison_outcomes(reader: OutputReader, dep: Deployment) -> dict[str, list[str
             if event_id in got:
                 got[event_id].append(f"dead-letter ({r.value['stage']}: {r.value['reason'][:60]})")
     return got
+
+
+def test_hostile_internal_messages_are_dead_lettered_by_the_stage_that_reads_them(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """The index and verdict stages read what other workers send them: a message they cannot
+    read, or one event in it they cannot handle, is dead-lettered by that stage alone."""
+    dep = make_deployment(kafka_bootstrap, tmp_path, partitions=2)
+    names = dep.names
+    bad_probe = {"id": "warped", "order": -1, "ts": 0, "fp": 1, "sketch": "", "slots": [[0, 1, 0]]}
+    good_probe = {"id": "fine", "order": 7, "ts": 0, "fp": 2, "sketch": "", "slots": [[0, 1, 0]]}
+    bad_answer = {"kind": "answer", "id": "ghost", "order": 5, "tables": "x", "earlier": []}
+    hostile = [
+        (names.probes, 0, b"not json at all"),
+        (names.probes, 1, b'{"an": "object"}'),
+        (names.probes, 0, json.dumps([bad_probe, good_probe]).encode()),
+        (names.answers, 1, b"\xff\xfe"),
+        (names.answers, 0, json.dumps([bad_answer]).encode()),
+    ]
+    feed = real_feed(60, "nb", seed=5)
+    worker = WorkerProcess.start(dep.env, "solo", tmp_path)
+    reader = OutputReader(kafka_bootstrap, names)
+    try:
+        worker.wait_ready()
+        with producer(kafka_bootstrap) as out:
+            for i, line in enumerate(feed):
+                if i % 12 == 0 and hostile:
+                    topic, partition, value = hostile.pop(0)
+                    out.send(topic, value=value, partition=partition)
+                out.send(names.events, key=json.loads(line)["id"].encode(), value=line)
+        reader.wait_for(ids_of(feed), timeout=60, alive=lambda: None if worker.alive() else pytest.fail(worker.tail()))
+        deadline = time.monotonic() + 30
+        while len([r for r in reader.records if r.topic == names.deadletter]) < 5:
+            assert time.monotonic() < deadline, [r.value for r in reader.records if r.topic == names.deadletter]
+            reader.poll()
+        dead = [r.value for r in reader.records if r.topic == names.deadletter]
+        by = {(d["stage"], d.get("id"), d["topic"]): d["reason"] for d in dead}
+        print("\n" + "\n".join(f"  {key}: {reason[:90]}" for key, reason in by.items()))
+        assert [d["stage"] for d in dead if d["topic"] == names.probes] == ["index", "index"]
+        assert all("unreadable probes message" in d["reason"] for d in dead if d["topic"] == names.probes)
+        assert "ValueError" in by[("index", "warped", names.events)]
+        assert "ValueError" in by[("verdict", "ghost", names.events)]
+        assert "unreadable answers message" in by[("verdict", None, names.answers)]
+        wait_until_committed(dep, topics=(names.events, names.probes, names.answers))
+        assert "Restarting dead" not in worker.text(), worker.tail()
+    finally:
+        worker.stop()
+        reader.close()
