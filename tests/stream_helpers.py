@@ -231,10 +231,12 @@ def send_lines(bootstrap: str, topic: str, lines: list[bytes], rate: float | Non
 class OutputReader:
     """Reads the four output topics from the beginning, incrementally, like a consumer would."""
 
-    def __init__(self, bootstrap: str, names: Topics) -> None:
+    def __init__(self, bootstrap: str, names: Topics, isolation_level: str = "read_uncommitted") -> None:
         self.names = names
         self.records: list[Record] = []
-        self._consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None)
+        self._consumer = KafkaConsumer(
+            bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, isolation_level=isolation_level
+        )
         parts = []
         for topic in names.outputs():
             deadline = time.monotonic() + 30

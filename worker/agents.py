@@ -23,13 +23,14 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import faust
 from faust.types import EventT
 
+from topology import codec
 from topology.stages import (
     Probe,
     Topics,
@@ -44,7 +45,6 @@ from topology.stages import (
     probe_partition,
     total_order,
 )
-from topology import codec
 from worker import deadletter, gather
 from worker.batches import take_batches
 from worker.blocks import parse_plan
@@ -54,9 +54,11 @@ from worker.fingerprint import Fingerprint, fingerprint
 from worker.hold import HeldEntry, Hold
 from worker.index_store import IndexPartition
 from worker.outbox import Outbox
+from worker.outbox import encode as encode_output
 from worker.settings import Settings
 from worker.simhash import to_hex
 from worker.store import Candidate, Entry
+from worker.transactions import Transactions
 from worker.validate import InvalidEvent, parse_event
 from worker.verdict_store import Output, VerdictPartition
 
@@ -144,6 +146,7 @@ class Counters:
     deadlettered: int = 0
     verdicts: int = 0
     republished: int = 0
+    replayed: int = 0  # intros of inputs already answered, read again (at-least-once delivery)
     corrections: int = 0
     # Batches being handled now, by stage: records and since when (time.monotonic()); what a
     # shutdown that runs out of time abandons (worker.shutdown).
@@ -217,8 +220,12 @@ def install(
     datadir: Path,
     reader: ChangelogReader,
     windows: Windows = Windows(),
+    transactions: Transactions | None = None,
 ) -> Counters:
-    """Declare the topics, stores, agents and timer of one worker on ``app``."""
+    """Declare the topics, stores, agents and timer of one worker on ``app``.
+
+    ``transactions``: publish outputs exactly once (:mod:`worker.transactions`).
+    """
     names = Topics(settings.topic_prefix)
     partitions = settings.partitions
     plan = parse_plan(settings.plan, settings.k, settings.expected_fingerprints)
@@ -309,7 +316,19 @@ def install(
     async def send_output(role: str, key: bytes, value: bytes) -> Awaitable[Any]:
         return await send(outputs[role], key, value)
 
-    outbox = Outbox(send_output, write_failed)
+    async def publish(partition: int, key: str, entry: list[Output]) -> None:
+        """Exactly once: the entry's records and its deletion in one transaction. The store
+        stays marked dirty meanwhile: a crash before the local delete rebuilds it from the
+        (read_committed) changelog instead of sending the entry again."""
+        assert transactions is not None
+        verdict_stores.begin(partition)
+        await transactions.publish(partition, [(outputs[role], *encode_output((role, i, v))) for role, i, v in entry], key)
+        store = verdict_stores.owned_store(partition)
+        if store is not None:
+            store.published(key)
+        verdict_stores.settle_unlogged(partition)
+
+    outbox = Outbox(send_output, write_failed, publish if transactions is not None else None)
     holds: dict[int, Hold] = defaultdict(Hold)  # per verdict partition
 
     def nothing_to_release() -> None:
@@ -337,6 +356,9 @@ def install(
         lost = [tp.partition for tp in revoked if tp.topic == names.answers]
         verdict_stores.forget(lost)
         outbox.forget(lost)
+        if transactions is not None:
+            for part in lost:
+                asyncio.ensure_future(transactions.close(part))
         for part in lost:
             holds.pop(part, None)
 
@@ -622,6 +644,8 @@ def install(
         taken: list[tuple[int, VerdictPartition, int]] = []
         for part, items in by_partition.items():
             fresh = part not in verdict_stores.owned()
+            if fresh and transactions is not None:
+                await transactions.open(part)  # fences a previous owner before reading the log's end
             store = await verdict_stores.restore(part)
             if fresh:
                 holds.pop(part, None)
@@ -705,11 +729,12 @@ def install(
     @app.timer(interval=10.0, name="counters")
     async def report() -> None:
         log.info(
-            "events %d, dead-lettered %d, verdicts %d, republished %d, corrections %d",
+            "events %d, dead-lettered %d, verdicts %d, republished %d, replayed %d, corrections %d",
             counters.events,
             counters.deadlettered,
             counters.verdicts,
             counters.republished,
+            counters.replayed,
             counters.corrections,
         )
 
@@ -730,6 +755,8 @@ def install(
             except asyncio.TimeoutError:
                 log.warning("outputs still unacknowledged at shutdown; the next owner sends them again")
             await outbox.close()
+            if transactions is not None:
+                await transactions.close_all()
             index_stores.close()
             verdict_stores.close()
         await reader.close()
@@ -816,6 +843,11 @@ class VerdictBatch:
         first = self.verdict_of(event_id)
         if kind == "event":
             if first is not None:
+                order = int(item["order"])
+                if first.answered(order):  # its input read again: the verdict is out, or in the outbox
+                    self.counters.replayed += 1
+                    return
+                self._set_verdict(event_id, replace(first, copies=(*first.copies, order)))
                 self.counters.republished += 1
                 if self.is_held(event_id):  # goes out with (after) its first verdict, as that is then
                     self.held_ids.append(event_id)

@@ -16,10 +16,12 @@ from typing import Any
 
 import faust
 
+from topology.stages import Topics
 from worker.agents import Counters, Windows, install
 from worker.changelog import ChangelogReader
 from worker.fingerprint import fingerprint
 from worker.settings import Settings
+from worker.transactions import Transactions
 
 # Each internal hop waits this long for more records to share a produce request.
 _PRODUCER_LINGER_S = 0.002
@@ -141,6 +143,11 @@ def create_app(
     # of the cyclic collector, whose full passes over it took ~40 ms each — straight into the
     # latency of every event in flight.
     gc.freeze()
-    reader = ChangelogReader(settings.bootstrap, kafka_client_kwargs(settings))
-    counters = install(app, settings, datadir, reader, windows or Windows())
+    client_kwargs = kafka_client_kwargs(settings)
+    reader = ChangelogReader(settings.bootstrap, client_kwargs, read_committed=settings.exactly_once)
+    transactions = None
+    if settings.exactly_once:
+        names = Topics(settings.topic_prefix)
+        transactions = Transactions(settings.bootstrap, client_kwargs, settings.topic_prefix, names.verdict_changelog)
+    counters = install(app, settings, datadir, reader, windows or Windows(), transactions)
     return app, counters

@@ -79,9 +79,12 @@ def decode_ops(raw: bytes) -> list[Any]:
 class ChangelogReader:
     """Reads changelog partitions from an offset to their current end (one consumer, no group)."""
 
-    def __init__(self, bootstrap: str, client_kwargs: dict[str, Any]) -> None:
+    def __init__(self, bootstrap: str, client_kwargs: dict[str, Any], read_committed: bool = False) -> None:
         self._bootstrap = bootstrap
         self._kwargs = client_kwargs
+        # With exactly-once outputs a changelog also holds transactional records
+        # (worker.transactions): an aborted one must not be applied.
+        self._isolation = "read_committed" if read_committed else "read_uncommitted"
         self._consumer: AIOKafkaConsumer | None = None
         # Both stages restore through this one consumer; its assignment is one at a time.
         self._lock = asyncio.Lock()
@@ -93,6 +96,7 @@ class ChangelogReader:
                 group_id=None,
                 enable_auto_commit=False,
                 auto_offset_reset="earliest",
+                isolation_level=self._isolation,
                 **self._kwargs,
             )
             await consumer.start()
@@ -232,6 +236,15 @@ class StoreSet(Generic[S]):
             store.put_record(_DIRTY, b"1")
         self._unsettled[partition] += 1
         return store
+
+    def settle_unlogged(self, partition: int) -> None:
+        """End a change that :meth:`begin` started and that reached the changelog another way
+        (an exactly-once outbox transaction): the store is clean again once nothing else is
+        under way."""
+        self._unsettled[partition] = max(0, self._unsettled[partition] - 1)  # 0 again if restored meanwhile
+        store = self._open.get(partition)
+        if store is not None and not self._unsettled[partition]:
+            store.put_record(_DIRTY, b"")
 
     async def commit(
         self,

@@ -60,7 +60,6 @@ def _worker(args: argparse.Namespace) -> int:
 
 def _produce(args: argparse.Namespace) -> int:
     from worker import produce
-
     from worker.scan import default_sample
 
     source = default_sample() if args.input == "sample" else args.input

@@ -92,13 +92,15 @@ class Pending:
 
     ``answers`` maps the order of the probing copy to ``{table: earlier refs}``: a re-sent id
     probes again under a new order, and its answers must not complete the first copy.
-    ``copies`` counts re-sent intros that will receive the same verdict.
+    ``copies`` counts re-sent intros that will receive the same verdict; ``copy_orders`` are
+    their orders, so that a copy read twice (a replay) is not counted twice.
     """
 
     intro: Intro | None = None
     copies: int = 0
     answers: dict[int, dict[int, tuple[Ref, ...]]] = field(default_factory=dict)
     notes: tuple[Ref, ...] = ()
+    copy_orders: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -109,6 +111,7 @@ class Pending:
                 for order, tables in self.answers.items()
             },
             "notes": [r.to_dict() for r in self.notes],
+            "copy_orders": list(self.copy_orders),
         }
 
     @classmethod
@@ -122,6 +125,7 @@ class Pending:
                 for order, tables in data.get("answers", {}).items()
             },
             notes=tuple(Ref.from_dict(r) for r in data.get("notes", ())),
+            copy_orders=tuple(int(o) for o in data.get("copy_orders", ())),
         )
 
 
@@ -130,10 +134,10 @@ def add_intro(state: Pending | None, intro: Intro) -> Pending:
     state = state or Pending()
     if state.intro is None:
         return replace(state, intro=intro)
-    if intro.order == state.intro.order:
+    if intro.order == state.intro.order or intro.order in state.copy_orders:
         return state  # the same intro replayed (at-least-once delivery)
-    first = intro if intro.order < state.intro.order else state.intro
-    return replace(state, intro=first, copies=state.copies + 1)
+    first, copy = (intro, state.intro) if intro.order < state.intro.order else (state.intro, intro)
+    return replace(state, intro=first, copies=state.copies + 1, copy_orders=(*state.copy_orders, copy.order))
 
 
 def add_answer(state: Pending | None, order: int, tables: Iterable[int], earlier: Iterable[Ref]) -> Pending:
@@ -183,7 +187,9 @@ class Published:
     """An id's first verdict as published, and the original it currently points to.
 
     ``value`` is republished unchanged for every re-sent copy; ``current`` moves only
-    through corrections.
+    through corrections. ``copies`` are the orders of the re-sent copies published so far:
+    an intro read again at one of those orders (or at ``order``) is a replay of an input
+    already answered, not a new copy.
     """
 
     topic: OutputTopic
@@ -193,6 +199,11 @@ class Published:
     ts: int
     current: Ref | None
     corrections: int = 0
+    copies: tuple[int, ...] = ()
+
+    def answered(self, order: int) -> bool:
+        """Whether the input at ``order`` already has this verdict published (or in the outbox)."""
+        return order == self.order or order in self.copies
 
     def output(self, event_id: str) -> Output:
         """The record this verdict publishes for ``event_id``: (topic role, key, value)."""
@@ -207,6 +218,7 @@ class Published:
             "ts": self.ts,
             "current": None if self.current is None else self.current.to_dict(),
             "corrections": self.corrections,
+            "copies": list(self.copies),
         }
 
     @classmethod
@@ -220,6 +232,7 @@ class Published:
             ts=int(data["ts"]),
             current=None if current is None else Ref.from_dict(current),
             corrections=int(data.get("corrections", 0)),
+            copies=tuple(int(o) for o in data.get("copies", ())),
         )
 
 
@@ -233,8 +246,8 @@ def decide(state: Pending) -> Published:
         verdict = Verdict(intro.id, "unique", None, None, intro.fingerprint, intro.ts)
         value = dict(intro.event)
         value.update(verdict.to_dict())
-        return Published("unique", value, intro.order, intro.fingerprint, intro.ts, None)
-    return _duplicate(intro.id, intro.order, intro.fingerprint, intro.ts, best)
+        return Published("unique", value, intro.order, intro.fingerprint, intro.ts, None, copies=state.copy_orders)
+    return replace(_duplicate(intro.id, intro.order, intro.fingerprint, intro.ts, best), copies=state.copy_orders)
 
 
 def _duplicate(event_id: str, order: int, fingerprint: str, ts: int, best: Ref) -> Published:
@@ -254,7 +267,8 @@ def revise(published: Published, ref: Ref) -> Published | None:
     if not _earlier_than_current(published, ref):
         return None
     event_id = str(published.value["id"])
-    return _duplicate(event_id, published.order, published.fingerprint, published.ts, ref)
+    revised = _duplicate(event_id, published.order, published.fingerprint, published.ts, ref)
+    return replace(revised, corrections=published.corrections, copies=published.copies)
 
 
 def correct(published: Published, ref: Ref) -> tuple[Published, dict[str, Any]] | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 ENV_PREFIX = "NEARDUP_"
+GUARANTEES = ("at_least_once", "exactly_once")
 
 
 def _setting(default: Any, doc: str) -> Any:
@@ -91,6 +92,11 @@ class Settings:
         False,
         "Log one line per input batch: how long its events waited before it started, how long it took.",
     )
+    processing_guarantee: str = _setting(
+        "at_least_once",
+        "'at_least_once', or 'exactly_once': outputs are published in Kafka transactions, so a consumer "
+        "reading them with isolation.level=read_committed sees one verdict record per id across crashes.",
+    )
     shutdown_timeout_s: float = _setting(
         15.0,
         "Longest a worker takes to stop on SIGTERM/SIGINT; past it, it logs what it abandons and exits "
@@ -113,6 +119,18 @@ class Settings:
                 values[f.name] = _parse(f.type, raw, f.name)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+    def __post_init__(self) -> None:
+        if self.processing_guarantee not in GUARANTEES:
+            raise ValueError(
+                f"{ENV_PREFIX}PROCESSING_GUARANTEE={self.processing_guarantee!r} is not one of {', '.join(GUARANTEES)}"
+            )
+        if self.max_depth < 2:
+            raise ValueError(f"{ENV_PREFIX}MAX_DEPTH={self.max_depth} must be at least 2 (an event with a field)")
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.processing_guarantee == "exactly_once"
 
     @property
     def retention_ms(self) -> int:

@@ -161,6 +161,11 @@ class VerdictPartition:
             entries.append((key, outputs))
         return entries
 
+    def published(self, key: str) -> None:
+        """Delete an outbox entry whose deletion the changelog already holds (an exactly-once
+        transaction wrote it with the entry's records), so it is not logged again."""
+        self._set(key, None)
+
     def drop_outbox(self, keys: list[str]) -> None:
         """Forget entries whose outputs every output topic has acknowledged."""
         for key in keys:
