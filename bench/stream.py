@@ -68,10 +68,18 @@ CONFIGS = (
 )
 """(label, workers, passthrough) of each configuration the streaming benches compare.
 
+With ``--exactly-once`` one more runs: one worker with NEARDUP_PROCESSING_GUARANTEE=exactly_once
+(:data:`EXACTLY_ONCE`). Its latency is taken, like every other's, from the output records'
+timestamps, stamped when sent; a read_committed consumer sees them once their transaction
+commits, a few milliseconds later.
+
 Every share is quoted against the first, the passthrough in one process. The passthrough in
 two processes is the floor of what two workers cost this box at a given rate: the same
 agent, the same broker and sender, and a consumer group of two.
 """
+
+
+EXACTLY_ONCE = ("neardup 1 worker, exactly once", 1, False)
 
 
 def scratch_dir() -> Path:
@@ -339,10 +347,12 @@ def running(
     tmp: Path,
     lateness_ms: int,
     warm_events: list[tuple[bytes, bytes]] | None = None,
+    guarantee: str = "at_least_once",
 ) -> Iterator[Topics]:
     """Fresh topics with ``workers`` neardup workers (or passthrough agents) started and warmed up."""
     prefix = f"bench{uuid.uuid4().hex[:6]}"
     names, env = fresh_topics(bootstrap, prefix, partitions, tmp, lateness_ms)
+    env["NEARDUP_PROCESSING_GUARANTEE"] = guarantee
     procs: list[subprocess.Popen[bytes]] = []
     logs: list[Path] = []
     try:
@@ -380,6 +390,7 @@ def run(
     lateness_ms: int,
     rate: float | None = None,
     feed: str = "devset",
+    guarantee: str = "at_least_once",
 ) -> dict[str, float]:
     """One measurement on fresh topics: a backlog as fast as possible, or a steady ``rate``.
 
@@ -388,7 +399,7 @@ def run(
     send until the outputs are read back (the read-back's share is a few percent).
     """
     events = _events(count, feed=feed)
-    with running(bootstrap, partitions, workers, passthrough, tmp, lateness_ms) as names:
+    with running(bootstrap, partitions, workers, passthrough, tmp, lateness_ms, guarantee=guarantee) as names:
         outputs = [names.unique] if passthrough else [names.unique, names.duplicates]
         worker_pids, broker = children(), broker_pids(bootstrap)
         worker_cpu, broker_cpu = cpu_seconds(worker_pids), cpu_seconds(broker)
@@ -433,6 +444,9 @@ def main() -> None:
         choices=["2workers"],
         help="leave out the two-process configurations (the one-process passthrough always runs: it is the floor)",
     )
+    parser.add_argument(
+        "--exactly-once", action="store_true", help="also run one worker with exactly-once outputs (its cost)"
+    )
     parser.add_argument("--passthrough-worker", metavar="PREFIX", help=argparse.SUPPRESS)
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
@@ -445,10 +459,14 @@ def main() -> None:
         f" allowed_lateness_ms {args.lateness_ms}, broker {bootstrap}"
     )
     configs = [c for c in CONFIGS if not ("2workers" in args.skip and c[1] == 2)]
+    if args.exactly_once:
+        configs.append(EXACTLY_ONCE)
 
-    def measure(workers: int, passthrough: bool, rate: float | None = None) -> dict[str, float]:
+    def measure(label: str, workers: int, passthrough: bool, rate: float | None = None) -> dict[str, float]:
+        guarantee = "exactly_once" if label == EXACTLY_ONCE[0] else "at_least_once"
         return run(
-            bootstrap, args.events, args.partitions, workers, passthrough, tmp, args.lateness_ms, rate=rate, feed=args.feed
+            bootstrap, args.events, args.partitions, workers, passthrough, tmp, args.lateness_ms,
+            rate=rate, feed=args.feed, guarantee=guarantee,
         )
 
     # Rounds go through every configuration in turn, so a broker warming up or a noisy
@@ -456,13 +474,13 @@ def main() -> None:
     drains: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in configs}
     for _ in range(args.repeat):
         for label, workers, passthrough in configs:
-            drains[label].append(measure(workers, passthrough))
+            drains[label].append(measure(label, workers, passthrough))
     peaks = {label: [r["events_per_s"] for r in runs] for label, runs in drains.items()}
     peak = {label: statistics.median(values) for label, values in peaks.items()}
     steady: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in configs}
     for _ in range(args.repeat):
         for label, workers, passthrough in configs:
-            steady[label].append(measure(workers, passthrough, rate=peak[label] / 2))
+            steady[label].append(measure(label, workers, passthrough, rate=peak[label] / 2))
     floor = peak["passthrough"]
     for label, _, _ in configs:
         runs = steady[label]
@@ -470,7 +488,7 @@ def main() -> None:
         cpu = {q: statistics.median(r[q] for r in drains[label]) for q in ("worker_ms", "broker_ms")}
         half = {q: statistics.median(r[q] for r in runs) for q in ("worker_ms", "broker_ms")}
         print(
-            f"{label:<21} max {peak[label]:6.0f} events/s{_spread(peaks[label])} ({peak[label] / floor:4.0%} of passthrough)"
+            f"{label:<31} max {peak[label]:6.0f} events/s{_spread(peaks[label])} ({peak[label] / floor:4.0%} of passthrough)"
             f" | at {peak[label] / 2:4.0f} events/s: latency p50 {p['p50_ms']:4.0f} ms  p95 {p['p95_ms']:4.0f} ms"
             f"  p99 {p['p99_ms']:4.0f} ms{_spread([r['p99_ms'] for r in runs])} (sender {p['sender_cpu']:.2f} core)"
             f" | CPU an event, max/half: worker {cpu['worker_ms']:.2f}/{half['worker_ms']:.2f} ms,"

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import faust
+from aiokafka.errors import KafkaError, MessageSizeTooLargeError
 from faust.types import EventT
 
 from topology import codec
@@ -45,7 +46,7 @@ from topology.stages import (
     probe_partition,
     total_order,
 )
-from worker import deadletter, gather
+from worker import deadletter, gather, shutdown
 from worker.batches import take_batches
 from worker.blocks import parse_plan
 from worker.changelog import ChangelogReader, StoreSet
@@ -54,11 +55,10 @@ from worker.fingerprint import Fingerprint, fingerprint
 from worker.hold import HeldEntry, Hold
 from worker.index_store import IndexPartition
 from worker.outbox import Outbox
-from worker.outbox import encode as encode_output
 from worker.settings import Settings
 from worker.simhash import to_hex
 from worker.store import Candidate, Entry
-from worker.transactions import Transactions
+from worker.transactions import TransactionalOutbox, Transactions
 from worker.validate import InvalidEvent, parse_event
 from worker.verdict_store import Output, VerdictPartition
 
@@ -192,6 +192,15 @@ class OffsetHolds:
             release()
 
 
+def _infrastructure(exc: BaseException) -> bool:
+    """Whether a batch failed through no fault of its records (Kafka, the machine): then the
+    worker stops, their offsets uncommitted, instead of dead-lettering them. A record too
+    large for Kafka is the records' fault: it would fail the same way after every restart."""
+    if isinstance(exc, MessageSizeTooLargeError):
+        return False
+    return isinstance(exc, (KafkaError, OSError, asyncio.TimeoutError))
+
+
 def _source(event: EventT) -> tuple[str, int, int]:
     return event.message.topic, event.message.partition, event.message.offset
 
@@ -298,6 +307,12 @@ def install(
         try:
             await body(holds)
         except Exception as exc:
+            if _infrastructure(exc):
+                # Not the records' fault: keep their offsets uncommitted and stop; the next
+                # owner (this worker, restarted) reads them again.
+                log.exception("%s stage: Kafka or the machine failed under a batch; stopping", stage)
+                write_failed(exc)
+                return
             holds.release_all()
             log.exception("%s stage: batch of %d records failed; dead-lettering them", stage, len(batch))
             reason = f"{stage} stage failed on the batch: {deadletter.describe(exc)}"
@@ -311,24 +326,23 @@ def install(
     def write_failed(exc: BaseException) -> None:
         """A changelog or output record was lost: stop this worker; what it did not finish is
         replayed from Kafka (uncommitted batches, outbox entries) by whoever restores next."""
+        shutdown.start_deadline(settings.shutdown_timeout_s, counters.running, app)
         asyncio.ensure_future(app.crash(exc))
 
     async def send_output(role: str, key: bytes, value: bytes) -> Awaitable[Any]:
         return await send(outputs[role], key, value)
 
-    async def publish(partition: int, key: str, entry: list[Output]) -> None:
-        """Exactly once: the entry's records and its deletion in one transaction. The store
-        stays marked dirty meanwhile: a crash before the local delete rebuilds it from the
-        (read_committed) changelog instead of sending the entry again."""
-        assert transactions is not None
-        verdict_stores.begin(partition)
-        await transactions.publish(partition, [(outputs[role], *encode_output((role, i, v))) for role, i, v in entry], key)
+    def published(partition: int, keys: list[str]) -> None:
+        """Exactly once: a transaction deleted these entries in the changelog; delete them here too."""
         store = verdict_stores.owned_store(partition)
         if store is not None:
-            store.published(key)
+            for key in keys:
+                store.published(key)
         verdict_stores.settle_unlogged(partition)
 
-    outbox = Outbox(send_output, write_failed, publish if transactions is not None else None)
+    outbox: Outbox | TransactionalOutbox = Outbox(send_output, write_failed)
+    if transactions is not None:
+        outbox = TransactionalOutbox(transactions, outputs, verdict_stores.begin, published, write_failed)
     holds: dict[int, Hold] = defaultdict(Hold)  # per verdict partition
 
     def nothing_to_release() -> None:

@@ -11,9 +11,8 @@ partition acknowledged; the stage then deletes those (logged too). A worker that
 a partition sends again whatever its outbox still holds, so a crash can repeat a record,
 byte for byte, but never publish one that the stores do not know.
 
-With exactly-once outputs, an entry's records and its deletion go out in one Kafka
-transaction instead (:mod:`worker.transactions`), so a crash repeats no record that a
-``read_committed`` consumer sees.
+With exactly-once outputs, :class:`worker.transactions.TransactionalOutbox` takes this
+class's place: an entry's records and its deletion go out in one Kafka transaction.
 
 Verdicts held by ``allowed_lateness_ms`` are no exception: their entry is logged with the
 batch that decided them, and handed over once their hold has run out and that record (and
@@ -23,7 +22,6 @@ any that revised them meanwhile) is acknowledged (:mod:`worker.hold`).
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -34,11 +32,6 @@ from worker.verdict_store import Output
 # Sends one record to an output topic (by role: unique, duplicates, corrections); returns
 # the delivery future, as Faust's ``topic.send`` does.
 Send = Callable[[str, bytes, bytes], Awaitable[Awaitable[Any]]]
-# Publishes one whole entry (partition, outbox key, outputs), deletion included, as one
-# transaction; returns once it is committed.
-Publish = Callable[[int, str, list[Output]], Awaitable[None]]
-
-log = logging.getLogger("neardup.worker")
 
 
 def encode(output: Output) -> tuple[bytes, bytes]:
@@ -50,10 +43,8 @@ def encode(output: Output) -> tuple[bytes, bytes]:
 class Outbox:
     """Durable outputs on their way to the output topics, in the order they became durable."""
 
-    def __init__(self, send: Send, on_failed: Callable[[BaseException], None], publish: Publish | None = None) -> None:
+    def __init__(self, send: Send, on_failed: Callable[[BaseException], None]) -> None:
         self._send = send
-        self._publish = publish
-        self._forgotten: set[int] = set()  # partitions given up: their entries are the next owner's
         self._on_failed = on_failed
         self._queue: deque[tuple[int, str, list[Output]]] = deque()
         self._wake = asyncio.Event()
@@ -70,7 +61,6 @@ class Outbox:
         acknowledged, or (a released held verdict, module doc) the state that decides it is."""
         if self._failed:
             return  # the worker is stopping; the entry stays in the store and is sent after restore
-        self._forgotten.discard(partition)
         self._queue.append((partition, key, outputs))
         self._settled.clear()
         self._wake.set()
@@ -86,10 +76,6 @@ class Outbox:
                 await self._wake.wait()
             partition, key, outputs = self._queue.popleft()
             self._sending = True
-            if self._publish is not None:
-                if not await self._published(partition, key, outputs):
-                    return
-                continue
             try:
                 futures = []
                 for output in outputs:
@@ -103,20 +89,6 @@ class Outbox:
             task = asyncio.ensure_future(self._wait_acks(partition, key, futures))
             self._acking.add(task)
             task.add_done_callback(self._ack_done)
-
-    async def _published(self, partition: int, key: str, outputs: list[Output]) -> bool:
-        """One entry as one transaction; False when the outbox failed."""
-        try:
-            await self._publish(partition, key, outputs)  # type: ignore[misc]
-        except Exception as exc:
-            if partition in self._forgotten:  # fenced or closed by the partition's new owner
-                log.info("outbox entry %s of partition %d left to its new owner (%s)", key, partition, exc)
-                return True
-            self._fail(exc)
-            return False
-        finally:
-            self._sending = False
-        return True
 
     def _ack_done(self, task: asyncio.Task[None]) -> None:
         self._acking.discard(task)
@@ -163,7 +135,6 @@ class Outbox:
         gone = set(partitions)
         for partition in gone:
             self._acked.pop(partition, None)
-        self._forgotten |= gone
         self._queue = deque(entry for entry in self._queue if entry[0] not in gone)
 
     async def close(self) -> None:

@@ -23,37 +23,50 @@ import faust
 log = logging.getLogger("neardup.worker")
 
 
+_deadline: threading.Timer | None = None
+
+
+def start_deadline(seconds: float, running: Callable[[], str], app: faust.App | None = None) -> None:
+    """End the process ``seconds`` from now unless it has ended by then (the first call counts).
+
+    Called when a stop begins: on SIGTERM or SIGINT, and when the worker crashes itself
+    (a lost changelog or output record, a broker error inside a batch).
+    """
+    global _deadline
+    if _deadline is None:
+        _deadline = threading.Timer(seconds, _abandon, (seconds, running, app))
+        _deadline.daemon = True
+        _deadline.start()
+
+
+def _abandon(seconds: float, running: Callable[[], str], app: faust.App | None) -> None:
+    """Runs on the deadline thread: say what is left, then end the process."""
+    try:
+        unacked = len(getattr(app.consumer, "_unacked_messages", ())) if app is not None else -1
+    except Exception:  # the consumer may be half torn down; the log line matters more
+        unacked = -1
+    log.error(
+        "shutdown did not finish in %.0f s; exiting and abandoning: %s; %d input messages unacknowledged "
+        "(their offsets are not committed: the next owner reads them again)",
+        seconds,
+        running(),
+        unacked,
+    )
+    for handler in logging.getLogger().handlers + log.handlers:
+        handler.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(1)
+
+
 class BoundedWorker(faust.Worker):
-    """``faust.Worker`` with a deadline on signal-initiated shutdown."""
+    """``faust.Worker`` whose stop on a signal takes at most ``deadline_s``."""
 
     def __init__(self, app: faust.App, *args: Any, deadline_s: float, running: Callable[[], str], **kwargs: Any) -> None:
         super().__init__(app, *args, **kwargs)
         self._deadline_s = deadline_s
         self._running = running
-        self._deadline: threading.Timer | None = None
 
     def _schedule_shutdown(self, signal: signal.Signals) -> None:
-        if self._deadline is None:
-            self._deadline = threading.Timer(self._deadline_s, self._abandon)
-            self._deadline.daemon = True
-            self._deadline.start()
+        start_deadline(self._deadline_s, self._running, self.app)
         super()._schedule_shutdown(signal)
-
-    def _abandon(self) -> None:
-        """Runs on the deadline thread: say what is left, then end the process."""
-        try:
-            unacked = len(getattr(self.app.consumer, "_unacked_messages", ()))
-        except Exception:  # the consumer may be half torn down; the log line matters more
-            unacked = -1
-        log.error(
-            "shutdown did not finish in %.0f s; exiting and abandoning: %s; %d input messages unacknowledged "
-            "(their offsets are not committed: the next owner reads them again)",
-            self._deadline_s,
-            self._running(),
-            unacked,
-        )
-        for handler in logging.getLogger().handlers + log.handlers:
-            handler.flush()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(1)

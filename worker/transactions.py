@@ -17,18 +17,26 @@ publishes nothing.
 
 One transactional producer per verdict partition, with a transactional id derived from the
 partition: a new owner that opens it fences the previous owner (a zombie's open
-transaction is aborted), so two workers never both publish a partition's entries.
+transaction is aborted), so two workers never both publish a partition's entries. Each
+partition publishes on its own, one transaction at a time, taking every entry queued for
+it meanwhile: under load a transaction carries several batches' outputs, and partitions do
+not wait for each other's commits.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
 from topology import codec
+from worker.outbox import encode
+from worker.verdict_store import Output
 
 log = logging.getLogger("neardup.worker")
 
@@ -68,17 +76,17 @@ class Transactions:
         await producer.start()
         self._producers[partition] = producer
 
-    async def publish(self, partition: int, records: list[Record], outbox_key: str) -> None:
-        """Send ``records`` and the changelog record deleting ``outbox_key``, all or nothing."""
+    async def publish(self, partition: int, records: list[Record], outbox_keys: list[str]) -> None:
+        """Send ``records`` and the changelog record deleting ``outbox_keys``, all or nothing."""
         producer = self._producers[partition]
-        deletion = codec.dumps([[outbox_key, None]])
+        deletion = codec.dumps([[key, None] for key in outbox_keys])
         async with producer.transaction():
             for topic, key, value in records:
                 await producer.send(topic, value, key=key)
             await producer.send(self._changelog, deletion, key=uuid.uuid4().hex.encode(), partition=partition)
 
     async def close(self, partition: int) -> None:
-        """Give up ``partition`` (revoked): an open transaction of it is aborted."""
+        """Give up ``partition`` (revoked): a transaction left open is aborted by its next owner."""
         producer = self._producers.pop(partition, None)
         if producer is not None:
             await producer.stop()
@@ -86,3 +94,94 @@ class Transactions:
     async def close_all(self) -> None:
         for partition in list(self._producers):
             await self.close(partition)
+
+
+class TransactionalOutbox:
+    """:class:`worker.outbox.Outbox`'s part when outputs are exactly once: durable entries go
+    out in transactions, each with the deletion of the entries it carries.
+
+    ``begin(partition)`` runs before a transaction and ``done(partition, keys)`` after it
+    commits: the stage keeps the store marked dirty in between, so a crash before the local
+    delete rebuilds it from the changelog rather than sending the entries again.
+    """
+
+    def __init__(
+        self,
+        transactions: Transactions,
+        topic_of: Mapping[str, str],
+        begin: Callable[[int], None],
+        done: Callable[[int, list[str]], None],
+        on_failed: Callable[[BaseException], None],
+    ) -> None:
+        self._transactions = transactions
+        self._topic_of = topic_of
+        self._begin = begin
+        self._done = done
+        self._on_failed = on_failed
+        self._queues: dict[int, list[tuple[str, list[Output]]]] = defaultdict(list)
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._settled = asyncio.Event()
+        self._settled.set()
+        self._forgotten: set[int] = set()  # partitions given up: their entries are the next owner's
+        self._failed = False
+
+    def emit(self, partition: int, key: str, outputs: list[Output]) -> None:
+        if self._failed:
+            return  # the worker is stopping; the entry stays in the store and is sent after restore
+        self._forgotten.discard(partition)
+        self._queues[partition].append((key, outputs))
+        self._settled.clear()
+        if partition not in self._tasks:
+            self._tasks[partition] = asyncio.ensure_future(self._run(partition))
+
+    async def _run(self, partition: int) -> None:
+        try:
+            while self._queues.get(partition):
+                entries = self._queues.pop(partition)
+                keys = [key for key, _ in entries]
+                records = [(self._topic_of[o[0]], *encode(o)) for _, outputs in entries for o in outputs]
+                self._begin(partition)
+                try:
+                    await self._transactions.publish(partition, records, keys)
+                except Exception as exc:
+                    if partition in self._forgotten:  # fenced or closed for its new owner
+                        log.info("%d outbox entries of partition %d left to its new owner (%s)", len(keys), partition, exc)
+                        continue
+                    self._fail(exc)
+                    return
+                self._done(partition, keys)
+        finally:
+            self._tasks.pop(partition, None)
+            if not self._tasks and not any(self._queues.values()):
+                self._settled.set()
+
+    def _fail(self, exc: BaseException) -> None:
+        if not self._failed:
+            self._failed = True
+            self._queues.clear()
+            self._settled.set()
+            self._on_failed(exc)
+
+    async def settled(self) -> None:
+        """Wait until every queued entry is committed (or the outbox failed): the stage's backpressure."""
+        await self._settled.wait()
+
+    def take_acked(self, partition: int) -> list[str]:
+        """Nothing for the stage to delete: each transaction deleted its entries."""
+        return []
+
+    def acked_partitions(self) -> set[int]:
+        return set()
+
+    def forget(self, partitions: Iterable[int]) -> None:
+        gone = set(partitions)
+        self._forgotten |= gone
+        for partition in gone:
+            self._queues.pop(partition, None)
+
+    async def close(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks.clear()

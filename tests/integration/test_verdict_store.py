@@ -170,3 +170,20 @@ def test_an_id_whose_stored_state_is_unreadable_is_dead_lettered_and_its_batch_g
     assert counters.verdicts == 1 and counters.deadlettered == 2
     assert {str(key) for key, _ in ops} == {"v:good", after_record[0], held.key}
     store.close()
+
+
+def test_an_input_read_again_publishes_nothing_and_a_new_copy_publishes_once(tmp_path: Path) -> None:
+    """At-least-once delivery reads an input again after a crash; its verdict is out (or in
+    the outbox) already. A re-sent copy (a new input) gets the verdict, once however often
+    it is read."""
+    store, hold = VerdictPartition(tmp_path / "v", RETENTION_MS), Hold()
+    batch(store, hold, 0, [intro_item("x", 50), answer_item("x", 50, [0], [])])
+    store.settled_through(store.taken)
+    due(store, hold, 10 * LATENESS_MS)
+    replayed, _ = batch(store, hold, 100, [intro_item("x", 50)])
+    assert replayed == []
+    copy, _ = batch(store, hold, 200, [intro_item("x", 70)])
+    assert [(role, event_id) for role, event_id, _ in copy] == [("unique", "x")]
+    again, _ = batch(store, hold, 300, [intro_item("x", 70), intro_item("x", 50)])
+    assert again == []
+    store.close()

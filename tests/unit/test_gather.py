@@ -111,6 +111,19 @@ def test_replayed_intro_is_not_a_copy() -> None:
     assert gather.add_intro(state, intro()).copies == 0
 
 
+def test_a_replayed_copy_is_counted_once_and_the_verdict_knows_which_inputs_it_answered() -> None:
+    state = gather.add_intro(None, intro(order=BASE + 10, expected=1))
+    state = gather.add_intro(state, intro(order=BASE + 20, expected=1))
+    state = gather.add_intro(state, intro(order=BASE + 20, expected=1))  # the copy, read again
+    state = gather.add_intro(state, intro(order=BASE + 5, expected=1))  # an earlier copy: it becomes the first
+    assert state.copies == 2 and state.intro is not None and state.intro.order == BASE + 5
+    published = gather.decide(gather.add_answer(state, BASE + 5, [0], []))
+    assert [o for o in (BASE + 5, BASE + 10, BASE + 20, BASE + 30) if published.answered(o)] == [BASE + 5, BASE + 10, BASE + 20]
+    assert gather.Published.from_dict(json.loads(json.dumps(published.to_dict()))) == published
+    revised = gather.revise(published, ref("orig", BASE + 1))
+    assert revised is not None and revised.copies == published.copies
+
+
 def test_note_while_pending_joins_the_matches() -> None:
     state = gather.add_intro(None, intro(expected=1))
     state = gather.add_note(state, ref("racer", BASE + 2))
