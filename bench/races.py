@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import stream  # noqa: E402
+
 from topology.stages import Topics  # noqa: E402
 from worker.scan import default_sample  # noqa: E402
 
@@ -138,7 +139,9 @@ def main() -> None:
         for lateness in (int(ms) for ms in args.lateness_ms.split(",")):
             with stream.running(bootstrap, _PARTITIONS, workers, False, tmp, lateness, warm) as names:
                 _send_concurrently(bootstrap, names.events, feeds, args.rate)
-                input_ts, output_ts = stream.read_times(bootstrap, names.events, [names.unique, names.duplicates], events)
+                input_ts, output_ts = stream.read_times(
+                    bootstrap, names.events, [names.unique, names.duplicates], events
+                )
                 time.sleep(_SETTLE_S)
                 first, corrections = _outcomes(bootstrap, names)
             latency = stream.latency_ms(input_ts, output_ts)

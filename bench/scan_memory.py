@@ -34,14 +34,29 @@ def write_stream(path: Path, total: int) -> None:
             for event in events:
                 if written == total:
                     break
-                out.write(json.dumps({"id": f"r{round_}-{event['id']}", "text": event["text"], "ts": event["ts"]}, ensure_ascii=False) + "\n")
+                out.write(
+                    json.dumps(
+                        {"id": f"r{round_}-{event['id']}", "text": event["text"], "ts": event["ts"]}, ensure_ascii=False
+                    )
+                    + "\n"
+                )
                 written += 1
             round_ += 1
 
 
 def run_scan(source: Path, workdir: Path) -> tuple[float, float]:
     """(peak RSS in MiB, seconds) of one ``neardup scan`` process."""
-    command = [sys.executable, "-m", "worker.cli", "scan", str(source), "-o", str(workdir / "out.jsonl"), "--state", str(workdir / "state")]
+    command = [
+        sys.executable,
+        "-m",
+        "worker.cli",
+        "scan",
+        str(source),
+        "-o",
+        str(workdir / "out.jsonl"),
+        "--state",
+        str(workdir / "state"),
+    ]
     started = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)

@@ -54,7 +54,6 @@ from topology.stages import Topics  # noqa: E402
 from topology.topics import create_topics, topics  # noqa: E402
 from worker.scan import default_sample  # noqa: E402
 
-
 _WARMUP = b"warm"
 _WARMUP_EVENTS = 200
 _WARMUP_S = 5.0
@@ -427,11 +426,15 @@ def _spread(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--events", type=int, default=6000,
+        "--events",
+        type=int,
+        default=6000,
         help="events per run (with fewer, start-up is most of the passthrough's max, see docs/architecture.md)",
     )
     parser.add_argument(
-        "--repeat", type=int, default=1,
+        "--repeat",
+        type=int,
+        default=1,
         help="runs per configuration and load; medians are printed, with [min-max] when more than one",
     )
     parser.add_argument("--partitions", type=int, default=4)
@@ -465,8 +468,16 @@ def main() -> None:
     def measure(label: str, workers: int, passthrough: bool, rate: float | None = None) -> dict[str, float]:
         guarantee = "exactly_once" if label == EXACTLY_ONCE[0] else "at_least_once"
         return run(
-            bootstrap, args.events, args.partitions, workers, passthrough, tmp, args.lateness_ms,
-            rate=rate, feed=args.feed, guarantee=guarantee,
+            bootstrap,
+            args.events,
+            args.partitions,
+            workers,
+            passthrough,
+            tmp,
+            args.lateness_ms,
+            rate=rate,
+            feed=args.feed,
+            guarantee=guarantee,
         )
 
     # Rounds go through every configuration in turn, so a broker warming up or a noisy

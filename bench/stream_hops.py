@@ -70,13 +70,21 @@ def main() -> None:
     names, env = stream.fresh_topics(bootstrap, prefix, _PARTITIONS, tmp, args.lateness_ms)
     env["NEARDUP_LOG_BATCHES"] = "1"
     log = tmp / f"{prefix}.log"
-    worker = stream._start([sys.executable, "-m", "worker.cli", "worker", "--name", "w0", "--loglevel", "info"], env, log)
+    worker = stream._start(
+        [sys.executable, "-m", "worker.cli", "worker", "--name", "w0", "--loglevel", "info"], env, log
+    )
     try:
         stream._wait_ready(log)
         stream.warm_up(bootstrap, names)
         warmed = log.stat().st_size
         cpu, wall = stream.cpu_seconds([worker.pid]), time.time()
-        result = stream._measure(bootstrap, names, stream._events(args.events, feed=args.feed), [names.unique, names.duplicates], args.rate or None)
+        result = stream._measure(
+            bootstrap,
+            names,
+            stream._events(args.events, feed=args.feed),
+            [names.unique, names.duplicates],
+            args.rate or None,
+        )
         share = (stream.cpu_seconds([worker.pid]) - cpu) / (time.time() - wall)
     finally:
         worker.send_signal(signal.SIGTERM)
@@ -89,7 +97,10 @@ def main() -> None:
     print(f"{result['events']} events at {result['events_per_s']:.0f} events/s, worker CPU {share:.2f} of a core")
     print(f"input -> verdict               p50 {result['p50_ms']:5.0f} ms  p99 {result['p99_ms']:5.0f} ms")
     print("\n".join(batch_lines))
-    print(f"passthrough agent, same input and rate (this run's floor): p50 {floor['p50_ms']:5.0f} ms  p99 {floor['p99_ms']:5.0f} ms")
+    print(
+        f"passthrough agent, same input and rate (this run's floor): p50 {floor['p50_ms']:5.0f} ms  p99 {floor['p99_ms']:5.0f} ms"
+    )
+
 
 if __name__ == "__main__":
     main()

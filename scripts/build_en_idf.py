@@ -32,9 +32,9 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
-from typing import Iterator
 
 from worker.normalize import normalize
 from worker.segment import tokenize
@@ -125,9 +125,7 @@ def write_table(output: Path, n_docs: int, df: Counter[str]) -> int:
     ]
     lines += [f"{tok}\t{count}" for tok, count in kept]
     payload = ("\n".join(lines) + "\n").encode("utf-8")
-    with open(output, "wb") as raw, gzip.GzipFile(
-        filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9
-    ) as gz:
+    with open(output, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
         gz.write(payload)
     return len(kept)
 

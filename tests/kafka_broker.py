@@ -76,7 +76,9 @@ def start_local_broker(workdir: Path, port: int | None = None) -> LocalBroker:
         )
     except subprocess.TimeoutExpired as exc:
         stop_local_broker(broker)
-        raise RuntimeError(f"scripts/kafka-local start took over {START_TIMEOUT_S:.0f}s; log: {broker.log_file}") from exc
+        raise RuntimeError(
+            f"scripts/kafka-local start took over {START_TIMEOUT_S:.0f}s; log: {broker.log_file}"
+        ) from exc
     if result.returncode != 0:
         raise RuntimeError(
             f"scripts/kafka-local start exited {result.returncode}; log: {broker.log_file}\n{result.stderr}"

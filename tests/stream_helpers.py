@@ -32,9 +32,7 @@ SAMPLE = [line for line in Path(default_sample()).read_bytes().splitlines() if l
 MAX_TEXT = 100_000
 
 
-def worker_env(
-    bootstrap: str, prefix: str, partitions: int, state: Path, lateness_ms: int = 0
-) -> dict[str, str]:
+def worker_env(bootstrap: str, prefix: str, partitions: int, state: Path, lateness_ms: int = 0) -> dict[str, str]:
     """The environment of a worker (and of the settings tests read outputs with)."""
     return {
         **os.environ,
@@ -153,7 +151,7 @@ def input_orders(bootstrap: str, topic: str) -> dict[str, int]:
         ends = consumer.end_offsets(parts)
         orders: dict[str, int] = {}
         while any(consumer.position(tp) < ends[tp] for tp in parts):
-            for tp, msgs in consumer.poll(timeout_ms=500).items():
+            for msgs in consumer.poll(timeout_ms=500).values():
                 for m in msgs:
                     if m.key is not None:
                         orders.setdefault(m.key.decode(), total_order(m.timestamp, m.partition, m.offset))
@@ -252,7 +250,7 @@ class OutputReader:
 
     def poll(self, timeout_ms: int = 500) -> int:
         got = 0
-        for tp, msgs in self._consumer.poll(timeout_ms=timeout_ms, max_records=20_000).items():
+        for msgs in self._consumer.poll(timeout_ms=timeout_ms, max_records=20_000).values():
             for m in msgs:
                 value = json.loads(m.value) if m.value is not None else None
                 key = None if m.key is None else m.key.decode()

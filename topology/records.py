@@ -58,7 +58,7 @@ class Verdict:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Verdict":
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
         return cls(
             id=data["id"],
             verdict=data["verdict"],

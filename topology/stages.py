@@ -253,4 +253,3 @@ def answer_item(event_id: str, order: int, tables: list[int], earlier: list[dict
 def note_item(later_id: str, later_order: int, match: dict[str, Any]) -> dict[str, Any]:
     """Tells an already-indexed later event that an earlier one (``match``) resembles it."""
     return {"kind": "earlier", "id": later_id, "order": later_order, "match": match}
-

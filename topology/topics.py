@@ -6,8 +6,9 @@ topic's name, partition count and configuration cannot drift between them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource, ConfigResourceType

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import faust
 from aiokafka.errors import KafkaError, MessageSizeTooLargeError
@@ -293,7 +293,9 @@ def install(
         for i, value in enumerate(values):
             await send(names.deadletter, keys[i] if keys else None, value)
 
-    async def guarded(stage: str, batch: Sequence[EventT], body: Callable[[OffsetHolds], Awaitable[None]]) -> None:
+    async def guarded(
+        stage: str, batch: Sequence[EventT], body: Callable[[Sequence[EventT], OffsetHolds], Awaitable[None]]
+    ) -> None:
         """Run one batch; if it fails outside any one event, dead-letter its records and go on.
 
         Each stage catches what goes wrong with one event itself and dead-letters that event
@@ -305,7 +307,7 @@ def install(
         holds = OffsetHolds(batch)
         counters.in_flight[stage] = (len(batch), time.monotonic())
         try:
-            await body(holds)
+            await body(batch, holds)
         except Exception as exc:
             if _infrastructure(exc):
                 # Not the records' fault: keep their offsets uncommitted and stop; the next
@@ -353,7 +355,6 @@ def install(
     local_index: set[int] = set()
     local_verdict: set[int] = set()
 
-    @app.on_partitions_assigned.connect
     def _assigned(sender: Any, assigned: set[Any], **_: Any) -> None:
         """``assigned`` is the whole new assignment."""
         local_index.clear()
@@ -361,7 +362,8 @@ def install(
         local_verdict.clear()
         local_verdict.update(tp.partition for tp in assigned if tp.topic == names.answers)
 
-    @app.on_partitions_revoked.connect
+    app.on_partitions_assigned.connect(cast(Any, _assigned))  # faust's stub wants a signal= parameter
+
     def _revoked(sender: Any, revoked: set[Any], **_: Any) -> None:
         """Another worker may write these partitions' changelogs now: restore again if they come back."""
         local_index.difference_update(tp.partition for tp in revoked if tp.topic == names.probes)
@@ -375,6 +377,8 @@ def install(
                 asyncio.ensure_future(transactions.close(part))
         for part in lost:
             holds.pop(part, None)
+
+    app.on_partitions_revoked.connect(cast(Any, _revoked))  # faust's stub wants a signal= parameter
 
     # ---------------------------------------------------------------- fingerprint stage
     @app.agent(events_topic, name="fingerprint")
@@ -394,7 +398,7 @@ def install(
             if not warned and any(e.message.timestamp_type != _LOG_TIMESTAMP_TYPE for e in batch):
                 warned = True
                 log.warning("%s does not use LogAppendTime; the total order follows producer clocks", names.events)
-            await guarded("fingerprint", batch, lambda holds: _fingerprint_batch(batch, holds))
+            await guarded("fingerprint", batch, _fingerprint_batch)
             if settings.log_batches:
                 _log_batch(batch, started, cpu)
 
@@ -462,14 +466,14 @@ def install(
     async def index_stage(stream: faust.StreamT[bytes]) -> None:
         """Match each probe against its bucket, store it there, answer the event (and later ones)."""
         async for batch in take_batches(stream, _TAKE_MESSAGES, lambda: windows.index):
-            await guarded("index", batch, lambda holds: _index_batch(batch, holds))
+            await guarded("index", batch, _index_batch)
 
     async def _index_batch(batch: Sequence[EventT], holds: OffsetHolds) -> None:
         messages: dict[int, list[_ProbeMessage]] = defaultdict(list)
         dead: list[bytes] = []
         for event in batch:
             try:
-                messages[event.message.partition].append(decode_probes(event.message.value))
+                messages[event.message.partition].append(decode_probes(event.message.value or b""))
             except Exception as exc:
                 reason = f"unreadable probes message: {deadletter.describe(exc)}"
                 dead.append(deadletter.value("index", reason, _source(event), event.message.value))
@@ -611,14 +615,14 @@ def install(
     async def verdict_stage(stream: faust.StreamT[bytes]) -> None:
         """Gather intro + answers per id, publish the verdict once, correct it if an earlier original shows up."""
         async for batch in take_batches(stream, _TAKE_MESSAGES, lambda: windows.verdict):
-            await guarded("verdict", batch, lambda holds: _verdict_batch(batch, holds))
+            await guarded("verdict", batch, _verdict_batch)
 
     async def _verdict_batch(batch: Sequence[EventT], holds: OffsetHolds) -> None:
         items: dict[int, list[dict[str, Any]]] = defaultdict(list)
         dead: list[bytes] = []
         for event in batch:
             try:
-                items[event.message.partition].extend(decode_batch(event.message.value))
+                items[event.message.partition].extend(decode_batch(event.message.value or b""))
             except Exception as exc:
                 reason = f"unreadable answers message: {deadletter.describe(exc)}"
                 dead.append(deadletter.value("verdict", reason, _source(event), event.message.value))
@@ -671,7 +675,9 @@ def install(
                     outbox.emit(part, key, outputs)
                 await dead_letter(
                     [
-                        deadletter.value("verdict", f"unreadable outbox value: {reason}", (names.verdict_changelog, part, -1), raw)
+                        deadletter.value(
+                            "verdict", f"unreadable outbox value: {reason}", (names.verdict_changelog, part, -1), raw
+                        )
                         for _key, raw, reason in store.unreadable
                     ]
                 )
@@ -752,21 +758,20 @@ def install(
             counters.corrections,
         )
 
-    @app.on_before_shutdown.connect
     async def _close_stores(sender: Any, **_: Any) -> None:
         """The consumer has stopped: no batch runs any more, so the stores can close."""
         async with index_lock, verdict_lock:
             for stores in (index_stores, verdict_stores):
                 try:
                     await asyncio.wait_for(stores.drain(), _DRAIN_TIMEOUT_S)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     log.warning("changelog records still unacknowledged at shutdown; their stores stay dirty")
             emit_owned(everything=True)  # durable already: no reason to keep them back now
             try:
                 await asyncio.wait_for(outbox.settled(), _DRAIN_TIMEOUT_S)
                 await _drop_acked(sorted(outbox.acked_partitions() & verdict_stores.owned()))
                 await asyncio.wait_for(verdict_stores.drain(), _DRAIN_TIMEOUT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.warning("outputs still unacknowledged at shutdown; the next owner sends them again")
             await outbox.close()
             if transactions is not None:
@@ -774,6 +779,8 @@ def install(
             index_stores.close()
             verdict_stores.close()
         await reader.close()
+
+    app.on_before_shutdown.connect(cast(Any, _close_stores))  # faust's stub wants a signal= parameter
 
     return counters
 
@@ -951,7 +958,9 @@ class VerdictBatch:
         partition, offset = order_source(order) if isinstance(order, int) else (-1, -1)
         raw = codec.dumps({"id": event_id, "order": order})
         source = (self.events_topic, partition, offset)
-        self.out.append(("deadletter", event_id, deadletter.record("verdict", deadletter.failure(exc), source, raw, event_id)))
+        self.out.append(
+            ("deadletter", event_id, deadletter.record("verdict", deadletter.failure(exc), source, raw, event_id))
+        )
 
     def save(self) -> None:
         """Write each changed state and verdict once (and log it for the changelog)."""

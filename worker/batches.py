@@ -64,7 +64,7 @@ async def take_batches(
             if delay > 0 and len(pending) < max_events:
                 try:
                     await asyncio.wait_for(full.wait(), delay)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
             batch = pending[:max_events]
             del pending[:max_events]

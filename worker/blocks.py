@@ -67,9 +67,7 @@ class Table:
     def __post_init__(self) -> None:
         if not self.positions:
             raise ValueError("a table needs at least one key bit")
-        if len(set(self.positions)) != len(self.positions) or not all(
-            0 <= p < self.f for p in self.positions
-        ):
+        if len(set(self.positions)) != len(self.positions) or not all(0 <= p < self.f for p in self.positions):
             raise ValueError(f"key positions must be distinct bits of a {self.f}-bit fingerprint")
         # Consecutive positions form runs extracted with one shift-and-mask each.
         segments: list[tuple[int, int, int]] = []
@@ -120,9 +118,7 @@ class Scheme:
 
     def tables(self) -> tuple[Table, ...]:
         all_bits = tuple(range(self.f))
-        return tuple(
-            Table(self.f, positions[:MAX_KEY_BITS]) for positions in self._choices(all_bits, self.levels)
-        )
+        return tuple(Table(self.f, positions[:MAX_KEY_BITS]) for positions in self._choices(all_bits, self.levels))
 
     def _choices(self, bits: tuple[int, ...], levels: tuple[int, ...]) -> list[tuple[int, ...]]:
         """Key positions of every table: keep ``B - k`` blocks at this level, recurse on the rest."""
@@ -240,14 +236,16 @@ class Plan:
             f"  {len(self.tables)} tables, keys of {_bits_label(lo, hi)} bits (capped at {MAX_KEY_BITS}); "
             f"expected bucket {self.expected:,} / 2^{lo} = {self.expected_bucket():.3g} fingerprints"
         )
-        lines.append(f"  per probe ~{len(self.tables)} seeks and {len(self.tables) * self.expected_bucket():.3g} rows read")
+        lines.append(
+            f"  per probe ~{len(self.tables)} seeks and {len(self.tables) * self.expected_bucket():.3g} rows read"
+        )
         others: list[str] = []
         for scheme in _schemes(self.f, self.k):
             tables = scheme.tables()
             if tables == self.tables:
                 continue
             slo, shi = _key_range(tables)
-            label = f"{len(tables)}x{_bits_label(slo, shi)} (bucket {self.expected / 2 ** slo:.3g})"
+            label = f"{len(tables)}x{_bits_label(slo, shi)} (bucket {self.expected / 2**slo:.3g})"
             if label not in others:
                 others.append(label)
         if others:
@@ -287,9 +285,7 @@ def _check(k: int, expected: int, f: int) -> None:
         raise ValueError(f"expected={expected} must be non-negative")
 
 
-def plan_for(
-    k: int = 3, expected: int = 10_000_000, f: int = 64, max_bucket: float = DEFAULT_MAX_BUCKET
-) -> Plan:
+def plan_for(k: int = 3, expected: int = 10_000_000, f: int = 64, max_bucket: float = DEFAULT_MAX_BUCKET) -> Plan:
     """Fewest tables whose narrowest key keeps ``expected / 2^key_bits <= max_bucket``.
 
     If no scheme reaches the target (very large ``expected`` or ``k``), the one reading the

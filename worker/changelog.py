@@ -116,7 +116,9 @@ class ChangelogReader:
         async with self._lock:
             return await self._replay(topic, partition, start, end, apply)
 
-    async def _replay(self, topic: str, partition: int, start: int, end: int, apply: Callable[[list[Any]], None]) -> int:
+    async def _replay(
+        self, topic: str, partition: int, start: int, end: int, apply: Callable[[list[Any]], None]
+    ) -> int:
         consumer = await self._open()
         tp = TopicPartition(topic, partition)
         consumer.assign([tp])
@@ -224,7 +226,12 @@ class StoreSet(Generic[S]):
         if applied:
             log.info(
                 "%s[%d]: restored %d changelog records (offsets %d..%d) in %.2f s",
-                self.topic, partition, applied, start, end, time.monotonic() - began,
+                self.topic,
+                partition,
+                applied,
+                start,
+                end,
+                time.monotonic() - began,
             )
         self._ready.add(partition)
         return store

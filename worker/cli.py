@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from worker.settings import Settings
 
@@ -104,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("input", help="JSON-lines events {id, text, ts?}; '-' for stdin; 'sample' for the shipped sample")
     scan.add_argument("-o", "--output", help="verdicts file (default: stdout)")
     scan.add_argument("--state", help="RocksDB index directory kept between runs (default: a temporary one)")
-    scan.add_argument("--dead-letter", help="rejected lines (default: OUTPUT.deadletter.jsonl or ./neardup-deadletter.jsonl)")
+    scan.add_argument(
+        "--dead-letter", help="rejected lines (default: OUTPUT.deadletter.jsonl or ./neardup-deadletter.jsonl)"
+    )
     scan.add_argument("--k", type=int, help="Hamming distance the tables guarantee (default 3)")
     scan.add_argument("--plan", help="block-table plan: auto or TxB such as 10x25")
     scan.add_argument("--max-distance", type=int, help="loosest Hamming distance a candidate may have")
@@ -125,7 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Creates the topics if needed, then fingerprints, indexes and decides every event of "
         "{prefix}.events. Run several (each with its own --name) to share the partitions.",
     )
-    worker.add_argument("--name", help="worker name, names its state directory (default: $NEARDUP_WORKER_NAME or host name)")
+    worker.add_argument(
+        "--name", help="worker name, names its state directory (default: $NEARDUP_WORKER_NAME or host name)"
+    )
     worker.add_argument("--state", help="state directory root (default: $NEARDUP_STATE_DIR)")
     worker.add_argument("--partitions", type=int, help="partitions of created topics (default: $NEARDUP_PARTITIONS)")
     worker.add_argument("--loglevel", default="warning", choices=["debug", "info", "warning", "error"])

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from topology.records import Event, Verdict
 from worker.blocks import hamming

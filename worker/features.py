@@ -28,9 +28,9 @@ Two forms of the same features:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Sequence
 
 import numpy as np
 
@@ -57,8 +57,8 @@ def features(tokens: Sequence[str], n: int = 2) -> dict[str, float]:
     out = {t: c * weight[t] for t, c in counts.items() if t not in stop}
     if n > 1:
         ws = list(map(weight.__getitem__, tokens))
-        grams = map(SHINGLE_SEP.join, zip(*(tokens[i:] for i in range(n))))
-        for gram, window in zip(grams, zip(*(ws[i:] for i in range(n)))):
+        grams = map(SHINGLE_SEP.join, zip(*(tokens[i:] for i in range(n)), strict=False))
+        for gram, window in zip(grams, zip(*(ws[i:] for i in range(n)), strict=False), strict=False):
             out[gram] = out.get(gram, 0.0) + sum(window) / n
     return out
 

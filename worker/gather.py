@@ -19,8 +19,9 @@ Nothing here touches Kafka or Faust: the agents load a record, call these, store
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from topology.records import Verdict
 

@@ -28,11 +28,11 @@ import gzip
 import importlib.util
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -112,7 +112,10 @@ def vocabulary() -> Vocabulary:
     words = list(merged)
     weights = np.fromiter(merged.values(), dtype=np.float64, count=len(merged))
     return Vocabulary(
-        dict(zip(words, range(len(words)))), words, _float32(weights), float(_float32(zh_default)),
+        dict(zip(words, range(len(words)), strict=False)),
+        words,
+        _float32(weights),
+        float(_float32(zh_default)),
         float(_float32(en_default)),
     )
 

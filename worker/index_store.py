@@ -15,8 +15,9 @@ from __future__ import annotations
 import base64
 import logging
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from worker.blocks import Plan, hamming
 from worker.store import BlockIndex, Candidate, Entry, StoreLayoutError

@@ -31,9 +31,10 @@ import re
 import subprocess
 import tempfile
 import unicodedata
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Protocol
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
 
@@ -73,9 +74,9 @@ _ASTRAL = "\U00010000-\U0010ffff"
 # Full-width punctuation that fills Chinese text. NFKC maps each to one ASCII character that
 # composes with nothing, so replacing them up front is exact and spares the run regex below
 # a callback per comma.
-_COMMON_FULLWIDTH = tuple(
-    (chr(cp), chr(cp - 0xFEE0)) for cp in map(ord, "，：；！？（）％＋－．／＃＠＂＇［］")
-) + (("\u3000", " "),)
+_COMMON_FULLWIDTH = tuple((chr(cp), chr(cp - 0xFEE0)) for cp in map(ord, "，：；！？（）％＋－．／＃＠＂＇［］")) + (
+    ("\u3000", " "),
+)
 
 
 @cache
@@ -127,11 +128,7 @@ _COPYRIGHT = "\u00a9"
 def _is_junk(c: str) -> bool:
     if c in "\t\n" + _COPYRIGHT:
         return False
-    return (
-        unicodedata.category(c) in _JUNK_CATEGORIES
-        or "\ufe00" <= c <= "\ufe0f"
-        or c == "\u20e3"
-    )
+    return unicodedata.category(c) in _JUNK_CATEGORIES or "\ufe00" <= c <= "\ufe0f" or c == "\u20e3"
 
 
 @cache
@@ -171,9 +168,15 @@ def _junk_sub(m: re.Match[str]) -> str:
 
 _ASCII_JUNK = re.compile("[\x00-\x08\x0b-\x1f\x7f^`]+")
 _TYPOGRAPHIC = (
-    ("\u2018", "'"), ("\u2019", "'"), ("\u201b", "'"),
-    ("\u201c", '"'), ("\u201d", '"'), ("\u201e", '"'), ("\u201f", '"'),
-    ("\u2010", "-"), ("\u2212", "-"),
+    ("\u2018", "'"),
+    ("\u2019", "'"),
+    ("\u201b", "'"),
+    ("\u201c", '"'),
+    ("\u201d", '"'),
+    ("\u201e", '"'),
+    ("\u201f", '"'),
+    ("\u2010", "-"),
+    ("\u2212", "-"),
 )
 
 
@@ -212,9 +215,20 @@ def _t2s_triggers() -> _Triggers | None:
             for name in files:
                 dumped = Path(tmp) / f"{name}.txt"
                 subprocess.run(
-                    [str(clib / "bin" / "opencc_dict"), "-i", str(share / name), "-o", str(dumped),
-                     "-f", "ocd2", "-t", "text"],
-                    check=True, capture_output=True, timeout=60,
+                    [
+                        str(clib / "bin" / "opencc_dict"),
+                        "-i",
+                        str(share / name),
+                        "-o",
+                        str(dumped),
+                        "-f",
+                        "ocd2",
+                        "-t",
+                        "text",
+                    ],
+                    check=True,
+                    capture_output=True,
+                    timeout=60,
                 )
                 for line in dumped.read_text("utf-8").splitlines():
                     key, _, values = line.partition("\t")
@@ -336,10 +350,17 @@ _EN_DASH = r"\s*(?:-{1,3}|[\u2013\u2014\u2015])\s*"
 
 _EN_DATELINE = (
     r"(?:"
-    + _EN_PLACE + f"(?:{_EN_REGION})?" + rf"(?:,?\s+{_EN_DATE})?" + rf"(?:\s*{_EN_AGENCY})?"
-    + "|" + _EN_DATE + rf"(?:\s*{_EN_AGENCY})?"
-    + "|" + _EN_AGENCY
-    + ")" + _EN_DASH
+    + _EN_PLACE
+    + f"(?:{_EN_REGION})?"
+    + rf"(?:,?\s+{_EN_DATE})?"
+    + rf"(?:\s*{_EN_AGENCY})?"
+    + "|"
+    + _EN_DATE
+    + rf"(?:\s*{_EN_AGENCY})?"
+    + "|"
+    + _EN_AGENCY
+    + ")"
+    + _EN_DASH
 )
 
 _ZH = "\u4e00-\u9fff"
@@ -431,7 +452,7 @@ def _strip_dateline(text: str) -> str:
         m = _DATELINE.match(text)
         if m is None or m.end() == 0:
             break
-        text = text[m.end():]
+        text = text[m.end() :]
     return text
 
 
@@ -470,11 +491,21 @@ _URL_CHARS = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]{0,2048}"
 _URL_END = r"[A-Za-z0-9\-_~/#=&%+]"
 _DOMAIN = r"(?:[a-z0-9\-]{1,63}+\.){1,8}+[a-z]{2,24}+"
 _LINKS = re.compile(
-    r"(?:https?://|www\.)" + _URL_CHARS + _URL_END
+    r"(?:https?://|www\.)"
+    + _URL_CHARS
+    + _URL_END
     # bare domain with a path: "t.cn/A6x", "example.com/news/1"
-    + r"|\b" + _DOMAIN + "/" + "(?:" + _URL_CHARS + _URL_END + ")?"
+    + r"|\b"
+    + _DOMAIN
+    + "/"
+    + "(?:"
+    + _URL_CHARS
+    + _URL_END
+    + ")?"
     # e-mail address
-    + r"|\b[a-z0-9._%+\-]{1,64}+@" + _DOMAIN + r"\b",
+    + r"|\b[a-z0-9._%+\-]{1,64}+@"
+    + _DOMAIN
+    + r"\b",
     re.I,
 )
 # Each alternative starts with a literal "#" or "@" so ``re`` skips to candidates quickly;
@@ -533,9 +564,7 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
             text = _t2s()(text)
     text = _strip_dateline(text)
     text = text.casefold()
-    if strip_links and (
-        "://" in text or "www." in text or "@" in text or _DOMAIN_HINT.search(text)
-    ):
+    if strip_links and ("://" in text or "www." in text or "@" in text or _DOMAIN_HINT.search(text)):
         text = _LINKS.sub(" ", text)
     if strip_tags and ("#" in text or "@" in text):
         text = _TAGS.sub(" ", text)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO
 
 from topology.stages import Topics
 from worker.settings import Settings
@@ -48,9 +49,7 @@ def event_key(line: bytes) -> bytes | None:
     return None
 
 
-def produce(
-    lines: Iterable[bytes], settings: Settings, rate: float | None = None, topic: str | None = None
-) -> int:
+def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = None, topic: str | None = None) -> int:
     """Send every non-blank line; at most ``rate`` records per second when given. Returns the count."""
     from kafka import KafkaProducer
 

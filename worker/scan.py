@@ -66,7 +66,9 @@ def scan(
     done_bytes = 0
     with ExitStack() as stack:
         retention_ms = int(settings.retention_days * _DAY_MS)
-        index = stack.enter_context(BlockIndex(state_dir, plan, retention_ms=retention_ms, cache_bytes=settings.cache_mb << 20))
+        index = stack.enter_context(
+            BlockIndex(state_dir, plan, retention_ms=retention_ms, cache_bytes=settings.cache_mb << 20)
+        )
         dedup = Deduplicator(index, settings)
         rejects: IO[str] | None = None
         for number, raw in enumerate(source, start=1):

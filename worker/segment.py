@@ -16,8 +16,9 @@ by ``_WORD``). Latin is never glued to Chinese, so "iphone15发布会" gives "ip
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
-from typing import Callable, Literal
+from typing import Literal
 
 __all__ = ["Backend", "char_classes", "cutter", "backend", "tokenize", "tokenize_with"]
 
@@ -83,9 +84,7 @@ def char_classes() -> bytes:
     """Byte ``c`` = ``ALNUM`` if ``chr(c).isalnum()`` plus ``DECIMAL`` if ``chr(c).isdecimal()``,
     for every BMP code point: the two classes ``re`` tests for ``\\w`` (with "_") and ``\\d``,
     handed to the native tokenizer (``worker/native``) so it classifies as Python does."""
-    return bytes(
-        (ALNUM if c.isalnum() else 0) | (DECIMAL if c.isdecimal() else 0) for c in map(chr, range(0x10000))
-    )
+    return bytes((ALNUM if c.isalnum() else 0) | (DECIMAL if c.isdecimal() else 0) for c in map(chr, range(0x10000)))
 
 
 def tokenize_with(text: str, cut: Cut) -> list[str]:

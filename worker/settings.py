@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 ENV_PREFIX = "NEARDUP_"
 GUARANTEES = ("at_least_once", "exactly_once")
@@ -35,9 +36,7 @@ class Settings:
     shingle_n: int = _setting(2, "Word n-gram shingles added to unigrams as SimHash features (1 = unigrams only).")
     strip_links: bool = _setting(True, "Drop URLs and e-mail addresses before fingerprinting.")
     strip_tags: bool = _setting(True, "Drop @mentions and #hashtags before fingerprinting.")
-    min_features: int = _setting(
-        6, "Below this many distinct words a text matches only on its normalised exact hash."
-    )
+    min_features: int = _setting(6, "Below this many distinct words a text matches only on its normalised exact hash.")
     anchor_words: int = _setting(
         12, "Words in the opening and closing anchors that nominate teasers and edited copies (0 = off)."
     )
@@ -76,7 +75,8 @@ class Settings:
         "index (~500 B per stored fingerprint); beyond that they read from disk.",
     )
     worker_name: str = _setting(
-        "", "Names this worker's state directory under state_dir (default: host name; two workers on one host need two names)."
+        "",
+        "Names this worker's state directory under state_dir (default: host name; two workers on one host need two names).",
     )
 
     # --- streaming -------------------------------------------------------------------------
@@ -102,14 +102,16 @@ class Settings:
         "Longest a worker takes to stop on SIGTERM/SIGINT; past it, it logs what it abandons and exits "
         "(uncommitted input is read again on restart).",
     )
-    security_protocol: str = _setting("PLAINTEXT", "Kafka security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).")
+    security_protocol: str = _setting(
+        "PLAINTEXT", "Kafka security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)."
+    )
     sasl_mechanism: str = _setting("", "SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) when SASL is used.")
     sasl_username: str = _setting("", "SASL user name.")
     sasl_password: str = _setting("", "SASL password.")
     ssl_cafile: str = _setting("", "CA bundle for SSL connections.")
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Defaults, overridden by ``NEARDUP_*`` variables, overridden by keyword arguments."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -136,16 +138,13 @@ class Settings:
     def retention_ms(self) -> int:
         return int(self.retention_days * 86_400_000)
 
-    def replace(self, **changes: Any) -> "Settings":
+    def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
     @classmethod
     def documented(cls) -> list[tuple[str, str, str]]:
         """(variable, default, doc) rows for the README table."""
-        return [
-            (ENV_PREFIX + f.name.upper(), repr(f.default), f.metadata["doc"])
-            for f in fields(cls)
-        ]
+        return [(ENV_PREFIX + f.name.upper(), repr(f.default), f.metadata["doc"]) for f in fields(cls)]
 
 
 def _parse(type_name: Any, raw: str, name: str) -> Any:

@@ -26,7 +26,7 @@ log = logging.getLogger("neardup.worker")
 _deadline: threading.Timer | None = None
 
 
-def start_deadline(seconds: float, running: Callable[[], str], app: faust.App | None = None) -> None:
+def start_deadline(seconds: float, running: Callable[[], str], app: Any = None) -> None:
     """End the process ``seconds`` from now unless it has ended by then (the first call counts).
 
     Called when a stop begins: on SIGTERM or SIGINT, and when the worker crashes itself
@@ -39,7 +39,7 @@ def start_deadline(seconds: float, running: Callable[[], str], app: faust.App | 
         _deadline.start()
 
 
-def _abandon(seconds: float, running: Callable[[], str], app: faust.App | None) -> None:
+def _abandon(seconds: float, running: Callable[[], str], app: Any) -> None:
     """Runs on the deadline thread: say what is left, then end the process."""
     try:
         unacked = len(getattr(app.consumer, "_unacked_messages", ())) if app is not None else -1
@@ -62,7 +62,9 @@ def _abandon(seconds: float, running: Callable[[], str], app: faust.App | None) 
 class BoundedWorker(faust.Worker):
     """``faust.Worker`` whose stop on a signal takes at most ``deadline_s``."""
 
-    def __init__(self, app: faust.App, *args: Any, deadline_s: float, running: Callable[[], str], **kwargs: Any) -> None:
+    def __init__(
+        self, app: faust.App, *args: Any, deadline_s: float, running: Callable[[], str], **kwargs: Any
+    ) -> None:
         super().__init__(app, *args, **kwargs)
         self._deadline_s = deadline_s
         self._running = running

@@ -16,8 +16,8 @@ need not merge repeated features.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Iterable, Mapping, Sequence
 
 import mmh3
 import numpy as np

@@ -71,12 +71,13 @@ must also consult would cost back.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from types import TracebackType
-from typing import Iterable, Iterator, Sequence
+from typing import cast
 
 from rocksdict import (
     AccessType,
@@ -284,7 +285,8 @@ class BlockIndex:
         self._newest_first: list[_Bucket] = []
         self._drop_at: int | None = None
         self._write = WriteOptions()
-        self._write.disable_wal = not wal
+        # rocksdict's stub declares a method; at run time disable_wal is a property.
+        self._write.disable_wal = not wal  # type: ignore[method-assign, assignment]
         self._prefix_read = ReadOptions()
         self._prefix_read.set_prefix_same_as_start(True)
         self._watermark: int | None = None
@@ -579,9 +581,7 @@ class BlockIndex:
         self._db.write(batch, self._write)
         self._recent.pop((bucket.number, eid), None)
 
-    def query(
-        self, fingerprint: int, max_distance: int, tables: Sequence[int] | None = None
-    ) -> list[Candidate]:
+    def query(self, fingerprint: int, max_distance: int, tables: Sequence[int] | None = None) -> list[Candidate]:
         """Every stored entry in the window sharing a key with ``fingerprint`` and within ``max_distance``, each once.
 
         Completeness holds up to ``plan.k``; farther entries appear only if they share a key.
@@ -644,8 +644,8 @@ class BlockIndex:
                 found.append((row, cached[0]))
         if missing:
             lead = bucket.lead["entries"]
-            values = bucket.cf["entries"].get([lead + row[8:] for row in missing])
-            for row, value in zip(missing, values):
+            values = cast(list[bytes | None], bucket.cf["entries"].get([lead + row[8:] for row in missing]))
+            for row, value in zip(missing, values, strict=False):
                 if value is not None:
                     entry = _decode(row[8:].decode(), value)
                     self._remember(bucket.number, row[8:], entry, value)
@@ -669,7 +669,10 @@ class BlockIndex:
             full = bucket.lead["exact"] + prefix
             # One call a row (``items``), not four (``valid``, ``key``, ``value``, ``next``): a story
             # reposted N times has N rows under each of its anchors.
-            for key, value in bucket.cf["exact"].items(from_key=full, read_opt=self._prefix_read):
+            rows = cast(
+                Iterator[tuple[bytes, bytes]], bucket.cf["exact"].items(from_key=full, read_opt=self._prefix_read)
+            )
+            for key, value in rows:
                 if key[: len(full)] != full:
                     break
                 eid = key[len(full) :]

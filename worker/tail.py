@@ -11,8 +11,9 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 from topology.stages import Topics
 from worker.produce import client_options
@@ -33,7 +34,13 @@ class Record:
     value: Any
 
     def to_dict(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "offset": self.offset, "key": self.key, "value": self.value}
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "offset": self.offset,
+            "key": self.key,
+            "value": self.value,
+        }
 
 
 def follow(

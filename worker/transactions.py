@@ -109,7 +109,7 @@ class TransactionalOutbox:
         self,
         transactions: Transactions,
         topic_of: Mapping[str, str],
-        begin: Callable[[int], None],
+        begin: Callable[[int], object],
         done: Callable[[int, list[str]], None],
         on_failed: Callable[[BaseException], None],
     ) -> None:
@@ -145,7 +145,9 @@ class TransactionalOutbox:
                     await self._transactions.publish(partition, records, keys)
                 except Exception as exc:
                     if partition in self._forgotten:  # fenced or closed for its new owner
-                        log.info("%d outbox entries of partition %d left to its new owner (%s)", len(keys), partition, exc)
+                        log.info(
+                            "%d outbox entries of partition %d left to its new owner (%s)", len(keys), partition, exc
+                        )
                         continue
                     self._fail(exc)
                     return

@@ -17,7 +17,7 @@ import json
 import math
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from topology.records import Event
@@ -62,7 +62,11 @@ def parse_event(raw: bytes | str, settings: Settings, now_ms: int | None = None)
     except RecursionError:
         # Under the default limits the parser's recursion ends far beyond max_depth; past
         # _PARSER_SURE_DEPTH (a limit raised by hand) it is the parser's own limit that was hit.
-        reason = _too_deep(settings.max_depth) if settings.max_depth <= _PARSER_SURE_DEPTH else "event is nested too deeply to parse"
+        reason = (
+            _too_deep(settings.max_depth)
+            if settings.max_depth <= _PARSER_SURE_DEPTH
+            else "event is nested too deeply to parse"
+        )
         raise InvalidEvent(reason) from None
     except ValueError as exc:
         raise InvalidEvent(f"invalid JSON: {exc}") from None
@@ -139,7 +143,9 @@ def validate(data: Any, settings: Settings, now_ms: int | None = None) -> Event:
     if ts is not None:
         now = int(time.time() * 1000) if now_ms is None else now_ms
         if ts > now + settings.max_future_skew_ms:
-            raise InvalidEvent(f"field 'ts' is {ts - now} ms in the future, over the allowed skew of {settings.max_future_skew_ms} ms")
+            raise InvalidEvent(
+                f"field 'ts' is {ts - now} ms in the future, over the allowed skew of {settings.max_future_skew_ms} ms"
+            )
     extra = {k: v for k, v in data.items() if k not in ("id", "text", "ts")}
     if extra:
         _check_depth(data, settings.max_depth)
@@ -164,7 +170,7 @@ def parse_ts(value: Any) -> int | None:
         except ValueError:
             raise InvalidEvent(f"field 'ts' {value[:64]!r} is not ISO-8601") from None
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
+            moment = moment.replace(tzinfo=UTC)
         return _epoch_ms(int(moment.timestamp() * 1000), value)
     raise InvalidEvent(f"field 'ts' must be epoch milliseconds or an ISO-8601 string, got {type(value).__name__}")
 

@@ -6,9 +6,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.stream_helpers import worker_env
 from topology.stages import Topics
 from topology.topics import create_topics, topics
-from tests.stream_helpers import worker_env
 from worker.settings import Settings
 
 

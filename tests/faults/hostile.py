@@ -27,9 +27,26 @@ UNICODE_SAMPLES = [
 INTEGERS = [0, 1, -1, 2**31, 2**53, 2**53 + 1, 2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 2**64, 10**30]
 FLOATS = ["1e308", "-1e308", "1e400", "-1e400", "5e-324", "-0.0", "NaN", "Infinity", "-Infinity", "1.5"]
 TIMESTAMPS: list[Any] = [
-    "1900-01-01Z", "1970-01-01T00:00:00Z", "1969-12-31T23:59:59.999Z", "2024-02-30T00:00:00Z",
-    "2024-06-01T12:00:00+14:00", "2024-06-01", "9999-12-31T23:59:59Z", "yesterday", "",
-    -5, -0.5, 0, 1.5, 2**53, 2**53 + 1, 2**63, True, None, [], {},
+    "1900-01-01Z",
+    "1970-01-01T00:00:00Z",
+    "1969-12-31T23:59:59.999Z",
+    "2024-02-30T00:00:00Z",
+    "2024-06-01T12:00:00+14:00",
+    "2024-06-01",
+    "9999-12-31T23:59:59Z",
+    "yesterday",
+    "",
+    -5,
+    -0.5,
+    0,
+    1.5,
+    2**53,
+    2**53 + 1,
+    2**63,
+    True,
+    None,
+    [],
+    {},
 ]
 CONTROLS = ["\x00", "\x01", "\x07", "\x1b[31m", "\x7f", "\x85", "\x9f", "\n", "\r\n", "\t"]
 BASE_TEXT = "The harbour council approved the new budget after a long debate on Monday evening"
@@ -107,7 +124,13 @@ def framing(rng: random.Random, n: int, max_text: int) -> bytes:
 
 
 KINDS: list[Callable[[random.Random, int, int], bytes]] = [
-    depth, sizes, unicode_classes, numbers, controls, timestamps, framing,
+    depth,
+    sizes,
+    unicode_classes,
+    numbers,
+    controls,
+    timestamps,
+    framing,
 ]
 
 

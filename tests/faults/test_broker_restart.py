@@ -41,7 +41,11 @@ def test_worker_recovers_from_a_broker_restart_without_help(tmp_path: Path) -> N
             send_lines(broker.bootstrap, dep.names.events, after)
             reader = OutputReader(broker.bootstrap, dep.names)
             expected = ids_of(before) | ids_of(after)
-            alive = lambda: None if worker.alive() else pytest.fail(f"worker exited:\n{worker.tail()}")
+
+            def alive() -> None:
+                if not worker.alive():
+                    pytest.fail(f"worker exited:\n{worker.tail()}")
+
             reader.wait_for(expected, timeout=180, alive=alive)
             recovery = time.monotonic() - restarted  # broker answering again -> last verdict read
             reader.settle()

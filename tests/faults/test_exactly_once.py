@@ -23,7 +23,9 @@ EVENTS = 12_000
 KILLS = 5
 
 
-def test_kill_minus_nine_five_times_leaves_one_committed_verdict_record_per_id(kafka_bootstrap: str, tmp_path: Path) -> None:
+def test_kill_minus_nine_five_times_leaves_one_committed_verdict_record_per_id(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
     dep = make_deployment(kafka_bootstrap, tmp_path, partitions=2)
     dep.env["NEARDUP_PROCESSING_GUARANTEE"] = "exactly_once"
     lines = real_feed(EVENTS, "x", seed=23)

@@ -59,7 +59,7 @@ def run(dep: Deployment, tmp: Path, count: int) -> None:
             fates.append(None)
         except InvalidEvent as exc:
             fates.append(exc.reason)
-    accepted = [raw for raw, fate in zip(hostile, fates) if fate is None]
+    accepted = [raw for raw, fate in zip(hostile, fates, strict=False) if fate is None]
     valid = real_feed(200, "fz")
     records: list[bytes | None] = [*hostile, *valid, None, *accepted]  # None: a record with no value
     expect = [*fates, *([None] * len(valid)), "record has no value (null)", *([None] * len(accepted))]
@@ -68,8 +68,10 @@ def run(dep: Deployment, tmp: Path, count: int) -> None:
     try:
         worker.wait_ready()
         positions = send_all(dep, records)
-        copies: Counter[str] = Counter(parse_event(r, settings, now_ms=now).id for r, f in zip(records, expect) if f is None and r)
-        dead_wanted = {pos: fate for pos, fate in zip(positions, expect) if fate is not None}
+        copies: Counter[str] = Counter(
+            parse_event(r, settings, now_ms=now).id for r, f in zip(records, expect, strict=False) if f is None and r
+        )
+        dead_wanted = {pos: fate for pos, fate in zip(positions, expect, strict=False) if fate is not None}
         deadline = time.monotonic() + 180
         while True:
             assert worker.alive(), worker.tail()
@@ -102,13 +104,16 @@ def run(dep: Deployment, tmp: Path, count: int) -> None:
 
 def same_reason(got: str, wanted: str) -> bool:
     """Equal but for how far in the future a time is (it depends on when it was checked)."""
+
     def future(reason: str) -> str:
         return re.sub(r"is \d+ ms in the future", "is N ms in the future", reason)
 
     return future(got) == future(wanted)
 
 
-def outcomes(reader: OutputReader, dep: Deployment) -> tuple[dict[str, list[object]], dict[tuple[int, int], dict[str, object]]]:
+def outcomes(
+    reader: OutputReader, dep: Deployment
+) -> tuple[dict[str, list[object]], dict[tuple[int, int], dict[str, object]]]:
     verdicts: dict[str, list[object]] = defaultdict(list)
     dead: dict[tuple[int, int], dict[str, object]] = {}
     for r in reader.records:
@@ -120,7 +125,12 @@ def outcomes(reader: OutputReader, dep: Deployment) -> tuple[dict[str, list[obje
     return verdicts, dead
 
 
-def summary(copies: Counter[str], verdicts: dict[str, list[object]], wanted: dict[tuple[int, int], str], dead: dict[tuple[int, int], object]) -> str:
+def summary(
+    copies: Counter[str],
+    verdicts: dict[str, list[object]],
+    wanted: dict[tuple[int, int], str],
+    dead: dict[tuple[int, int], object],
+) -> str:
     short = [i for i, n in copies.items() if len(verdicts.get(i, [])) < n]
     missing = [p for p in wanted if p not in dead]
     return f"{len(short)} ids short of verdicts (e.g. {short[:3]!r}); {len(missing)} dead letters missing (e.g. {missing[:3]})"

@@ -73,7 +73,8 @@ def test_a_poison_record_sent_twice_loses_no_neighbour_and_stops_nothing(
     if limit == "lifted":
         dep.env["NEARDUP_MAX_DEPTH"] = "100000"
         # Our own reader of the outputs must take back what the lifted worker published.
-        request.addfinalizer(lambda limit=sys.getrecursionlimit(): sys.setrecursionlimit(limit))
+        limit_before = sys.getrecursionlimit()
+        request.addfinalizer(lambda: sys.setrecursionlimit(limit_before))
         sys.setrecursionlimit(10_000)
     first, second = real_feed(40, f"a{limit}", seed=3), real_feed(40, f"b{limit}", seed=4)
     worker = WorkerProcess.start(dep.env, "solo", tmp_path)
@@ -107,9 +108,17 @@ def test_a_poison_record_sent_twice_loses_no_neighbour_and_stops_nothing(
         for event_id, got in outcomes.items():
             print(f"  {event_id}: {got}")
         if limit == "default":
-            assert all(got == ["dead-letter (fingerprint: event is nested more than 32 levels deep)"] * 2 for got in outcomes.values())
+            assert all(
+                got == ["dead-letter (fingerprint: event is nested more than 32 levels deep)"] * 2
+                for got in outcomes.values()
+            )
         else:  # some depth passes the parser and fails a later stage: the reported crash, contained
-            later = [g for got in outcomes.values() for g in got if g.startswith(("dead-letter (index", "dead-letter (verdict"))]
+            later = [
+                g
+                for got in outcomes.values()
+                for g in got
+                if g.startswith(("dead-letter (index", "dead-letter (verdict"))
+            ]
             assert later, "no depth reached a later stage; the test no longer exercises what it is for"
     finally:
         worker.stop()
@@ -123,7 +132,7 @@ def poison_outcomes(reader: OutputReader, dep: Deployment) -> dict[str, list[str
         if r.topic in (dep.names.unique, dep.names.duplicates) and r.key in got:
             got[r.key].append(r.topic.rsplit(".", 1)[1])
         elif r.topic == dep.names.deadletter:
-            event_id = r.value.get("id") or json.loads(r.value["raw_preview"][:40].split(',')[0] + "}").get("id")
+            event_id = r.value.get("id") or json.loads(r.value["raw_preview"][:40].split(",")[0] + "}").get("id")
             if event_id in got:
                 got[event_id].append(f"dead-letter ({r.value['stage']}: {r.value['reason'][:60]})")
     return got

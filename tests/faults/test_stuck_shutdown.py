@@ -57,7 +57,9 @@ def test_sigterm_with_the_broker_gone_ends_the_worker_within_its_deadline(tmp_pa
         reader = OutputReader(broker.bootstrap, dep.names)
         try:
             again.wait_ready()
-            reader.wait_for(ids_of(lines), timeout=120, alive=lambda: None if again.alive() else pytest.fail(again.tail()))
+            reader.wait_for(
+                ids_of(lines), timeout=120, alive=lambda: None if again.alive() else pytest.fail(again.tail())
+            )
             reader.settle()
             audit(reader.records, dep.names, ids_of(lines))
         finally:

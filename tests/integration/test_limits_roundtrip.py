@@ -64,7 +64,7 @@ def largest_deepest_event() -> bytes:
     }
     envelope = len(json.dumps(base, ensure_ascii=False).encode())
     text_bytes = SETTINGS.max_text_bytes
-    unit = "An earthquake \"struck\" the coast 东京湾 发生地震 🙂 more soon on the wire. "  # escapes, CJK, 4-byte UTF-8
+    unit = 'An earthquake "struck" the coast 东京湾 发生地震 🙂 more soon on the wire. '  # escapes, CJK, 4-byte UTF-8
     text = (unit * (text_bytes // len(unit.encode()) + 1)).encode()[:text_bytes].decode("utf-8", "ignore")
     base["text"] = text
     base["pad"] = ""
@@ -87,9 +87,12 @@ def round_trip(raw: bytes, tmp: Path) -> dict[str, Any]:
     event = parse_event(raw, SETTINGS, now_ms=2**53)
     fp = fingerprint(event.text, SETTINGS)
     order = total_order(2**40, 3, 123_456)
-    intro = gather.Intro(event.id, order, event.ts or 0, "%016x" % fp.simhash, 1, event.to_dict())
+    intro = gather.Intro(event.id, order, event.ts or 0, f"{fp.simhash:016x}", 1, event.to_dict())
     plan = parse_plan(SETTINGS.plan, SETTINGS.k, SETTINGS.expected_fingerprints)
-    probes = [Probe(t, key, event.id, order, intro.ts, fp.simhash, fp.sketch, False) for t, key in enumerate(plan.keys(fp.simhash))]
+    probes = [
+        Probe(t, key, event.id, order, intro.ts, fp.simhash, fp.sketch, False)
+        for t, key in enumerate(plan.keys(fp.simhash))
+    ]
 
     # fingerprint -> index: the probes message carries the intro.
     messages = encode_probes(probes, {(event.id, order): intro.to_dict()})
@@ -108,7 +111,9 @@ def round_trip(raw: bytes, tmp: Path) -> dict[str, Any]:
     index.close()
 
     # index -> verdict: the answers message.
-    items = [i for chunk in encode_chunks([*got_intros, answer_item(event.id, order, [0], [])]) for i in decode_batch(chunk)]
+    items = [
+        i for chunk in encode_chunks([*got_intros, answer_item(event.id, order, [0], [])]) for i in decode_batch(chunk)
+    ]
     state = gather.add_intro(None, gather.Intro.from_dict(items[0]))
 
     # The verdict store on RocksDB, its changelog, and a store restored from that changelog.

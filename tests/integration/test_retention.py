@@ -10,10 +10,10 @@ from rocksdict import Options, Rdict
 
 from topology.records import Event
 from worker.blocks import plan_for
-from worker.decide import Deduplicator
-from worker.settings import Settings
 from worker.changelog import _CHECKPOINT as CHECKPOINT
+from worker.decide import Deduplicator
 from worker.index_store import IndexPartition
+from worker.settings import Settings
 from worker.store import BlockIndex, Entry, StoreLayoutError, read_only
 
 PLAN = plan_for(k=3, expected=10_000_000)
@@ -171,7 +171,9 @@ def test_reopen_keeps_window_and_refuses_another_bucket_width(tmp_path: Path) ->
         assert not index.add(entry(3, 3, ts=39 * SECOND)), "late relative to the persisted watermark"
         index.add(entry(4, 0xFF, ts=52 * SECOND))
         assert [c.entry.event_id for c in index.query(0xFF, 0)] == ["ev-4"]
-    with pytest.raises(ValueError, match=r"built with time buckets of 1429 ms but is opened with time buckets of 2858 ms"):
+    with pytest.raises(
+        ValueError, match=r"built with time buckets of 1429 ms but is opened with time buckets of 2858 ms"
+    ):
         BlockIndex(path, PLAN, retention_ms=20 * SECOND)
     with pytest.raises(ValueError, match=r"opened with no retention"):
         BlockIndex(path, PLAN)

@@ -84,7 +84,13 @@ def test_reposts_are_duplicates_of_the_original(tmp_path: Path, zh: list[str], e
 
 def test_earliest_original_wins_and_ids_are_idempotent(tmp_path: Path, en: list[str]) -> None:
     first, second, third = en[0], en[0] + " (AP)", en[0] + " Follow us on Twitter."
-    lines = [event("a", first), event("b", second), event("c", third), event("b", "completely different text now"), event("a", first)]
+    lines = [
+        event("a", first),
+        event("b", second),
+        event("c", third),
+        event("b", "completely different text now"),
+        event("a", first),
+    ]
     status, verdicts, _ = run_scan(tmp_path, lines)
     assert status == 0
     assert [(v["id"], v["verdict"], v["duplicate_of"]) for v in verdicts] == [
@@ -113,7 +119,14 @@ def test_bad_lines_are_dead_lettered_and_the_run_goes_on(tmp_path: Path, en: lis
     rejected = [json.loads(line) for line in (tmp_path / "out.deadletter.jsonl").read_text().splitlines()]
     assert [r["line"] for r in rejected] == [2, 3, 4, 5, 6, 7]
     reasons = " | ".join(r["reason"] for r in rejected)
-    for expected in ("invalid JSON", "invalid UTF-8", "'id' must be a string", "missing field 'text'", "JSON object", "over the limit"):
+    for expected in (
+        "invalid JSON",
+        "invalid UTF-8",
+        "'id' must be a string",
+        "missing field 'text'",
+        "JSON object",
+        "over the limit",
+    ):
         assert expected in reasons
     assert "line 3 rejected: invalid UTF-8" in stderr
     assert "6 rejected" in stderr
@@ -179,6 +192,8 @@ def test_texts_without_words_and_footer_like_posts_still_match_their_copies(tmp_
 def test_same_opening_different_story_is_unique(tmp_path: Path, zh: list[str], en: list[str]) -> None:
     zh_mix = zh[0][:80] + zh[1][80:]
     en_mix = en[0][:150] + en[1][150:]
-    status, verdicts, _ = run_scan(tmp_path, [event("z0", zh[0]), event("e0", en[0]), event("z1", zh_mix), event("e1", en_mix)])
+    status, verdicts, _ = run_scan(
+        tmp_path, [event("z0", zh[0]), event("e0", en[0]), event("z1", zh_mix), event("e1", en_mix)]
+    )
     assert status == 0
     assert [v["verdict"] for v in verdicts] == ["unique"] * 4

@@ -75,7 +75,9 @@ def check_against_brute_force(
 
 @given(neighbourhoods())
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_query_matches_brute_force(tmp_path_factory: pytest.TempPathFactory, case: tuple[Plan, int, list[int], int]) -> None:
+def test_query_matches_brute_force(
+    tmp_path_factory: pytest.TempPathFactory, case: tuple[Plan, int, list[int], int]
+) -> None:
     plan, probe, fps, max_distance = case
     with BlockIndex(tmp_path_factory.mktemp("ix"), plan) as index:
         stored = {}

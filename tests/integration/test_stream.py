@@ -185,9 +185,7 @@ def test_resent_ids_get_their_first_verdict_again(single: SingleRun) -> None:
             out.send(single.names.events, key=json.loads(line)["id"].encode(), value=line)
     before = len(_verdicts(single.records, single.names))
     total = len(SAMPLE) + len(again)
-    records = _collect(
-        single.settings, lambda got: sum(len(v) for v in _verdicts(got, single.names).values()) >= total
-    )
+    records = _collect(single.settings, lambda got: sum(len(v) for v in _verdicts(got, single.names).values()) >= total)
     verdicts = _verdicts(records, single.names)
     assert len(verdicts) == before
     for line in again:

@@ -61,7 +61,7 @@ def test_created_topics_match_their_declaration(kafka_bootstrap: str) -> None:
     create_topics(kafka_bootstrap, specs)
     described = describe_topics(kafka_bootstrap, specs)
     assert [d["name"] for d in described] == [spec.name for spec in specs]
-    for spec, actual in zip(specs, described):
+    for spec, actual in zip(specs, described, strict=False):
         assert actual["exists"]
         assert actual["partitions"] == spec.partitions
         assert actual["replication"] == spec.replication

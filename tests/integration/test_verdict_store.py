@@ -51,7 +51,7 @@ def test_an_outbox_entry_refers_to_the_stored_verdict_instead_of_copying_its_tex
     store.set_verdict("a", first)
     store.take_ops()
     store.put_outbox([(first.topic, "a", first.value)])
-    (key, value), = store.take_ops()
+    ((key, value),) = store.take_ops()
     assert key.startswith("o:") and text not in value
     assert store.outbox()[0][1] == [("unique", "a", first.value)]
     store.close()
@@ -64,7 +64,9 @@ def intro_item(event_id: str, order: int) -> dict[str, object]:
     return gather.Intro(event_id, order, 1000, "00ff", 1, {"id": event_id, "text": event_id}).to_dict()
 
 
-def batch(store: VerdictPartition, hold: Hold, now: int, items: list[dict[str, object]]) -> tuple[list[Output], list[list[object]]]:
+def batch(
+    store: VerdictPartition, hold: Hold, now: int, items: list[dict[str, object]]
+) -> tuple[list[Output], list[list[object]]]:
     """One partition's verdict batch as the stage runs it: (outputs sent after its record, changelog ops)."""
     decider = VerdictBatch(store, Counters(), hold, LATENESS_MS, now, "t.events")
     after_record, held = decider.run(items)
@@ -97,7 +99,12 @@ def test_a_verdict_is_stored_when_decided_and_sent_after_its_hold_and_its_record
 
 def test_a_note_during_the_hold_revises_the_verdict_and_a_later_one_corrects_it(tmp_path: Path) -> None:
     store, hold = VerdictPartition(tmp_path / "v", RETENTION_MS), Hold()
-    batch(store, hold, 0, [intro_item("x", 50), answer_item("x", 50, [0], []), intro_item("y", 60), answer_item("y", 60, [0], [])])
+    batch(
+        store,
+        hold,
+        0,
+        [intro_item("x", 50), answer_item("x", 50, [0], []), intro_item("y", 60), answer_item("y", 60, [0], [])],
+    )
     store.settled_through(store.taken)
     out, _ = batch(store, hold, 10, [note_item("x", 50, EARLIER)])
     assert out == []  # nothing was sent, so nothing to correct

@@ -76,7 +76,7 @@ def test_fingerprints_within_k_share_a_key(case: tuple[Plan, int, int]) -> None:
     plan, fp, mask = case
     other = fp ^ mask
     assert hamming(fp, other) <= plan.k
-    assert any(a == b for a, b in zip(plan.keys(fp), plan.keys(other)))
+    assert any(a == b for a, b in zip(plan.keys(fp), plan.keys(other), strict=False))
 
 
 @pytest.mark.parametrize("name", ["k1-auto", "k2-auto", "k2-small", "k3-4x16", "k3-10x25", "k3-16x28", "k3-20x32"])
@@ -96,13 +96,13 @@ def test_k_plus_one_spread_flips_can_escape_the_smallest_plan() -> None:
     fp = 0x0123456789ABCDEF
     other = fp ^ ((1 << 63) | (1 << 47) | (1 << 31) | (1 << 15))
     assert hamming(fp, other) == 4
-    assert all(a != b for a, b in zip(plan.keys(fp), plan.keys(other)))
+    assert all(a != b for a, b in zip(plan.keys(fp), plan.keys(other), strict=False))
 
 
 @given(st.sampled_from(list(PLANS.values())), fingerprints)
 @settings(max_examples=200)
 def test_key_is_the_leading_bits_of_the_permuted_fingerprint(plan: Plan, fp: int) -> None:
-    for table, key in zip(plan.tables, plan.keys(fp)):
+    for table, key in zip(plan.tables, plan.keys(fp), strict=False):
         assert sorted(table.permutation()) == list(range(F))
         assert key == table.permute(fp) >> (F - table.key_bits)
         assert 0 <= key < 1 << table.key_bits

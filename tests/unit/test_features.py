@@ -55,9 +55,7 @@ def test_shingles_see_word_order_unigrams_do_not() -> None:
     forward = features(["dog", "bites", "man"], 2)
     backward = features(["man", "bites", "dog"], 2)
     unigrams = {"dog", "bites", "man"}
-    assert {k: v for k, v in forward.items() if k in unigrams} == {
-        k: v for k, v in backward.items() if k in unigrams
-    }
+    assert {k: v for k, v in forward.items() if k in unigrams} == {k: v for k, v in backward.items() if k in unigrams}
     assert forward.keys() - unigrams == {f"dog{SHINGLE_SEP}bites", f"bites{SHINGLE_SEP}man"}
     assert backward.keys() - unigrams == {f"man{SHINGLE_SEP}bites", f"bites{SHINGLE_SEP}dog"}
 
@@ -110,8 +108,8 @@ def test_chinese_idf_comes_from_jiebas_table_with_its_median_for_unknown_words()
 
 def test_english_idf_follows_the_documented_formula() -> None:
     lines = gzip.decompress(EN_TABLE.read_bytes()).decode("utf-8").splitlines()
-    n_docs = int(next(l for l in lines if l.startswith("# documents:")).split(":")[1])
-    df = dict(l.split("\t") for l in lines if not l.startswith("#"))
+    n_docs = int(next(line for line in lines if line.startswith("# documents:")).split(":")[1])
+    df = dict(line.split("\t") for line in lines if not line.startswith("#"))
     assert n_docs > 100 and len(df) > 10_000
     assert all(int(v) >= 2 for v in df.values())
     assert idf("the") == pytest.approx(math.log((n_docs + 1) / (int(df["the"]) + 1)) + 1)
@@ -144,7 +142,7 @@ def test_stopword_lists_cover_both_languages_and_are_normalised() -> None:
 def merged(hashed: HashedFeatures) -> dict[int, float]:
     """Rows of ``hashed_features`` with equal hashes summed: one weight per feature."""
     out: dict[int, float] = {}
-    for h, w in zip(hashed.hashes.tolist(), hashed.weights.tolist()):
+    for h, w in zip(hashed.hashes.tolist(), hashed.weights.tolist(), strict=False):
         out[h] = out.get(h, 0.0) + w
     return out
 

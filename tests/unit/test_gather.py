@@ -18,7 +18,9 @@ BASE = total_order(1_700_000_000_000, 0, 0)
 
 
 def intro(order: int = BASE + 10, expected: int = 3, event_id: str = "e") -> Intro:
-    return Intro(event_id, order, 1_700_000_000_000, "00000000000000ff", expected, {"id": event_id, "text": "t", "src": "x"})
+    return Intro(
+        event_id, order, 1_700_000_000_000, "00000000000000ff", expected, {"id": event_id, "text": "t", "src": "x"}
+    )
 
 
 def ref(event_id: str, order: int, distance: int = 2, similarity: float = 0.9) -> Ref:
@@ -118,7 +120,11 @@ def test_a_replayed_copy_is_counted_once_and_the_verdict_knows_which_inputs_it_a
     state = gather.add_intro(state, intro(order=BASE + 5, expected=1))  # an earlier copy: it becomes the first
     assert state.copies == 2 and state.intro is not None and state.intro.order == BASE + 5
     published = gather.decide(gather.add_answer(state, BASE + 5, [0], []))
-    assert [o for o in (BASE + 5, BASE + 10, BASE + 20, BASE + 30) if published.answered(o)] == [BASE + 5, BASE + 10, BASE + 20]
+    assert [o for o in (BASE + 5, BASE + 10, BASE + 20, BASE + 30) if published.answered(o)] == [
+        BASE + 5,
+        BASE + 10,
+        BASE + 20,
+    ]
     assert gather.Published.from_dict(json.loads(json.dumps(published.to_dict()))) == published
     revised = gather.revise(published, ref("orig", BASE + 1))
     assert revised is not None and revised.copies == published.copies
@@ -203,9 +209,7 @@ refs_strategy = st.lists(
 
 @given(refs_strategy)
 def test_earliest_is_batch_modes_choose(refs: list[Ref]) -> None:
-    matches = [
-        Match(Candidate(Entry(r.id, 0, r.order, 0, b""), r.distance), r.similarity) for r in refs
-    ]
+    matches = [Match(Candidate(Entry(r.id, 0, r.order, 0, b""), r.distance), r.similarity) for r in refs]
     chosen = choose(matches)
     picked = gather.earliest(refs)
     if chosen is None:

@@ -20,7 +20,10 @@ def nothing_stored(event_id: str) -> gather.Published | None:
 
 
 def sent(hold: Hold, now: int, settled: int, everything: bool = False) -> list[tuple[str, list[str]]]:
-    return [(key, [event_id for _, event_id, _ in outputs]) for key, outputs in hold.take_due(now, settled, nothing_stored, everything)]
+    return [
+        (key, [event_id for _, event_id, _ in outputs])
+        for key, outputs in hold.take_due(now, settled, nothing_stored, everything)
+    ]
 
 
 def test_entries_leave_in_order_when_due_and_acknowledged() -> None:
@@ -41,7 +44,7 @@ def test_a_revision_sends_the_new_decision_after_its_own_record() -> None:
     hold.add(HeldEntry("o1", due_ms=20, seq=1, ids=["a"]), {"a": verdict("a")})
     hold.revise("a", verdict("a", original="w"), seq=3)
     assert sent(hold, 30, settled=2) == []
-    (key, outputs), = hold.take_due(30, 3, nothing_stored)
+    ((key, outputs),) = hold.take_due(30, 3, nothing_stored)
     assert [(role, value["duplicate_of"]) for role, _, value in outputs] == [("duplicates", "w")]
 
 

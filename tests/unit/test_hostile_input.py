@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from worker.fingerprint import fingerprint
 from worker.settings import Settings
@@ -21,9 +22,15 @@ SETTINGS = Settings()
 TEXTS = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=()),
     max_size=400,
-) | st.sampled_from(["", " ", "\u200b\u200f", "🙂🙂🙂", "東京發生地震", "ＦＵＬＬ　ＷＩＤＴＨ", "a\x00b", "\u202e!dlrow olleh"])
-IDS = st.one_of(st.text(max_size=300), st.integers(), st.none(), st.floats(allow_nan=True), st.lists(st.integers(), max_size=2))
-TS = st.one_of(st.none(), st.integers(min_value=-(2**63), max_value=2**63), st.text(max_size=30), st.booleans(), st.floats())
+) | st.sampled_from(
+    ["", " ", "\u200b\u200f", "🙂🙂🙂", "東京發生地震", "ＦＵＬＬ　ＷＩＤＴＨ", "a\x00b", "\u202e!dlrow olleh"]
+)
+IDS = st.one_of(
+    st.text(max_size=300), st.integers(), st.none(), st.floats(allow_nan=True), st.lists(st.integers(), max_size=2)
+)
+TS = st.one_of(
+    st.none(), st.integers(min_value=-(2**63), max_value=2**63), st.text(max_size=30), st.booleans(), st.floats()
+)
 
 
 def json_events() -> st.SearchStrategy[bytes]:
@@ -35,7 +42,9 @@ def json_events() -> st.SearchStrategy[bytes]:
 
 
 def mangled(raw: bytes) -> st.SearchStrategy[bytes]:
-    return st.integers(min_value=0, max_value=max(len(raw) - 1, 0)).map(lambda cut: raw[:cut] + b"\xff" + raw[cut + 1 :])
+    return st.integers(min_value=0, max_value=max(len(raw) - 1, 0)).map(
+        lambda cut: raw[:cut] + b"\xff" + raw[cut + 1 :]
+    )
 
 
 def valid_events() -> st.SearchStrategy[bytes]:
@@ -49,10 +58,12 @@ RECORDS = st.one_of(
     json_events(),
     json_events().flatmap(mangled),
     st.binary(max_size=300),
-    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=10), lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3)).map(
-        lambda v: json.dumps(v).encode()
-    ),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3),
+    ).map(lambda v: json.dumps(v).encode()),
 )
+
 
 def handle(raw: bytes) -> str:
     """What the worker does with one record: 'processed' or 'rejected: <reason>'."""
@@ -70,7 +81,9 @@ def handle(raw: bytes) -> str:
 def test_fuzz_every_record_is_processed_or_rejected_with_a_reason() -> None:
     outcomes: Counter[str] = Counter()
 
-    @settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+    @settings(
+        max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None
+    )
     @given(RECORDS)
     def one(raw: bytes) -> None:
         outcomes[handle(raw).split(":")[0]] += 1

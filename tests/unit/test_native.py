@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from bench import devset
 from tests.unit.test_segment import people_daily_paragraphs
-from worker import _native, normalize as normalize_module
+from worker import _native
+from worker import normalize as normalize_module
 from worker.fingerprint import Fingerprint, fingerprint, fingerprint_reference, native_engine
 from worker.idf import vocabulary
 from worker.normalize import normalize, normalize_reference
@@ -41,7 +42,9 @@ def _native_parts(text: str, config: Settings = SETTINGS) -> Fingerprint | None:
     """The native fingerprint of raw text, or None where the native side declines it."""
     parts = _engine().fingerprint(
         normalize(text, strip_links=config.strip_links, strip_tags=config.strip_tags),
-        config.shingle_n, config.min_features, config.anchor_words,
+        config.shingle_n,
+        config.min_features,
+        config.anchor_words,
     )
     return None if parts is None else Fingerprint(*parts)
 

@@ -48,7 +48,10 @@ def test_entries_go_out_in_emit_order_and_count_as_acked_only_when_every_record_
         outbox.emit(0, "o:3", [("corrections", "b", {"id": "b", "duplicate_of": "z"})])
         await asyncio.sleep(0.01)
         assert [(role, key) for role, key, _ in acks.sent] == [
-            ("unique", b"a"), ("duplicates", b"b"), ("unique", b"c"), ("corrections", b"b"),
+            ("unique", b"a"),
+            ("duplicates", b"b"),
+            ("unique", b"c"),
+            ("corrections", b"b"),
         ]
         acks.futures[3].set_result(None)  # the last entry is acknowledged first
         acks.futures[2].set_result(None)

@@ -62,15 +62,34 @@ def test_unknown_backend_is_rejected() -> None:
 
 def test_chinese_is_segmented_into_dictionary_words_without_punctuation() -> None:
     assert tokenize("我来到北京清华大学,今天天气很好。") == [
-        "我", "来到", "北京", "清华大学", "今天天气", "很", "好",
+        "我",
+        "来到",
+        "北京",
+        "清华大学",
+        "今天天气",
+        "很",
+        "好",
     ]
 
 
 def test_mixed_chinese_and_latin_keep_order_and_never_glue_scripts() -> None:
     text = normalize("iPhone15发布会在U.S.举行，covid-19疫情后首次；价格3.14万元，1,000人到场")
     assert tokenize(text) == [
-        "iphone15", "发布会", "在", "u.s", "举行", "covid-19", "疫情", "后", "首次",
-        "价格", "3.14", "万元", "1,000", "人", "到场",
+        "iphone15",
+        "发布会",
+        "在",
+        "u.s",
+        "举行",
+        "covid-19",
+        "疫情",
+        "后",
+        "首次",
+        "价格",
+        "3.14",
+        "万元",
+        "1,000",
+        "人",
+        "到场",
     ]
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.unit.reference import textbook_simhash
 from worker.simhash import feature_hash, feature_hashes, mix64, shingle_hashes, simhash, simhash_from_hashes, to_hex
@@ -21,7 +22,9 @@ def test_matches_per_bit_loop(features: dict[str, float]) -> None:
     assert simhash(features) == textbook_simhash([(feature_hash(f), w) for f, w in features.items()])
 
 
-@given(st.lists(st.tuples(st.sampled_from(range(12)), weights), max_size=80), st.lists(hashes_64, min_size=12, max_size=12))
+@given(
+    st.lists(st.tuples(st.sampled_from(range(12)), weights), max_size=80), st.lists(hashes_64, min_size=12, max_size=12)
+)
 @settings(max_examples=300)
 def test_pre_hashed_rows_with_repeats_match_per_bit_loop_of_merged_features(
     rows: list[tuple[int, float]], pool: list[int]

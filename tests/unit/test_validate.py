@@ -61,11 +61,18 @@ def test_no_reason_is_a_python_hint_or_a_traceback() -> None:
 
 
 def test_the_structural_limits_accept_what_they_allow() -> None:
-    raw = b'{"id": "a b", "text": "ok", "x": ' + b"[" * 31 + b"]" * 31 + b', "n": [9223372036854775807, -9223372036854775808, 1e308]}'
+    raw = (
+        b'{"id": "a b", "text": "ok", "x": '
+        + b"[" * 31
+        + b"]" * 31
+        + b', "n": [9223372036854775807, -9223372036854775808, 1e308]}'
+    )
     event = parse_event(raw, SETTINGS)
     assert event.extra["n"] == [2**63 - 1, -(2**63), 1e308]
     assert parse_event(b'{"id": "a", "text": "ok", "ts": "1970-01-01Z"}', SETTINGS).ts == 0
-    assert parse_event(b'{"id": "a", "text": "nul \\u0000 in text is fine"}', SETTINGS).text == "nul \x00 in text is fine"
+    assert (
+        parse_event(b'{"id": "a", "text": "nul \\u0000 in text is fine"}', SETTINGS).text == "nul \x00 in text is fine"
+    )
     deeper = Settings(max_depth=64)
     assert parse_event(b'{"id": "a", "text": "ok", "x": ' + b"[" * 63 + b"]" * 63 + b"}", deeper).extra
 
