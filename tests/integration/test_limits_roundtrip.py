@@ -52,8 +52,17 @@ def nested(levels: int) -> Any:
     return value
 
 
-def largest_deepest_event() -> bytes:
-    """An accepted event at every limit at once: the whole record, the text, the id, the nesting, the numbers."""
+# Text made of one repeated unit: a feed's mix (a few escapes, CJK, 4-byte UTF-8), and the
+# worst case for every stage that writes JSON inside JSON: nothing but characters to escape.
+UNITS = {
+    "mixed": 'An earthquake "struck" the coast 东京湾 发生地震 🙂 more soon on the wire. ',
+    "escapes": '"\\"\\\t',
+}
+
+
+def largest_deepest_event(unit: str = UNITS["mixed"]) -> bytes:
+    """An accepted event at every limit at once: the whole record, the text (as much as fits),
+    the id, the nesting, the numbers."""
     base = {
         "id": "长" * SETTINGS.max_id_chars,
         "ts": 2**53,
@@ -63,10 +72,9 @@ def largest_deepest_event() -> bytes:
         "text": "",
     }
     envelope = len(json.dumps(base, ensure_ascii=False).encode())
-    text_bytes = SETTINGS.max_text_bytes
-    unit = 'An earthquake "struck" the coast 东京湾 发生地震 🙂 more soon on the wire. '  # escapes, CJK, 4-byte UTF-8
-    text = (unit * (text_bytes // len(unit.encode()) + 1)).encode()[:text_bytes].decode("utf-8", "ignore")
-    base["text"] = text
+    unit_json = len(json.dumps(unit, ensure_ascii=False).encode()) - 2
+    units = min(SETTINGS.max_text_bytes // len(unit.encode()), (record_limit(SETTINGS) - envelope - 16) // unit_json)
+    base["text"] = unit * units
     base["pad"] = ""
     filler = record_limit(SETTINGS) - len(json.dumps(base, ensure_ascii=False).encode())
     assert filler > 0, envelope
@@ -141,8 +149,9 @@ def round_trip(raw: bytes, tmp: Path) -> dict[str, Any]:
     return dict(json.loads(value))
 
 
-def test_the_largest_deepest_accepted_event_round_trips_through_every_codec_and_store(tmp_path: Path) -> None:
-    raw = largest_deepest_event()
+@pytest.mark.parametrize("text", list(UNITS))
+def test_the_largest_deepest_accepted_event_round_trips_through_every_codec_and_store(tmp_path: Path, text: str) -> None:
+    raw = largest_deepest_event(UNITS[text])
     frames = sys.getrecursionlimit() - STACK_LEFT
     output = at_depth(frames, lambda: round_trip(raw, tmp_path))
     sent = json.loads(raw)
