@@ -16,6 +16,9 @@ from typing import Any
 
 import msgspec
 
+# Bytes that are JSON already, spliced into a document as they are (not as a string).
+Raw = msgspec.Raw
+
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
 

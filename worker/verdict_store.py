@@ -4,8 +4,10 @@ A plain rocksdict database with three keyspaces, ``p:<id>`` (the :class:`~worker
 state of an id still gathering), ``v:<id>`` (its :class:`~worker.gather.Published` first
 verdict, written when its gather completes, sent or held) and ``o:<seq>`` (a batch's output
 records not yet acknowledged by the output topics, :mod:`worker.outbox`). Every write is
-also logged as ``[key, value or null]``; the stage writes a batch's log as one changelog
-record (:mod:`worker.changelog`). Restoring replays the log in order, so the last write of a
+also logged as ``[key, value or null]``, the value as the JSON it is rather than a string
+of it: escaped a second time, a text of quotes and backslashes doubled and a record
+outgrew Kafka's size limit. The stage writes a batch's log as one changelog record
+(:mod:`worker.changelog`). Restoring replays the log in order, so the last write of a
 key wins, as it did live.
 
 With a retention, the database is opened with RocksDB's TTL: records older than the window
@@ -67,9 +69,9 @@ class VerdictPartition:
             self._db.put(key.encode(), raw)
 
     def _write(self, key: str, raw: bytes | None) -> None:
-        """Write, and log the write; the changelog carries the value as a JSON string."""
+        """Write, and log the write (the value inline, as JSON)."""
         self._set(key, raw)
-        self._ops.append([key, None if raw is None else raw.decode()])
+        self._ops.append([key, None if raw is None else codec.Raw(raw)])
 
     def pending(self, event_id: str) -> gather.Pending | None:
         state = self._states.get(event_id)
@@ -181,7 +183,7 @@ class VerdictPartition:
         self._states.clear()
         self._last_seq = None
         for key, value in ops:
-            self._set(str(key), None if value is None else str(value).encode())
+            self._set(str(key), _stored(value))
 
     def get_record(self, key: str) -> bytes | None:
         return self._get(_RECORD + key)
@@ -191,3 +193,15 @@ class VerdictPartition:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _stored(value: Any) -> bytes | None:
+    """A logged value as the bytes to store: inline JSON (decoded, or still raw from this
+    process), or a string holding the JSON, as records were logged before."""
+    if value is None:
+        return None
+    if isinstance(value, codec.Raw):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode()
+    return codec.dumps(value)

@@ -150,7 +150,9 @@ def round_trip(raw: bytes, tmp: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("text", list(UNITS))
-def test_the_largest_deepest_accepted_event_round_trips_through_every_codec_and_store(tmp_path: Path, text: str) -> None:
+def test_the_largest_deepest_accepted_event_round_trips_through_every_codec_and_store(
+    tmp_path: Path, text: str
+) -> None:
     raw = largest_deepest_event(UNITS[text])
     frames = sys.getrecursionlimit() - STACK_LEFT
     output = at_depth(frames, lambda: round_trip(raw, tmp_path))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from topology.stages import answer_item, note_item
+from topology import codec
+from topology.stages import answer_item, encode_chunks, note_item
 from worker import gather
 from worker.agents import Counters, VerdictBatch
+from worker.changelog import decode_ops
 from worker.hold import Hold
 from worker.verdict_store import Output, VerdictPartition
 
@@ -52,7 +54,7 @@ def test_an_outbox_entry_refers_to_the_stored_verdict_instead_of_copying_its_tex
     store.take_ops()
     store.put_outbox([(first.topic, "a", first.value)])
     ((key, value),) = store.take_ops()
-    assert key.startswith("o:") and text not in value
+    assert key.startswith("o:") and text.encode() not in bytes(value)
     assert store.outbox()[0][1] == [("unique", "a", first.value)]
     store.close()
 
@@ -194,3 +196,19 @@ def test_an_input_read_again_publishes_nothing_and_a_new_copy_publishes_once(tmp
     again, _ = batch(store, hold, 300, [intro_item("x", 70), intro_item("x", 50)])
     assert again == []
     store.close()
+
+
+def test_a_changelog_written_before_values_were_inlined_still_restores(tmp_path: Path) -> None:
+    """Records logged each value as a JSON string of its JSON; an upgraded worker restores them."""
+    first = published("a", 'a text with "quotes" and \\ backslashes')
+    old_style = [["v:a", codec.dumps(first.to_dict()).decode()]]
+    new_style = VerdictPartition(tmp_path / "live", RETENTION_MS)
+    new_style.set_verdict("a", first)
+    logged = decode_ops(encode_chunks(new_style.take_ops())[0])
+    new_style.close()
+    for ops in (old_style, logged):
+        restored = VerdictPartition(tmp_path / f"restored-{len(str(ops))}", RETENTION_MS)
+        restored.apply(ops)
+        assert restored.verdict("a") == first
+        restored.close()
+    assert isinstance(logged[0][1], dict)  # inline: the text is escaped once
