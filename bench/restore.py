@@ -92,7 +92,7 @@ def produce_changelog(
 
 async def timed_restore(bootstrap: str, topic: str, plan: Plan, root: Path, last: Entry) -> float:
     """Seconds to restore partition 0 into an empty store (checked: the last event is found)."""
-    reader = ChangelogReader(bootstrap, {})
+    reader = ChangelogReader({"bootstrap_servers": bootstrap})
     stores: StoreSet[IndexPartition] = StoreSet(root, topic, lambda path: IndexPartition(path, plan), reader)
     try:
         began = time.perf_counter()

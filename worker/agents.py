@@ -48,7 +48,6 @@ from topology.stages import (
 )
 from worker import deadletter, gather, shutdown
 from worker.batches import take_batches
-from worker.blocks import parse_plan
 from worker.changelog import ChangelogReader, StoreSet
 from worker.decide import accepts
 from worker.fingerprint import Fingerprint, fingerprint
@@ -64,7 +63,6 @@ from worker.verdict_store import Output, VerdictPartition
 
 log = logging.getLogger("neardup.worker")
 
-_DAY_MS = 86_400_000
 _TAKE_MAX = 500  # input events per fingerprint batch
 _TAKE_MESSAGES = 32  # internal messages (each already a batch) per index or verdict batch
 _LOG_TIMESTAMP_TYPE = 1  # Kafka: 0 = CreateTime, 1 = LogAppendTime
@@ -237,9 +235,9 @@ def install(
     """
     names = Topics(settings.topic_prefix)
     partitions = settings.partitions
-    plan = parse_plan(settings.plan, settings.k, settings.expected_fingerprints)
+    plan = settings.block_plan
     exact_table = len(plan.tables)
-    retention_ms = int(settings.retention_days * _DAY_MS)
+    retention_ms = settings.retention_ms
     lateness_ms = settings.allowed_lateness_ms
     counters = Counters()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import os
 import socket
-import ssl
 from pathlib import Path
 from typing import Any
 
@@ -66,51 +65,6 @@ def worker_name(explicit: str | None = None) -> str:
     return explicit or os.environ.get("NEARDUP_WORKER_NAME") or socket.gethostname()
 
 
-def broker_urls(bootstrap: str) -> list[str]:
-    """Faust's ``kafka://host:port`` form of a comma-separated bootstrap list."""
-    hosts = [h.strip() for h in bootstrap.split(",") if h.strip()]
-    if not hosts:
-        raise ValueError("NEARDUP_BOOTSTRAP names no broker")
-    return [h if "://" in h else f"kafka://{h}" for h in hosts]
-
-
-def credentials(settings: Settings) -> Any:
-    """Faust broker credentials for the configured security protocol (None for PLAINTEXT)."""
-    protocol = settings.security_protocol.upper()
-    context = ssl.create_default_context(cafile=settings.ssl_cafile or None) if "SSL" in protocol else None
-    if protocol == "PLAINTEXT":
-        return None
-    if protocol == "SSL":
-        return faust.SSLCredentials(context)
-    if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
-        if not settings.sasl_mechanism:
-            raise ValueError(f"NEARDUP_SECURITY_PROTOCOL={protocol} needs NEARDUP_SASL_MECHANISM")
-        return faust.SASLCredentials(
-            username=settings.sasl_username,
-            password=settings.sasl_password,
-            mechanism=settings.sasl_mechanism,
-            ssl_context=context,
-        )
-    raise ValueError(f"unknown NEARDUP_SECURITY_PROTOCOL {settings.security_protocol!r}")
-
-
-def kafka_client_kwargs(settings: Settings) -> dict[str, Any]:
-    """The same security settings for aiokafka clients the worker opens itself (changelog restore)."""
-    protocol = settings.security_protocol.upper()
-    if protocol == "PLAINTEXT":
-        return {}
-    kwargs: dict[str, Any] = {"security_protocol": protocol}
-    if "SSL" in protocol:
-        kwargs["ssl_context"] = ssl.create_default_context(cafile=settings.ssl_cafile or None)
-    if protocol.startswith("SASL"):
-        kwargs.update(
-            sasl_mechanism=settings.sasl_mechanism,
-            sasl_plain_username=settings.sasl_username,
-            sasl_plain_password=settings.sasl_password,
-        )
-    return kwargs
-
-
 def create_app(
     settings: Settings, name: str | None = None, windows: Windows | None = None
 ) -> tuple[faust.App, Counters]:
@@ -119,8 +73,8 @@ def create_app(
     datadir.mkdir(parents=True, exist_ok=True)
     app = faust.App(
         f"{settings.topic_prefix}-worker",
-        broker=broker_urls(settings.bootstrap),
-        broker_credentials=credentials(settings),
+        broker=settings.connection.faust_broker(),
+        broker_credentials=settings.connection.faust_credentials(),
         datadir=str(datadir),
         topic_partitions=settings.partitions,
         topic_replication_factor=settings.replication,
@@ -143,11 +97,11 @@ def create_app(
     # of the cyclic collector, whose full passes over it took ~40 ms each — straight into the
     # latency of every event in flight.
     gc.freeze()
-    client_kwargs = kafka_client_kwargs(settings)
-    reader = ChangelogReader(settings.bootstrap, client_kwargs, read_committed=settings.exactly_once)
+    client = settings.connection.aiokafka()
+    reader = ChangelogReader(client, read_committed=settings.exactly_once)
     transactions = None
     if settings.exactly_once:
         names = Topics(settings.topic_prefix)
-        transactions = Transactions(settings.bootstrap, client_kwargs, settings.topic_prefix, names.verdict_changelog)
+        transactions = Transactions(client, settings.topic_prefix, names.verdict_changelog)
     counters = install(app, settings, datadir, reader, windows or Windows(), transactions)
     return app, counters

@@ -79,9 +79,8 @@ def decode_ops(raw: bytes) -> list[Any]:
 class ChangelogReader:
     """Reads changelog partitions from an offset to their current end (one consumer, no group)."""
 
-    def __init__(self, bootstrap: str, client_kwargs: dict[str, Any], read_committed: bool = False) -> None:
-        self._bootstrap = bootstrap
-        self._kwargs = client_kwargs
+    def __init__(self, client: dict[str, Any], read_committed: bool = False) -> None:
+        self._client = client  # aiokafka's connection keywords (worker.connection)
         # With exactly-once outputs a changelog also holds transactional records
         # (worker.transactions): an aborted one must not be applied.
         self._isolation = "read_committed" if read_committed else "read_uncommitted"
@@ -92,12 +91,11 @@ class ChangelogReader:
     async def _open(self) -> AIOKafkaConsumer:
         if self._consumer is None:
             consumer = AIOKafkaConsumer(
-                bootstrap_servers=self._bootstrap,
                 group_id=None,
                 enable_auto_commit=False,
                 auto_offset_reset="earliest",
                 isolation_level=self._isolation,
-                **self._kwargs,
+                **self._client,
             )
             await consumer.start()
             self._consumer = consumer

@@ -25,20 +25,16 @@ def _scan(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from worker.blocks import parse_plan
-
     settings = Settings.from_env(k=args.k, plan=args.plan, expected_fingerprints=args.expected)
-    print(parse_plan(settings.plan, settings.k, settings.expected_fingerprints).explain())
+    print(settings.block_plan.explain())
     return 0
 
 
 def _ensure_topics(settings: Settings) -> list[str]:
     from topology.topics import create_topics, topics
-    from worker.produce import client_options
 
-    security = {k: v for k, v in client_options(settings).items() if k != "bootstrap_servers"}
     specs = topics(settings.topic_prefix, settings.partitions, settings.replication, settings.retention_ms)
-    return create_topics(settings.bootstrap, specs, **security)
+    return create_topics(settings.connection.bootstrap, specs, **settings.connection.kafka_python_security())
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -74,15 +70,14 @@ def _tail(args: argparse.Namespace) -> int:
 
 def _topics(args: argparse.Namespace) -> int:
     from topology.topics import describe_topics, topics
-    from worker.produce import client_options
 
     settings = Settings.from_env(partitions=args.partitions)
     if args.action == "create":
         for name in _ensure_topics(settings):
             print(f"created {name}")
-    security = {k: v for k, v in client_options(settings).items() if k != "bootstrap_servers"}
     specs = topics(settings.topic_prefix, settings.partitions, settings.replication, settings.retention_ms)
-    for row in describe_topics(settings.bootstrap, specs, **security):
+    security = settings.connection.kafka_python_security()
+    for row in describe_topics(settings.connection.bootstrap, specs, **security):
         if not row["exists"]:
             print(f"{row['name']:<40} missing")
             continue

@@ -30,7 +30,6 @@ from worker.simhash import to_hex
 from worker.sketch import compare
 from worker.store import BlockIndex, Candidate, Entry
 
-_DAY_MS = 86_400_000
 _VERDICT_PREFIX = "v:"
 _NEXT_ORDER = "meta:next_order"
 
@@ -102,7 +101,7 @@ class Deduplicator:
         return verdict
 
     def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:
-        oldest = ts - int(self.settings.retention_days * _DAY_MS)
+        oldest = ts - self.settings.retention_ms
         candidates: dict[str, Candidate] = {}
         if probe.exact is None:
             for candidate in self.index.query(probe.simhash, self.settings.max_distance):

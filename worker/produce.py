@@ -12,27 +12,10 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from topology.stages import Topics
 from worker.settings import Settings
-
-
-def client_options(settings: Settings) -> dict[str, Any]:
-    """kafka-python connection options (bootstrap and security) from the settings."""
-    options: dict[str, Any] = {
-        "bootstrap_servers": [h.strip() for h in settings.bootstrap.split(",") if h.strip()],
-        "security_protocol": settings.security_protocol,
-    }
-    if settings.sasl_mechanism:
-        options.update(
-            sasl_mechanism=settings.sasl_mechanism,
-            sasl_plain_username=settings.sasl_username,
-            sasl_plain_password=settings.sasl_password,
-        )
-    if settings.ssl_cafile:
-        options["ssl_cafile"] = settings.ssl_cafile
-    return options
 
 
 def event_key(line: bytes) -> bytes | None:
@@ -54,7 +37,7 @@ def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = Non
     from kafka import KafkaProducer
 
     target = topic or Topics(settings.topic_prefix).events
-    producer = KafkaProducer(linger_ms=5, acks="all", max_request_size=8 << 20, **client_options(settings))
+    producer = KafkaProducer(linger_ms=5, acks="all", max_request_size=8 << 20, **settings.connection.kafka_python())
     sent = 0
     started = time.perf_counter()
     try:

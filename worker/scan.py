@@ -17,14 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from worker.blocks import parse_plan
 from worker.decide import Deduplicator
 from worker.settings import Settings
 from worker.store import BlockIndex
 from worker.validate import InvalidEvent, parse_event
 
 _FLUSH_EVERY = 1000
-_DAY_MS = 86_400_000
 _SNIPPET_CHARS = 200
 
 
@@ -59,13 +57,13 @@ def scan(
     total_bytes: int | None = None,
 ) -> Summary:
     """Decide every line of ``source`` against the index in ``state_dir``."""
-    plan = parse_plan(settings.plan, settings.k, settings.expected_fingerprints)
+    plan = settings.block_plan
     summary = Summary()
     started = time.perf_counter()
     last_report = started
     done_bytes = 0
     with ExitStack() as stack:
-        retention_ms = int(settings.retention_days * _DAY_MS)
+        retention_ms = settings.retention_ms
         index = stack.enter_context(
             BlockIndex(state_dir, plan, retention_ms=retention_ms, cache_bytes=settings.cache_mb << 20)
         )

@@ -10,7 +10,12 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from worker.blocks import Plan
+    from worker.connection import Connection
 
 ENV_PREFIX = "NEARDUP_"
 GUARANTEES = ("at_least_once", "exactly_once")
@@ -137,6 +142,27 @@ class Settings:
     @property
     def retention_ms(self) -> int:
         return int(self.retention_days * 86_400_000)
+
+    @cached_property
+    def connection(self) -> Connection:
+        """How every client reaches Kafka (checked once: a blank bootstrap or SASL without a mechanism fails)."""
+        from worker.connection import Connection
+
+        return Connection.parse(
+            self.bootstrap,
+            self.security_protocol,
+            self.sasl_mechanism,
+            self.sasl_username,
+            self.sasl_password,
+            self.ssl_cafile,
+        )
+
+    @cached_property
+    def block_plan(self) -> Plan:
+        """The block tables, parsed (or planned, for 'auto') once."""
+        from worker.blocks import parse_plan
+
+        return parse_plan(self.plan, self.k, self.expected_fingerprints)
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from topology.stages import Topics
-from worker.produce import client_options
 from worker.settings import Settings
 
 _POLL_MS = 200
@@ -54,7 +53,7 @@ def follow(
     from kafka import KafkaConsumer, TopicPartition
 
     names = topics or Topics(settings.topic_prefix).outputs()
-    consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **client_options(settings))
+    consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
     try:
         assigned: list[TopicPartition] = []
         deadline = time.monotonic() + _METADATA_WAIT_S

@@ -47,9 +47,8 @@ Record = tuple[str, bytes, bytes]
 class Transactions:
     """The transactional producers of the verdict partitions this worker owns."""
 
-    def __init__(self, bootstrap: str, client_kwargs: dict[str, Any], prefix: str, changelog: str) -> None:
-        self._bootstrap = bootstrap
-        self._kwargs = client_kwargs
+    def __init__(self, client: dict[str, Any], prefix: str, changelog: str) -> None:
+        self._client = client  # aiokafka's connection keywords (worker.connection)
         self._prefix = prefix
         self._changelog = changelog
         self._producers: dict[int, AIOKafkaProducer] = {}
@@ -66,12 +65,11 @@ class Transactions:
         if partition in self._producers:
             return
         producer = AIOKafkaProducer(
-            bootstrap_servers=self._bootstrap,
             transactional_id=self.transactional_id(partition),
             enable_idempotence=True,
             acks="all",
             linger_ms=2,
-            **self._kwargs,
+            **self._client,
         )
         await producer.start()
         self._producers[partition] = producer

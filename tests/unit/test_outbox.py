@@ -106,7 +106,9 @@ def test_changelog_batches_become_durable_in_commit_order(tmp_path: Path, first_
 
     async def run() -> None:
         acks = Acks()
-        stores: StoreSet[Any] = StoreSet(tmp_path, "t.verdict-changelog", never_opened, ChangelogReader("-", {}))
+        stores: StoreSet[Any] = StoreSet(
+            tmp_path, "t.verdict-changelog", never_opened, ChangelogReader({"bootstrap_servers": "-"})
+        )
         durable: list[int] = []
         failures: list[BaseException] = []
 
@@ -160,7 +162,9 @@ def test_grouped_batches_wait_and_an_urgent_one_takes_them_along(tmp_path: Path)
 
     async def run() -> None:
         acks = Acks()
-        stores: StoreSet[Any] = StoreSet(tmp_path, "t.verdict-changelog", never_opened, ChangelogReader("-", {}), 0.5)
+        stores: StoreSet[Any] = StoreSet(
+            tmp_path, "t.verdict-changelog", never_opened, ChangelogReader({"bootstrap_servers": "-"}), 0.5
+        )
         durable: list[str] = []
 
         async def send(key: bytes, value: bytes, partition: int) -> asyncio.Future[Any]:

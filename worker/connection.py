@@ -1,0 +1,97 @@
+"""How every client of neardup reaches Kafka, derived once from the settings.
+
+The worker (Faust), its own aiokafka clients (changelog restore, exactly-once producers),
+``neardup produce``, ``tail`` and topic admin (kafka-python) all connect through one
+:class:`Connection`, so a security setting cannot reach some clients and miss others.
+"""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass
+from typing import Any
+
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Bootstrap servers and security, checked; rendered for each client library."""
+
+    servers: tuple[str, ...]
+    protocol: str = "PLAINTEXT"
+    sasl_mechanism: str = ""
+    sasl_username: str = ""
+    sasl_password: str = ""
+    ssl_cafile: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.servers:
+            raise ValueError("NEARDUP_BOOTSTRAP names no broker")
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"unknown NEARDUP_SECURITY_PROTOCOL {self.protocol!r} (one of {', '.join(PROTOCOLS)})")
+        if self.protocol.startswith("SASL") and not self.sasl_mechanism:
+            raise ValueError(f"NEARDUP_SECURITY_PROTOCOL={self.protocol} needs NEARDUP_SASL_MECHANISM")
+
+    @classmethod
+    def parse(
+        cls, bootstrap: str, protocol: str, mechanism: str, username: str, password: str, cafile: str
+    ) -> Connection:
+        servers = tuple(h.strip() for h in bootstrap.split(",") if h.strip())
+        return cls(servers, protocol.strip().upper(), mechanism, username, password, cafile)
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(self.servers)
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        return ssl.create_default_context(cafile=self.ssl_cafile or None) if "SSL" in self.protocol else None
+
+    def faust_broker(self) -> list[str]:
+        """Faust's ``kafka://host:port`` URLs."""
+        return [h if "://" in h else f"kafka://{h}" for h in self.servers]
+
+    def faust_credentials(self) -> Any:
+        """Faust's broker credentials (None for PLAINTEXT)."""
+        import faust
+
+        if self.protocol == "SSL":
+            return faust.SSLCredentials(self._ssl_context())
+        if self.protocol.startswith("SASL"):
+            return faust.SASLCredentials(
+                username=self.sasl_username,
+                password=self.sasl_password,
+                mechanism=self.sasl_mechanism,
+                ssl_context=self._ssl_context(),
+            )
+        return None
+
+    def aiokafka(self) -> dict[str, Any]:
+        """Keyword arguments of an aiokafka client, bootstrap included."""
+        kwargs: dict[str, Any] = {"bootstrap_servers": list(self.servers), "security_protocol": self.protocol}
+        if "SSL" in self.protocol:
+            kwargs["ssl_context"] = self._ssl_context()
+        if self.protocol.startswith("SASL"):
+            kwargs.update(
+                sasl_mechanism=self.sasl_mechanism,
+                sasl_plain_username=self.sasl_username,
+                sasl_plain_password=self.sasl_password,
+            )
+        return kwargs
+
+    def kafka_python(self) -> dict[str, Any]:
+        """Keyword arguments of a kafka-python client, bootstrap included."""
+        options: dict[str, Any] = {"bootstrap_servers": list(self.servers), "security_protocol": self.protocol}
+        if self.protocol.startswith("SASL"):
+            options.update(
+                sasl_mechanism=self.sasl_mechanism,
+                sasl_plain_username=self.sasl_username,
+                sasl_plain_password=self.sasl_password,
+            )
+        if self.ssl_cafile:
+            options["ssl_cafile"] = self.ssl_cafile
+        return options
+
+    def kafka_python_security(self) -> dict[str, Any]:
+        """:meth:`kafka_python` without the bootstrap servers (for helpers that take those apart)."""
+        return {k: v for k, v in self.kafka_python().items() if k != "bootstrap_servers"}
