@@ -9,7 +9,8 @@ For each event, in arrival order:
 3. Each candidate is verified with the MinHash sketches (:func:`accepts`); candidates older
    than the retention window (event time) are ignored.
 4. The event is a duplicate of the *earliest* verified candidate in arrival order, the
-   closest one breaking ties (:func:`choose`), or unique if none passed.
+   closest one breaking ties, or unique if none passed: :mod:`worker.match`, the rule the
+   stream applies too.
 5. The event is indexed and its verdict recorded, so later events can match it. Both expire
    with the event's time bucket; an event older than the index's window (late) is decided
    but leaves no trace, so a replay of it is decided afresh.
@@ -19,10 +20,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from topology.records import Event, Verdict
+from worker import match
 from worker.blocks import hamming
 from worker.fingerprint import Fingerprint, fingerprint
 from worker.settings import Settings
@@ -56,11 +57,6 @@ def accepts(probe: Fingerprint, candidate: Candidate, settings: Settings) -> flo
     if similarity.containment >= settings.min_containment:
         return similarity.containment
     return None
-
-
-def choose(matches: Iterable[Match]) -> Match | None:
-    """The earliest match in arrival order; among equals, the closest fingerprint."""
-    return min(matches, key=lambda m: (m.candidate.entry.order, m.candidate.distance), default=None)
 
 
 class Deduplicator:
@@ -109,14 +105,8 @@ class Deduplicator:
         for key in probe.exact_keys:
             for entry in self.index.query_exact(key):
                 candidates.setdefault(entry.event_id, Candidate(entry, hamming(entry.fingerprint, probe.simhash)))
-        matches = []
-        for candidate in candidates.values():
-            if candidate.entry.ts < oldest:
-                continue
-            similarity = accepts(probe, candidate, self.settings)
-            if similarity is not None:
-                matches.append(Match(candidate, similarity))
-        return choose(matches)
+        found = match.earliest(candidates.values(), lambda c: accepts(probe, c, self.settings), oldest)
+        return None if found is None else Match(*found)
 
     def flush(self) -> None:
         """Persist pending index writes and the arrival counter."""

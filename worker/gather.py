@@ -5,7 +5,7 @@ its *intro* (sent by the fingerprint stage: order, fingerprint, how many table a
 expect) and *answers* for its probed tables (sent by the index stage, one per index batch:
 the earliest earlier event that matched in those tables). Either may come first. Once the intro and every expected answer
 are in, the earliest match in the total order — the closest breaking ties, the same rule
-as :func:`worker.decide.choose` — is the original, or the event is unique.
+as in :mod:`worker.match` — is the original, or the event is unique.
 
 Index partitions run independently, so an earlier event can reach a shared bucket *after*
 a later one. The index then sends the later event an ``earlier`` *note*. A note that arrives
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from topology.records import Verdict
+from worker import match
 
 # One output record: (output topic role, event id, record value).
 Output = tuple[str, str, dict[str, Any]]
@@ -49,8 +50,8 @@ class Ref:
 
 
 def earliest(refs: Iterable[Ref]) -> Ref | None:
-    """The earliest ref in the total order, then the closest: ``decide.choose``'s rule."""
-    return min(refs, key=lambda r: (r.order, r.distance), default=None)
+    """The winning ref of several partitions' answers (:func:`worker.match.first`)."""
+    return match.first(refs)
 
 
 @dataclass(frozen=True, slots=True)

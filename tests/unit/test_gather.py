@@ -9,8 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from topology.stages import total_order
-from worker import gather
-from worker.decide import Match, choose
+from worker import gather, match
 from worker.gather import Intro, Pending, Ref
 from worker.store import Candidate, Entry
 
@@ -207,13 +206,23 @@ refs_strategy = st.lists(
 )
 
 
-@given(refs_strategy)
-def test_earliest_is_batch_modes_choose(refs: list[Ref]) -> None:
-    matches = [Match(Candidate(Entry(r.id, 0, r.order, 0, b""), r.distance), r.similarity) for r in refs]
-    chosen = choose(matches)
-    picked = gather.earliest(refs)
-    if chosen is None:
+@given(refs_strategy, st.integers(1, 4))
+def test_the_earliest_of_every_partitions_earliest_is_the_earliest_of_all(refs: list[Ref], partitions: int) -> None:
+    """The stream splits an event's candidates over index partitions, each answers its own
+    earliest, the verdict stage takes the first answer: the same choice as over all of them."""
+    candidates = [Candidate(Entry(f"{r.id}-{i}", 0, r.order, 0, b""), r.distance) for i, r in enumerate(refs)]
+    similarity = {c.entry.event_id: r.similarity for c, r in zip(candidates, refs, strict=True)}
+
+    def verify(candidate: Candidate) -> float | None:
+        value = similarity[candidate.entry.event_id]
+        return value if value >= 0.7 else None
+
+    overall = match.earliest(candidates, verify, oldest_ts=0)
+    answers = [match.earliest(candidates[p::partitions], verify, oldest_ts=0) for p in range(partitions)]
+    refs_found = [Ref(c.entry.event_id, c.entry.order, c.distance, s) for c, s in filter(None, answers)]
+    picked = gather.earliest(refs_found)
+    if overall is None:
         assert picked is None
     else:
         assert picked is not None
-        assert (picked.order, picked.distance) == (chosen.candidate.entry.order, chosen.candidate.distance)
+        assert (picked.order, picked.distance) == (overall[0].entry.order, overall[0].distance)
