@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import faust
 from aiokafka.errors import KafkaError, MessageSizeTooLargeError
@@ -46,7 +46,7 @@ from topology.stages import (
     probe_partition,
     total_order,
 )
-from worker import deadletter, gather, shutdown
+from worker import deadletter, gather, match, shutdown
 from worker.batches import take_batches
 from worker.changelog import ChangelogReader, StoreSet
 from worker.decide import accepts
@@ -80,6 +80,7 @@ _VERDICT_GROUP_S = 0.01
 # as the one they replace.
 _UPKEEP_S = 0.25
 
+_T = TypeVar("_T")
 # One probes message: its probes and the intros riding along (see topology.stages.encode_probes).
 _ProbeMessage = tuple[list[Probe], list[dict[str, Any]]]
 # One outbox entry of a verdict batch: its key in the verdict store and its outputs.
@@ -466,16 +467,23 @@ def install(
         async for batch in take_batches(stream, _TAKE_MESSAGES, lambda: windows.index):
             await guarded("index", batch, _index_batch)
 
-    async def _index_batch(batch: Sequence[EventT], holds: OffsetHolds) -> None:
-        messages: dict[int, list[_ProbeMessage]] = defaultdict(list)
+    async def _decoded(
+        stage: str, what: str, batch: Sequence[EventT], decode: Callable[[bytes], _T]
+    ) -> dict[int, list[_T]]:
+        """Each message of ``batch`` decoded, per partition; one that cannot be is dead-lettered."""
+        decoded: dict[int, list[_T]] = defaultdict(list)
         dead: list[bytes] = []
         for event in batch:
             try:
-                messages[event.message.partition].append(decode_probes(event.message.value or b""))
+                decoded[event.message.partition].append(decode(event.message.value or b""))
             except Exception as exc:
-                reason = f"unreadable probes message: {deadletter.describe(exc)}"
-                dead.append(deadletter.value("index", reason, _source(event), event.message.value))
+                reason = f"unreadable {what} message: {deadletter.describe(exc)}"
+                dead.append(deadletter.value(stage, reason, _source(event), event.message.value))
         await dead_letter(dead)
+        return decoded
+
+    async def _index_batch(batch: Sequence[EventT], holds: OffsetHolds) -> None:
+        messages = await _decoded("index", "probes", batch, decode_probes)
         async with index_lock:
             await _index_values(messages, holds.hold)
 
@@ -564,15 +572,8 @@ def install(
     def _match(
         probe: Probe, candidates: list[Candidate], verified: dict[tuple[str, int, str, int], float | None]
     ) -> tuple[list[gather.Ref], list[tuple[str, int, gather.Ref]], bool]:
-        """The bucket's matches of ``probe``: its earliest earlier match, every later one, present.
-
-        The verdict is the earliest match over all tables (then the closest), so one table's
-        answer needs only its own earliest: candidates are verified in (order, distance) order
-        and the first that passes ends the search. Later events each need their note.
-        """
-        earlier: list[gather.Ref] = []
-        later: list[tuple[str, int, gather.Ref]] = []
-        present = False
+        """The bucket's matches of ``probe`` by :mod:`worker.match`: its earliest earlier match,
+        every later event it matches (each needs a note), and whether it is stored here already."""
         probe_fp = Fingerprint(probe.fingerprint, probe.sketch, None, 0)
 
         def similarity_of(candidate: Candidate) -> float | None:
@@ -582,23 +583,21 @@ def install(
                 verified[pair] = accepts(probe_fp, candidate, settings)
             return verified[pair]
 
-        for candidate in sorted(candidates, key=lambda c: (c.entry.order, c.distance)):
-            stored = candidate.entry
-            if stored.event_id == probe.id:
-                present = True
-                continue
-            if stored.order < probe.order:
-                if earlier or stored.ts < probe.ts - retention_ms:
-                    continue
-                similarity = similarity_of(candidate)
-                if similarity is not None:
-                    earlier.append(gather.Ref(stored.event_id, stored.order, candidate.distance, similarity))
-            elif stored.order > probe.order and probe.ts >= stored.ts - retention_ms:
-                similarity = similarity_of(candidate)
+        others = [c for c in candidates if c.entry.event_id != probe.id]
+        found = match.earliest(others, similarity_of, probe.ts - retention_ms, before_order=probe.order)
+        earlier = (
+            []
+            if found is None
+            else [gather.Ref(found[0].entry.event_id, found[0].entry.order, found[0].distance, found[1])]
+        )
+        later: list[tuple[str, int, gather.Ref]] = []
+        for candidate in sorted(others, key=lambda c: match.precedence(c.entry.order, c.distance)):
+            if candidate.entry.order > probe.order:
+                similarity = match.is_later_match(probe.ts, candidate, similarity_of, retention_ms)
                 if similarity is not None:
                     ref = gather.Ref(probe.id, probe.order, candidate.distance, similarity)
-                    later.append((stored.event_id, stored.order, ref))
-        return earlier, later, present
+                    later.append((candidate.entry.event_id, candidate.entry.order, ref))
+        return earlier, later, len(others) < len(candidates)
 
     # -------------------------------------------------------------------- verdict stage
     # Verdict batches and the hold timer's outbox deletes both change verdict stores; one lock
@@ -616,15 +615,8 @@ def install(
             await guarded("verdict", batch, _verdict_batch)
 
     async def _verdict_batch(batch: Sequence[EventT], holds: OffsetHolds) -> None:
-        items: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        dead: list[bytes] = []
-        for event in batch:
-            try:
-                items[event.message.partition].extend(decode_batch(event.message.value or b""))
-            except Exception as exc:
-                reason = f"unreadable answers message: {deadletter.describe(exc)}"
-                dead.append(deadletter.value("verdict", reason, _source(event), event.message.value))
-        await dead_letter(dead)
+        decoded = await _decoded("verdict", "answers", batch, decode_batch)
+        items = {part: [item for message in messages for item in message] for part, messages in decoded.items()}
         async with verdict_lock:
             await _verdict_items(items, holds.hold())
             last_batch[0] = time.monotonic()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.stream_helpers import worker_env
+from tests.stream_helpers import OutputReader, WorkerProcess, worker_env
 from topology.stages import Topics
 from topology.topics import create_topics, topics
 from worker.settings import Settings
@@ -40,3 +42,29 @@ def make_deployment(bootstrap: str, tmp: Path, partitions: int, lateness_ms: int
     env = worker_env(bootstrap, prefix, partitions, tmp / "state", lateness_ms)
     create_topics(bootstrap, topics(prefix, partitions, 1))
     return Deployment(bootstrap, prefix, partitions, tmp, env)
+
+
+def kill_repeatedly(
+    dep: Deployment, tmp: Path, reader: OutputReader, kills: int, events: int, seed: int, least_s: float, most_s: float
+) -> None:
+    """Start a worker and SIGKILL it once it has decided something, ``kills`` times, each run
+    living a random ``least_s`` to ``most_s`` more: every kill lands mid-stream, never while joining."""
+    rng = random.Random(seed)
+    for kill in range(kills):
+        worker = WorkerProcess.start(dep.env, "victim", tmp)
+        try:
+            worker.wait_ready()
+            before = len(reader.verdicted)
+            while len(reader.verdicted) == before:
+                assert worker.alive(), worker.tail()
+                reader.poll(200)
+            deadline = time.monotonic() + rng.uniform(least_s, most_s)
+            while time.monotonic() < deadline:
+                reader.poll(200)
+            assert worker.alive(), worker.tail()
+            assert len(reader.verdicted) < events, "the stream ended before the last kill"
+        finally:
+            worker.kill()
+        print(
+            f"kill {kill + 1}: {len(reader.verdicted) - before} new ids decided by this run, {len(reader.verdicted)}/{events} in all"
+        )

@@ -8,13 +8,12 @@ missing, however often the worker dies mid-transaction. The same run read
 
 from __future__ import annotations
 
-import random
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.faults.deployment import make_deployment
+from tests.faults.deployment import kill_repeatedly, make_deployment
 from tests.stream_helpers import OutputReader, WorkerProcess, audit, ids_of, real_feed, send_lines
 
 pytestmark = pytest.mark.kafka
@@ -33,23 +32,10 @@ def test_kill_minus_nine_five_times_leaves_one_committed_verdict_record_per_id(
     send_lines(kafka_bootstrap, dep.names.events, lines)  # the whole replay waits in Kafka
     committed = OutputReader(kafka_bootstrap, dep.names, isolation_level="read_committed")
     everything = OutputReader(kafka_bootstrap, dep.names)
-    rng = random.Random(5)
     began = time.monotonic()
     worker: WorkerProcess | None = None
     try:
-        for kill in range(KILLS):
-            worker = WorkerProcess.start(dep.env, "victim", tmp_path)
-            worker.wait_ready()
-            before = len(committed.verdicted)
-            while len(committed.verdicted) == before:  # killed while publishing, not while joining
-                assert worker.alive(), worker.tail()
-                committed.poll(200)
-            deadline = time.monotonic() + rng.uniform(0.3, 2.0)
-            while time.monotonic() < deadline:
-                committed.poll(200)
-            assert len(committed.verdicted) < EVENTS, "the replay ended before the last kill"
-            worker.kill()
-            print(f"kill {kill + 1}: {len(committed.verdicted)}/{EVENTS} ids decided")
+        kill_repeatedly(dep, tmp_path, committed, KILLS, EVENTS, seed=5, least_s=0.3, most_s=2.0)
         last = worker = WorkerProcess.start(dep.env, "victim", tmp_path)
         last.wait_ready()
         committed.wait_for(expected, timeout=240, alive=lambda: None if last.alive() else pytest.fail(last.tail()))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.faults.deployment import make_deployment
+from tests.faults.deployment import kill_repeatedly, make_deployment
 from tests.stream_helpers import OutputReader, WorkerProcess, audit, ids_of, real_feed, send_lines
 
 pytestmark = pytest.mark.kafka
@@ -29,28 +28,11 @@ def test_kill_minus_nine_five_times_leaves_exactly_one_verdict_per_id(kafka_boot
     expected = ids_of(lines)
     sender = threading.Thread(target=send_lines, args=(kafka_bootstrap, dep.names.events, lines, RATE))
     reader = OutputReader(kafka_bootstrap, dep.names)
-    rng = random.Random(11)
     began = time.monotonic()
     sender.start()
     worker: WorkerProcess | None = None
     try:
-        for kill in range(KILLS):
-            worker = WorkerProcess.start(dep.env, "victim", tmp_path)
-            worker.wait_ready()
-            before = len(reader.verdicted)
-            while len(reader.verdicted) == before:  # killed while deciding, not while joining
-                assert worker.alive(), worker.tail()
-                reader.poll(200)
-            deadline = time.monotonic() + rng.uniform(0.5, 3.0)
-            while time.monotonic() < deadline:
-                reader.poll(200)
-            assert worker.alive(), worker.tail()
-            assert len(reader.verdicted) < EVENTS, "the stream ended before the last kill"
-            worker.kill()
-            print(
-                f"kill {kill + 1}: {len(reader.verdicted) - before} new ids decided by this run, "
-                f"{len(reader.verdicted)}/{EVENTS} in all"
-            )
+        kill_repeatedly(dep, tmp_path, reader, KILLS, EVENTS, seed=11, least_s=0.5, most_s=3.0)
         last = worker = WorkerProcess.start(dep.env, "victim", tmp_path)
         last.wait_ready()
         reader.wait_for(expected, timeout=240, alive=lambda: None if last.alive() else pytest.fail(last.tail()))

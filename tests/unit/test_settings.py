@@ -70,7 +70,7 @@ def test_one_connection_serves_every_client() -> None:
 )
 def test_a_connection_that_cannot_work_is_refused_with_the_setting_to_fix(env: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        Settings.from_env(env).connection
+        _ = Settings.from_env(env).connection
 
 
 def test_the_block_plan_is_parsed_once() -> None:
