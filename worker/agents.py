@@ -334,8 +334,10 @@ def install(
         return await send(outputs[role], key, value)
 
     def published(partition: int, keys: list[str]) -> None:
-        """Exactly once: a transaction deleted these entries in the changelog; delete them here too."""
-        store = verdict_stores.owned_store(partition)
+        """Exactly once: a transaction deleted these entries in the changelog; delete them here too,
+        also in a store revoked meanwhile: a later restore of it starts from its checkpoint,
+        which may already lie past the transaction's record."""
+        store = verdict_stores.open_store(partition)
         if store is not None:
             for key in keys:
                 store.published(key)
@@ -372,7 +374,7 @@ def install(
         verdict_stores.forget(lost)
         outbox.forget(lost)
         if transactions is not None:
-            for part in lost:
+            for part in lost:  # detached now: the next open() of it fences whatever is in flight
                 asyncio.ensure_future(transactions.close(part))
         for part in lost:
             holds.pop(part, None)

@@ -361,6 +361,10 @@ class StoreSet(Generic[S]):
         """The store of a partition this worker owns and has restored, else None."""
         return self._open.get(partition) if partition in self._ready else None
 
+    def open_store(self, partition: int) -> S | None:
+        """The store of a partition, restored or not (None if never opened here)."""
+        return self._open.get(partition)
+
     def close(self) -> None:
         if self._flush_timer is not None:
             self._flush_timer.cancel()

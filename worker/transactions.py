@@ -84,7 +84,11 @@ class Transactions:
             await producer.send(self._changelog, deletion, key=uuid.uuid4().hex.encode(), partition=partition)
 
     async def close(self, partition: int) -> None:
-        """Give up ``partition`` (revoked): a transaction left open is aborted by its next owner."""
+        """Give up ``partition`` (revoked): a transaction left open is aborted by its next owner.
+
+        The producer is detached before the first await, so an :meth:`open` of the partition
+        right after this call makes a new one, whose start fences the old.
+        """
         producer = self._producers.pop(partition, None)
         if producer is not None:
             await producer.stop()
@@ -120,13 +124,22 @@ class TransactionalOutbox:
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._settled = asyncio.Event()
         self._settled.set()
-        self._forgotten: set[int] = set()  # partitions given up: their entries are the next owner's
+        # Bumped when a partition is given up: a transaction begun before that may fail (fenced
+        # by the partition's next owner, perhaps this worker again); its entries are then the
+        # next owner's, who sends them from its restored outbox.
+        self._generation: dict[int, int] = defaultdict(int)
+        # Keys queued or in a transaction, per partition: the same entry can be emitted twice
+        # (by its batch's durable callback and by a restore that found it unsent), and
+        # must be published once.
+        self._keys: dict[int, set[str]] = defaultdict(set)
         self._failed = False
 
     def emit(self, partition: int, key: str, outputs: list[Output]) -> None:
         if self._failed:
             return  # the worker is stopping; the entry stays in the store and is sent after restore
-        self._forgotten.discard(partition)
+        if key in self._keys[partition]:
+            return
+        self._keys[partition].add(key)
         self._queues[partition].append((key, outputs))
         self._settled.clear()
         if partition not in self._tasks:
@@ -136,13 +149,15 @@ class TransactionalOutbox:
         try:
             while self._queues.get(partition):
                 entries = self._queues.pop(partition)
+                generation = self._generation[partition]
                 keys = [key for key, _ in entries]
                 records = [(self._topic_of[o[0]], *encode(o)) for _, outputs in entries for o in outputs]
                 self._begin(partition)
                 try:
                     await self._transactions.publish(partition, records, keys)
                 except Exception as exc:
-                    if partition in self._forgotten:  # fenced or closed for its new owner
+                    if generation != self._generation[partition]:  # given up since: fenced or closed
+                        self._drop_keys(partition, generation, keys)
                         log.info(
                             "%d outbox entries of partition %d left to its new owner (%s)", len(keys), partition, exc
                         )
@@ -150,10 +165,15 @@ class TransactionalOutbox:
                     self._fail(exc)
                     return
                 self._done(partition, keys)
+                self._drop_keys(partition, generation, keys)
         finally:
             self._tasks.pop(partition, None)
             if not self._tasks and not any(self._queues.values()):
                 self._settled.set()
+
+    def _drop_keys(self, partition: int, generation: int, keys: list[str]) -> None:
+        if generation == self._generation[partition]:
+            self._keys[partition].difference_update(keys)
 
     def _fail(self, exc: BaseException) -> None:
         if not self._failed:
@@ -174,10 +194,10 @@ class TransactionalOutbox:
         return set()
 
     def forget(self, partitions: Iterable[int]) -> None:
-        gone = set(partitions)
-        self._forgotten |= gone
-        for partition in gone:
+        for partition in set(partitions):
+            self._generation[partition] += 1
             self._queues.pop(partition, None)
+            self._keys.pop(partition, None)
 
     async def close(self) -> None:
         tasks = list(self._tasks.values())

@@ -18,7 +18,7 @@ from tests.stream_helpers import OutputReader, WorkerProcess, audit, ids_of, rea
 
 pytestmark = pytest.mark.kafka
 
-EVENTS = 12_000
+EVENTS = 20_000
 KILLS = 5
 
 
