@@ -42,7 +42,6 @@ from topology.stages import (
     encode_chunks,
     encode_probes,
     note_item,
-    order_source,
     probe_partition,
     total_order,
 )
@@ -434,12 +433,6 @@ def install(
             async with index_lock:
                 await _index_values(local, holds.hold)
 
-    def _event_deadletter(stage: str, event_id: str, order: int, exc: BaseException) -> bytes:
-        """The dead letter of an event that failed after its input was read: it points at the input."""
-        partition, offset = order_source(order)
-        raw = codec.dumps({"id": event_id, "order": order})
-        return deadletter.value(stage, deadletter.failure(exc), (names.events, partition, offset), raw, event_id)
-
     def _fan_out(
         raw: bytes | None, partition: int, offset: int, timestamp_s: float
     ) -> tuple[gather.Intro, list[Probe]]:
@@ -521,7 +514,8 @@ def install(
                     _index_event(store, probes, answers, replies, verified)
                 except Exception as exc:  # one event's failure is that event's alone
                     log.exception("index stage: event %r failed", probes[0].id)
-                    failed.append(_event_deadletter("index", probes[0].id, probes[0].order, exc))
+                    dead = deadletter.for_event("index", probes[0].id, probes[0].order, exc, names.events)
+                    failed.append(codec.dumps(dead))
             ops[part] = store.take_ops()
         await dead_letter(failed)
         for (event_id, order), answer in answers.items():
@@ -786,7 +780,7 @@ class _Answer:
 
     def add(self, tables: list[int], earlier: list[gather.Ref]) -> None:
         self.tables.extend(tables)
-        self.earliest = gather.earliest([*earlier, self.earliest] if self.earliest else earlier)
+        self.earliest = match.first([*earlier, self.earliest] if self.earliest else earlier)
 
 
 class VerdictBatch:
@@ -947,11 +941,8 @@ class VerdictBatch:
         self.held_ids = [i for i in self.held_ids if i != event_id]
         self.revised = [i for i in self.revised if i != event_id]
         self.out = [output for output in self.out if output[1] != event_id]
-        partition, offset = order_source(order) if isinstance(order, int) else (-1, -1)
-        raw = codec.dumps({"id": event_id, "order": order})
-        source = (self.events_topic, partition, offset)
         self.out.append(
-            ("deadletter", event_id, deadletter.record("verdict", deadletter.failure(exc), source, raw, event_id))
+            ("deadletter", event_id, deadletter.for_event("verdict", event_id, order, exc, self.events_topic))
         )
 
     def save(self) -> None:

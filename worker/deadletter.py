@@ -12,6 +12,7 @@ import base64
 from typing import Any
 
 from topology import codec
+from topology.stages import order_source
 
 _PREVIEW_CHARS = 200
 _RAW_MAX = 256 * 1024
@@ -55,6 +56,14 @@ def value(
 ) -> bytes:
     """:func:`record` as the bytes of a Kafka record value."""
     return codec.dumps(record(stage, reason, source, raw, event_id))
+
+
+def for_event(stage: str, event_id: str, order: object, exc: BaseException, events_topic: str) -> dict[str, Any]:
+    """The record of an event that failed after its input was read: it points at that input
+    (its order says where it was), its raw bytes being the id and order it was known by."""
+    partition, offset = order_source(order) if isinstance(order, int) else (-1, -1)
+    raw = codec.dumps({"id": event_id, "order": order})
+    return record(stage, failure(exc), (events_topic, partition, offset), raw, event_id)
 
 
 def describe(exc: BaseException) -> str:

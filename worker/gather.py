@@ -49,11 +49,6 @@ class Ref:
         return cls(str(data["id"]), int(data["order"]), int(data["distance"]), float(data["similarity"]))
 
 
-def earliest(refs: Iterable[Ref]) -> Ref | None:
-    """The winning ref of several partitions' answers (:func:`worker.match.first`)."""
-    return match.first(refs)
-
-
 @dataclass(frozen=True, slots=True)
 class Intro:
     """What the fingerprint stage knows of an event when it fans out its probes."""
@@ -243,7 +238,7 @@ def decide(state: Pending) -> Published:
     intro = state.intro
     if intro is None:
         raise ValueError("cannot decide an event whose intro has not arrived")
-    best = earliest(matches(state))
+    best = match.first(matches(state))
     if best is None:
         verdict = Verdict(intro.id, "unique", None, None, intro.fingerprint, intro.ts)
         value = dict(intro.event)

@@ -8,7 +8,6 @@ among them get their verdicts, the committed offsets reach the end, no agent res
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import Counter, defaultdict
@@ -21,6 +20,7 @@ from tests.faults.deployment import Deployment, make_deployment
 from tests.faults.hostile import hostile_records
 from tests.faults.test_poison_pill import wait_until_committed
 from tests.stream_helpers import MAX_TEXT, OutputReader, WorkerProcess, real_feed
+from worker.produce import event_key
 from worker.validate import InvalidEvent, parse_event
 
 pytestmark = pytest.mark.kafka
@@ -32,20 +32,12 @@ def send_all(dep: Deployment, records: list[bytes | None]) -> list[tuple[int, in
     try:
         futures = []
         for raw in records:
-            key = _key(raw) if raw is not None else b"null-value"
+            key = event_key(raw) if raw is not None else b"null-value"  # as `neardup produce` keys it
             futures.append(made.send(dep.names.events, key=key, value=raw))
         made.flush()
         return [(f.get(30).partition, f.get(30).offset) for f in futures]
     finally:
         made.close()
-
-
-def _key(raw: bytes | None) -> bytes | None:
-    try:
-        value = json.loads(raw or b"")
-        return str(value["id"]).encode("utf-8", "surrogatepass")
-    except Exception:
-        return None
 
 
 def run(dep: Deployment, tmp: Path, count: int) -> None:
