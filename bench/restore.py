@@ -36,12 +36,12 @@ sys.path.insert(0, str(REPO))
 from bench.stream import drop_topics  # noqa: E402
 from topology.stages import Topics, encode_chunks, total_order  # noqa: E402
 from topology.topics import create_topics, topics  # noqa: E402
-from worker.blocks import Plan, parse_plan  # noqa: E402
-from worker.changelog import ChangelogReader, StoreSet  # noqa: E402
-from worker.index_store import IndexPartition  # noqa: E402
+from worker.engine.blocks import Plan, parse_plan  # noqa: E402
+from worker.engine.match import Entry  # noqa: E402
+from worker.engine.sketch import SKETCH_BYTES  # noqa: E402
 from worker.settings import Settings  # noqa: E402
-from worker.sketch import SKETCH_BYTES  # noqa: E402
-from worker.store import Entry  # noqa: E402
+from worker.state.changelog import ChangelogReader, StoreSet  # noqa: E402
+from worker.state.partition import IndexPartition  # noqa: E402
 
 
 class _Discard:

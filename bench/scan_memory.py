@@ -49,7 +49,7 @@ def run_scan(source: Path, workdir: Path) -> tuple[float, float]:
     command = [
         sys.executable,
         "-m",
-        "worker.cli",
+        "worker.cli.main",
         "scan",
         str(source),
         "-o",

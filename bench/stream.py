@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO))
 from bench import devset  # noqa: E402
 from topology.stages import Topics  # noqa: E402
 from topology.topics import create_topics, topics  # noqa: E402
-from worker.scan import default_sample  # noqa: E402
+from worker.cli.scan import default_sample  # noqa: E402
 
 _WARMUP = b"warm"
 _WARMUP_EVENTS = 200
@@ -360,7 +360,7 @@ def running(
             if passthrough:
                 cmd = [sys.executable, __file__, "--passthrough-worker", prefix, "--partitions", str(partitions)]
             else:
-                cmd = [sys.executable, "-m", "worker.cli", "worker", "--name", f"w{i}", "--loglevel", "info"]
+                cmd = [sys.executable, "-m", "worker.cli.main", "worker", "--name", f"w{i}", "--loglevel", "info"]
             procs.append(_start(cmd, env, log))
             logs.append(log)
         for log in logs:

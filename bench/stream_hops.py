@@ -71,7 +71,7 @@ def main() -> None:
     env["NEARDUP_LOG_BATCHES"] = "1"
     log = tmp / f"{prefix}.log"
     worker = stream._start(
-        [sys.executable, "-m", "worker.cli", "worker", "--name", "w0", "--loglevel", "info"], env, log
+        [sys.executable, "-m", "worker.cli.main", "worker", "--name", "w0", "--loglevel", "info"], env, log
     )
     try:
         stream._wait_ready(log)

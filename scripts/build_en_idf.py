@@ -1,4 +1,4 @@
-"""Build ``worker/data/idf_en.txt.gz``, the English document-frequency table behind ``worker.idf``.
+"""Build ``worker/data/idf_en.txt.gz``, the English document-frequency table behind ``worker.engine.idf``.
 
 Source: the shortened English Wikipedia dump that gensim ships for its own tests,
 ``gensim/test/test_data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2``
@@ -10,14 +10,14 @@ already installed with a dev dependency, and because it is not part of our evalu
 Method: every article in the main namespace that is not a redirect is one document. Its
 wiki markup is stripped roughly (comments, references, templates, tables, file/category
 links, external-link URLs, HTML tags, bold/italic quotes, heading signs), then the text goes
-through the same ``worker.normalize.normalize`` and ``worker.segment.tokenize`` as live
+through the same ``worker.engine.normalize.normalize`` and ``worker.engine.segment.tokenize`` as live
 events, so table keys have exactly the shape of runtime tokens. Document frequency ``df``
 counts the documents a token occurs in; tokens with ``df >= 2`` are kept (a word seen once
 says more about the sample than about English).
 
 Output: gzip'd UTF-8 text; ``#`` comment lines (source, document count ``N``), then one
 ``token<TAB>df`` line per token, sorted, with a fixed gzip timestamp so rebuilding gives the
-same bytes. ``worker.idf`` turns counts into weights with
+same bytes. ``worker.engine.idf`` turns counts into weights with
 ``idf = ln((N + 1) / (df + 1)) + 1`` (smoothed, so even a word in every document weighs > 0).
 
 Run: ``python scripts/build_en_idf.py [output]``.
@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
 
-from worker.normalize import normalize
-from worker.segment import tokenize
+from worker.engine.normalize import normalize
+from worker.engine.segment import tokenize
 
 DUMP = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "worker" / "data" / "idf_en.txt.gz"

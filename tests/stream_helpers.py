@@ -1,6 +1,6 @@
 """What stream tests share: worker subprocesses, feeds, reading the outputs, checking verdicts.
 
-Tests run the real ``python -m worker.cli worker`` as subprocesses against a real broker and
+Tests run the real ``python -m worker.cli.main worker`` as subprocesses against a real broker and
 judge the result the way a consumer of the output topics would: by key (= event id).
 """
 
@@ -23,9 +23,9 @@ from typing import Any
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
 from topology.stages import Topics, total_order
-from worker.scan import default_sample
+from worker.cli.scan import default_sample
+from worker.cli.tail import Record, follow
 from worker.settings import Settings
-from worker.tail import Record, follow
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = [line for line in Path(default_sample()).read_bytes().splitlines() if line.strip()]
@@ -59,7 +59,7 @@ class WorkerProcess:
         offset = log.stat().st_size if log.exists() else 0
         with log.open("ab") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "worker.cli", "worker", "--name", name, "--loglevel", "info"],
+                [sys.executable, "-m", "worker.cli.main", "worker", "--name", name, "--loglevel", "info"],
                 env=env,
                 cwd=REPO,
                 stdout=out,
@@ -177,8 +177,8 @@ def wait_for_members(bootstrap: str, group: str, members: int, timeout: float = 
 # ------------------------------------------------------------------------------- feeds
 def _pieces() -> list[str]:
     """Sentence-sized pieces of the sample texts (English and Chinese): the feed's raw material."""
-    from worker.normalize import normalize
-    from worker.segment import tokenize
+    from worker.engine.normalize import normalize
+    from worker.engine.segment import tokenize
 
     pieces: dict[str, None] = {}
     for line in SAMPLE:

@@ -6,7 +6,7 @@ worker's CPU under a backlog (py-spy). msgspec encodes our records about nine ti
 and keeps 128-bit integers (the total order) exact, which orjson refuses. Its output is
 compact UTF-8 JSON that any JSON reader parses to the same values.
 
-Input events are still parsed by the standard library (:mod:`worker.validate`), whose
+Input events are still parsed by the standard library (:mod:`topology.validate`), whose
 error messages and acceptance rules the dead-letter reasons are written against.
 """
 

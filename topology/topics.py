@@ -50,7 +50,7 @@ def topics(
     """The full topology for one deployment, named ``{prefix}.<suffix>``.
 
     The changelogs keep ``retention_ms`` plus a day: their records are batches of state
-    that expires by event time anyway (``worker/store.py``), so deleting old segments keeps the
+    that expires by event time anyway (``worker/state/index.py``), so deleting old segments keeps the
     broker's disk as flat as the workers' while a restore still sees the whole window.
     """
     changelog_keep = {"retention.ms": str(retention_ms + _DAY_MS), "cleanup.policy": "delete"}

@@ -14,8 +14,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from worker.blocks import Plan
-    from worker.connection import Connection
+    from worker.engine.blocks import Plan
+    from worker.stream.connection import Connection
 
 ENV_PREFIX = "NEARDUP_"
 GUARANTEES = ("at_least_once", "exactly_once")
@@ -146,7 +146,7 @@ class Settings:
     @cached_property
     def connection(self) -> Connection:
         """How every client reaches Kafka (checked once: a blank bootstrap or SASL without a mechanism fails)."""
-        from worker.connection import Connection
+        from worker.stream.connection import Connection
 
         return Connection.parse(
             self.bootstrap,
@@ -160,7 +160,7 @@ class Settings:
     @cached_property
     def block_plan(self) -> Plan:
         """The block tables, parsed (or planned, for 'auto') once."""
-        from worker.blocks import parse_plan
+        from worker.engine.blocks import parse_plan
 
         return parse_plan(self.plan, self.k, self.expected_fingerprints)
 

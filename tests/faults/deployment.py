@@ -56,12 +56,12 @@ def kill_repeatedly(
             worker.wait_ready()
             before = len(reader.verdicted)
             while len(reader.verdicted) == before:
-                assert worker.alive(), worker.tail()
+                assert worker.alive(), worker.cli.tail()
                 reader.poll(200)
             deadline = time.monotonic() + rng.uniform(least_s, most_s)
             while time.monotonic() < deadline:
                 reader.poll(200)
-            assert worker.alive(), worker.tail()
+            assert worker.alive(), worker.cli.tail()
             assert len(reader.verdicted) < events, "the stream ended before the last kill"
         finally:
             worker.kill()

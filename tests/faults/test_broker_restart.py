@@ -34,7 +34,7 @@ def test_worker_recovers_from_a_broker_restart_without_help(tmp_path: Path) -> N
             stop_local_broker(broker)
             print(f"broker stopped with {len(reader.verdicted)}/{len(before)} verdicts read")
             time.sleep(max(0.0, DOWN_S - (time.monotonic() - stopped)))
-            assert worker.alive(), f"the worker died with the broker:\n{worker.tail()}"
+            assert worker.alive(), f"the worker died with the broker:\n{worker.cli.tail()}"
             broker = start_local_broker(tmp_path / "broker", port=port)
             restarted = time.monotonic()
             restarted_ms = int(time.time() * 1000)
@@ -44,7 +44,7 @@ def test_worker_recovers_from_a_broker_restart_without_help(tmp_path: Path) -> N
 
             def alive() -> None:
                 if not worker.alive():
-                    pytest.fail(f"worker exited:\n{worker.tail()}")
+                    pytest.fail(f"worker exited:\n{worker.cli.tail()}")
 
             reader.wait_for(expected, timeout=180, alive=alive)
             recovery = time.monotonic() - restarted  # broker answering again -> last verdict read

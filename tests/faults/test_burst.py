@@ -21,7 +21,7 @@ PHASES = [(8.0, RATE), (8.0, 10 * RATE), (12.0, RATE)]  # (seconds, events/s)
 # The backlog of a burst waits in Kafka, not in the worker: each stage holds one batch
 # (500 events, or 32 internal messages of at most 512 KiB) and Faust buffers a bounded number
 # of fetched messages per partition. What does grow is the RocksDB memtables, with every event
-# stored (up to their budget, worker/store.py): 8 s and 16 s bursts at 3000/s grew the RSS by
+# stored (up to their budget, worker/state/index.py): 8 s and 16 s bursts at 3000/s grew the RSS by
 # 100 and 170 MiB over the resting size, about 3.5 KiB per event stored after it either way,
 # not with the backlog. Bounds: 192 MiB over the resting RSS (measured after the sustained
 # phase, once the jieba dictionary and caches are loaded) for the 27 600 events stored after
@@ -69,7 +69,7 @@ def test_a_burst_of_ten_times_the_rate_drains_with_bounded_memory(kafka_bootstra
         began = time.monotonic()
         sender.start()
         while sender.is_alive() or len(reader.verdicted) < total:
-            assert worker.alive(), worker.tail()
+            assert worker.alive(), worker.cli.tail()
             assert time.monotonic() - began < 180, f"{total - len(reader.verdicted)} events still undecided"
             reader.poll(250)
             now = time.monotonic() - began

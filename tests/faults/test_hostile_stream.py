@@ -20,8 +20,8 @@ from tests.faults.deployment import Deployment, make_deployment
 from tests.faults.hostile import hostile_records
 from tests.faults.test_poison_pill import wait_until_committed
 from tests.stream_helpers import MAX_TEXT, OutputReader, WorkerProcess, real_feed
-from worker.produce import event_key
-from worker.validate import InvalidEvent, parse_event
+from topology.validate import InvalidEvent, parse_event
+from worker.cli.produce import event_key
 
 pytestmark = pytest.mark.kafka
 
@@ -66,7 +66,7 @@ def run(dep: Deployment, tmp: Path, count: int) -> None:
         dead_wanted = {pos: fate for pos, fate in zip(positions, expect, strict=False) if fate is not None}
         deadline = time.monotonic() + max(180.0, len(records) / 40)  # a 100 kB text is among every 28
         while True:
-            assert worker.alive(), worker.tail()
+            assert worker.alive(), worker.cli.tail()
             verdicts, dead = outcomes(reader, dep)
             have = all(len(verdicts[i]) >= n for i, n in copies.items()) and dead_wanted.keys() <= dead.keys()
             if have:
@@ -83,7 +83,7 @@ def run(dep: Deployment, tmp: Path, count: int) -> None:
         unexpected = {p: d["reason"] for p, d in dead.items() if p not in dead_wanted}
         assert not unexpected, f"accepted records were dead-lettered: {list(unexpected.items())[:5]}"
         wait_until_committed(dep)
-        assert "Restarting dead" not in worker.text(), worker.tail()
+        assert "Restarting dead" not in worker.text(), worker.cli.tail()
         kinds = Counter(reason.split(":")[0].split(" is ")[0][:40] for reason in dead_wanted.values())
         print(
             f"\n{len(records)} records: {sum(copies.values())} verdicts expected and given "

@@ -90,19 +90,21 @@ def test_a_poison_record_sent_twice_loses_no_neighbour_and_stops_nothing(
                     out.send(dep.names.events, key=json.loads(line)["id"].encode(), value=line)
             time.sleep(1.0)  # let the first copy be decided before the second arrives
         neighbours = ids_of(first + second)
-        reader.wait_for(neighbours, timeout=60, alive=lambda: None if worker.alive() else pytest.fail(worker.tail()))
+        reader.wait_for(
+            neighbours, timeout=60, alive=lambda: None if worker.alive() else pytest.fail(worker.cli.tail())
+        )
         deadline = time.monotonic() + 30
         while any(len(got) < 2 for got in poison_outcomes(reader, dep).values()):
             assert time.monotonic() < deadline, f"the poisons' copies got {poison_outcomes(reader, dep)}"
             reader.poll()
         wait_until_committed(dep)
-        assert "Restarting dead" not in worker.text(), worker.tail()  # no agent died
+        assert "Restarting dead" not in worker.text(), worker.cli.tail()  # no agent died
         began = time.monotonic()
         worker.proc.send_signal(signal.SIGTERM)
         try:
             worker.proc.wait(SHUTDOWN_LIMIT_S)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"SIGTERM did not end the worker in {SHUTDOWN_LIMIT_S} s:\n{worker.tail()}")
+            pytest.fail(f"SIGTERM did not end the worker in {SHUTDOWN_LIMIT_S} s:\n{worker.cli.tail()}")
         outcomes = poison_outcomes(reader, dep)
         print(f"\n{limit}: stopped in {time.monotonic() - began:.1f} s; the poisons' copies got:")
         for event_id, got in outcomes.items():
@@ -166,7 +168,9 @@ def test_hostile_internal_messages_are_dead_lettered_by_the_stage_that_reads_the
                     topic, partition, value = hostile.pop(0)
                     out.send(topic, value=value, partition=partition)
                 out.send(names.events, key=json.loads(line)["id"].encode(), value=line)
-        reader.wait_for(ids_of(feed), timeout=60, alive=lambda: None if worker.alive() else pytest.fail(worker.tail()))
+        reader.wait_for(
+            ids_of(feed), timeout=60, alive=lambda: None if worker.alive() else pytest.fail(worker.cli.tail())
+        )
         deadline = time.monotonic() + 30
         while len([r for r in reader.records if r.topic == names.deadletter]) < 5:
             assert time.monotonic() < deadline, [r.value for r in reader.records if r.topic == names.deadletter]
@@ -180,7 +184,7 @@ def test_hostile_internal_messages_are_dead_lettered_by_the_stage_that_reads_the
         assert "ValueError" in by[("verdict", "ghost", names.events)]
         assert "unreadable answers message" in by[("verdict", None, names.answers)]
         wait_until_committed(dep, topics=(names.events, names.probes, names.answers))
-        assert "Restarting dead" not in worker.text(), worker.tail()
+        assert "Restarting dead" not in worker.text(), worker.cli.tail()
     finally:
         worker.stop()
         reader.close()

@@ -48,7 +48,7 @@ def test_no_verdict_is_published_before_its_changelog_record_is_in_kafka(kafka_b
             send_lines(kafka_bootstrap, dep.names.events, lines)
             deadline = time.monotonic() + 60
             while worker.alive():
-                assert time.monotonic() < deadline, f"the worker kept running without a changelog:\n{worker.tail()}"
+                assert time.monotonic() < deadline, f"the worker kept running without a changelog:\n{worker.cli.tail()}"
                 reader.poll(200)
             log = worker.text()
         finally:

@@ -46,12 +46,12 @@ def test_sigterm_with_the_broker_gone_ends_the_worker_within_its_deadline(tmp_pa
             worker.proc.wait(DEADLINE_S + SLACK_S)
         except subprocess.TimeoutExpired:
             worker.kill()
-            pytest.fail(f"SIGTERM did not end the worker within {DEADLINE_S + SLACK_S} s:\n{worker.tail()}")
+            pytest.fail(f"SIGTERM did not end the worker within {DEADLINE_S + SLACK_S} s:\n{worker.cli.tail()}")
         took = time.monotonic() - began
         log = worker.text()
         abandoned = [line for line in log.splitlines() if "shutdown did not finish" in line]
         print(f"\nstopped in {took:.1f} s: {abandoned[0] if abandoned else 'cleanly'}")
-        assert abandoned, f"the stop was not stuck, so the deadline was not tested:\n{worker.tail()}"
+        assert abandoned, f"the stop was not stuck, so the deadline was not tested:\n{worker.cli.tail()}"
         broker = start_local_broker(tmp_path / "broker", port=port)
         again = WorkerProcess.start(dep.env, "stuck", tmp_path)
         reader = OutputReader(broker.bootstrap, dep.names)

@@ -26,16 +26,17 @@ from topology.stages import (
     encode_probes,
     total_order,
 )
-from worker import deadletter, gather
-from worker.blocks import parse_plan
-from worker.changelog import decode_ops
-from worker.fingerprint import fingerprint
-from worker.index_store import IndexPartition
-from worker.outbox import encode
+from topology.validate import InvalidEvent, parse_event, record_limit
+from topology.verdicts import Intro
+from worker.engine.blocks import parse_plan
+from worker.engine.fingerprint import fingerprint
+from worker.engine.match import Entry
 from worker.settings import Settings
-from worker.store import Entry
-from worker.validate import InvalidEvent, parse_event, record_limit
-from worker.verdict_store import VerdictPartition
+from worker.state.changelog import decode_ops
+from worker.state.partition import IndexPartition
+from worker.state.verdicts import VerdictPartition
+from worker.stream import deadletter, gather
+from worker.stream.outbox import encode
 
 SETTINGS = Settings()
 KAFKA_DEFAULT_MAX_RECORD = 1_048_588  # the broker's message.max.bytes default
@@ -95,7 +96,7 @@ def round_trip(raw: bytes, tmp: Path) -> dict[str, Any]:
     event = parse_event(raw, SETTINGS, now_ms=2**53)
     fp = fingerprint(event.text, SETTINGS)
     order = total_order(2**40, 3, 123_456)
-    intro = gather.Intro(event.id, order, event.ts or 0, f"{fp.simhash:016x}", 1, event.to_dict())
+    intro = Intro(event.id, order, event.ts or 0, f"{fp.simhash:016x}", 1, event.to_dict())
     plan = parse_plan(SETTINGS.plan, SETTINGS.k, SETTINGS.expected_fingerprints)
     probes = [
         Probe(t, key, event.id, order, intro.ts, fp.simhash, fp.sketch, False)
@@ -122,7 +123,7 @@ def round_trip(raw: bytes, tmp: Path) -> dict[str, Any]:
     items = [
         i for chunk in encode_chunks([*got_intros, answer_item(event.id, order, [0], [])]) for i in decode_batch(chunk)
     ]
-    state = gather.add_intro(None, gather.Intro.from_dict(items[0]))
+    state = gather.add_intro(None, Intro.from_dict(items[0]))
 
     # The verdict store on RocksDB, its changelog, and a store restored from that changelog.
     live = VerdictPartition(tmp / "live", SETTINGS.retention_ms)

@@ -9,12 +9,13 @@ import pytest
 from rocksdict import Options, Rdict
 
 from topology.records import Event
-from worker.blocks import plan_for
-from worker.changelog import _CHECKPOINT as CHECKPOINT
-from worker.decide import Deduplicator
-from worker.index_store import IndexPartition
+from worker.cli.deduplicator import Deduplicator
+from worker.engine.blocks import plan_for
+from worker.engine.match import Entry
 from worker.settings import Settings
-from worker.store import BlockIndex, Entry, StoreLayoutError, read_only
+from worker.state.changelog import _CHECKPOINT as CHECKPOINT
+from worker.state.index import BlockIndex, StoreLayoutError, read_only
+from worker.state.partition import IndexPartition
 
 PLAN = plan_for(k=3, expected=10_000_000)
 SECOND = 1_000

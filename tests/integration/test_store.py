@@ -9,8 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from worker.blocks import Plan, hamming, parse_plan, plan_for
-from worker.store import BlockIndex, Candidate, Entry
+from worker.engine.blocks import Plan, hamming, parse_plan, plan_for
+from worker.engine.match import Candidate, Entry
+from worker.state.index import BlockIndex
 
 FULL = (1 << 64) - 1
 

@@ -1,4 +1,4 @@
-"""The streaming worker on a real broker: `python -m worker.cli worker` as a subprocess.
+"""The streaming worker on a real broker: `python -m worker.cli.main worker` as a subprocess.
 
 Two deployments (topic prefixes) per module: one input partition and one worker, whose
 verdicts must equal `neardup scan` event for event; and three partitions shared by two
@@ -38,10 +38,10 @@ from tests.stream_helpers import collect as _collect
 from tests.stream_helpers import verdicts_by_id as _verdicts
 from topology.stages import Topics
 from topology.topics import create_topics, topics
-from worker.scan import scan
+from worker.cli.scan import scan
+from worker.cli.tail import Record
 from worker.settings import Settings
-from worker.store import _bucket_ms
-from worker.tail import Record
+from worker.state.index import _bucket_ms
 
 pytestmark = pytest.mark.kafka
 
@@ -102,7 +102,7 @@ def single(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> It
     try:
         worker.wait_ready()
         subprocess.run(
-            [sys.executable, "-m", "worker.cli", "produce", str(feed)], env=env, cwd=REPO, check=True, timeout=60
+            [sys.executable, "-m", "worker.cli.main", "produce", str(feed)], env=env, cwd=REPO, check=True, timeout=60
         )
         with producer(kafka_bootstrap) as out:
             out.send(names.events, key=b"null-value", value=None)
@@ -171,7 +171,7 @@ def test_single_partition_verdicts_equal_neardup_scan(single: SingleRun) -> None
 
 def test_the_index_prepares_the_next_time_bucket_between_batches(single: SingleRun) -> None:
     # Creating a bucket's column families blocks the loop for tens of ms; the index stage
-    # creates the next bucket's ahead (worker.store), so a new day's first event does not wait.
+    # creates the next bucket's ahead (worker.state.index), so a new day's first event does not wait.
     newest = max(json.loads(line)["ts"] for line in SAMPLE)
     width = _bucket_ms(single.settings.retention_ms, 8)  # the index's default 8 buckets
     store = Path(single.settings.state_dir) / "solo" / "stores" / "index" / "0"

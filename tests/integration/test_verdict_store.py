@@ -6,17 +6,18 @@ from pathlib import Path
 
 from topology import codec
 from topology.stages import answer_item, encode_chunks, note_item
-from worker import gather
-from worker.agents import Counters, VerdictBatch
-from worker.changelog import decode_ops
-from worker.hold import Hold
-from worker.verdict_store import Output, VerdictPartition
+from topology.verdicts import Intro, Output, Published, Ref
+from worker.state.changelog import decode_ops
+from worker.state.verdicts import VerdictPartition
+from worker.stream import gather
+from worker.stream.hold import Hold
+from worker.stream.worker import Counters, VerdictBatch
 
 RETENTION_MS = 7 * 86_400_000
 
 
-def published(event_id: str, text: str) -> gather.Published:
-    intro = gather.Intro(event_id, 10, 1000, "00ff", 1, {"id": event_id, "text": text})
+def published(event_id: str, text: str) -> Published:
+    intro = Intro(event_id, 10, 1000, "00ff", 1, {"id": event_id, "text": text})
     return gather.decide(gather.add_answer(gather.add_intro(None, intro), 10, [0], []))
 
 
@@ -63,7 +64,7 @@ LATENESS_MS = 20
 
 
 def intro_item(event_id: str, order: int) -> dict[str, object]:
-    return gather.Intro(event_id, order, 1000, "00ff", 1, {"id": event_id, "text": event_id}).to_dict()
+    return Intro(event_id, order, 1000, "00ff", 1, {"id": event_id, "text": event_id}).to_dict()
 
 
 def batch(
@@ -83,7 +84,7 @@ def due(store: VerdictPartition, hold: Hold, now: int) -> list[tuple[str, str, o
     return [(role, event_id, value.get("duplicate_of")) for _, outputs in entries for role, event_id, value in outputs]
 
 
-EARLIER = gather.Ref("w", 5, 2, 0.9).to_dict()
+EARLIER = Ref("w", 5, 2, 0.9).to_dict()
 
 
 def test_a_verdict_is_stored_when_decided_and_sent_after_its_hold_and_its_record(tmp_path: Path) -> None:

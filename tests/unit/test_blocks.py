@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.blocks import MAX_KEY_BITS, MAX_TABLES, Plan, Table, hamming, parse_plan, plan_for
+from worker.engine.blocks import MAX_KEY_BITS, MAX_TABLES, Plan, Table, hamming, parse_plan, plan_for
 
 F = 64
 FULL = (1 << F) - 1

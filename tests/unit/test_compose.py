@@ -20,7 +20,7 @@ import yaml
 from packaging.specifiers import SpecifierSet
 
 from topology.topics import topic_map, topics
-from worker.cli import build_parser
+from worker.cli.main import build_parser
 from worker.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -370,5 +370,5 @@ def test_build_context_leaves_out_local_state() -> None:
     state = Settings().state_dir.removeprefix("./")
     for path in (".venv", ".venv/bin/python", "worker/__pycache__/cli.cpython-311.pyc", ".pytest_cache", state):
         assert ignored(path, patterns), f"{path} would be sent into the image"
-    for path in ("pyproject.toml", "worker/cli.py", "topology/topics.py", "worker/data/sample_feed.jsonl"):
+    for path in ("pyproject.toml", "worker/cli/main.py", "topology/topics.py", "worker/data/sample_feed.jsonl"):
         assert not ignored(path, patterns), f"{path} is needed to build the image"

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from worker.features import SHINGLE_SEP, HashedFeatures, features, hashed_features
-from worker.idf import idf, vocabulary
-from worker.normalize import normalize
-from worker.segment import tokenize
-from worker.simhash import feature_hash
-from worker.stopwords import is_stopword, stopwords
+from worker.engine.features import SHINGLE_SEP, HashedFeatures, features, hashed_features
+from worker.engine.idf import idf, vocabulary
+from worker.engine.normalize import normalize
+from worker.engine.segment import tokenize
+from worker.engine.simhash import feature_hash
+from worker.engine.stopwords import is_stopword, stopwords
 
 ROOT = Path(__file__).resolve().parents[2]
 EN_TABLE = ROOT / "worker" / "data" / "idf_en.txt.gz"

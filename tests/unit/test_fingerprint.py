@@ -6,12 +6,12 @@ import mmh3
 import pytest
 
 from tests.unit.reference import textbook_simhash
-from worker.features import hashed_features
-from worker.fingerprint import Fingerprint, fingerprint
-from worker.normalize import normalize
-from worker.segment import tokenize
+from worker.engine.features import hashed_features
+from worker.engine.fingerprint import Fingerprint, fingerprint
+from worker.engine.normalize import normalize
+from worker.engine.segment import tokenize
+from worker.engine.sketch import SKETCH_BYTES, compare
 from worker.settings import Settings
-from worker.sketch import SKETCH_BYTES, compare
 
 SETTINGS = Settings()
 

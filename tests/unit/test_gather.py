@@ -9,9 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from topology.stages import total_order
-from worker import gather, match
-from worker.gather import Intro, Pending, Ref
-from worker.store import Candidate, Entry
+from topology.verdicts import Intro, Pending, Published, Ref
+from worker.engine import match
+from worker.engine.match import Candidate, Entry
+from worker.stream import gather
 
 BASE = total_order(1_700_000_000_000, 0, 0)
 
@@ -124,7 +125,7 @@ def test_a_replayed_copy_is_counted_once_and_the_verdict_knows_which_inputs_it_a
         BASE + 10,
         BASE + 20,
     ]
-    assert gather.Published.from_dict(json.loads(json.dumps(published.to_dict()))) == published
+    assert Published.from_dict(json.loads(json.dumps(published.to_dict()))) == published
     revised = gather.revise(published, ref("orig", BASE + 1))
     assert revised is not None and revised.copies == published.copies
 
@@ -191,7 +192,7 @@ def test_state_survives_its_json_round_trip() -> None:
     state = gather.add_note(state, ref("y", big - 2))
     assert Pending.from_dict(json.loads(json.dumps(state.to_dict()))) == state
     published = gather.decide(gather.add_answer(state, big, [0], []))
-    assert gather.Published.from_dict(json.loads(json.dumps(published.to_dict()))) == published
+    assert Published.from_dict(json.loads(json.dumps(published.to_dict()))) == published
 
 
 refs_strategy = st.lists(

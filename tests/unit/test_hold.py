@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from worker import gather
-from worker.hold import HeldEntry, Hold
+from topology.verdicts import Intro, Published, Ref
+from worker.stream import gather
+from worker.stream.hold import HeldEntry, Hold
 
 
-def verdict(event_id: str, original: str | None = None) -> gather.Published:
+def verdict(event_id: str, original: str | None = None) -> Published:
     state = gather.add_answer(
-        gather.add_intro(None, gather.Intro(event_id, 50, 1000, "00ff", 1, {"id": event_id, "text": "t"})), 50, [0], []
+        gather.add_intro(None, Intro(event_id, 50, 1000, "00ff", 1, {"id": event_id, "text": "t"})), 50, [0], []
     )
     if original is not None:
-        state = gather.add_note(state, gather.Ref(original, 5, 1, 0.95))
+        state = gather.add_note(state, Ref(original, 5, 1, 0.95))
     return gather.decide(state)
 
 
-def nothing_stored(event_id: str) -> gather.Published | None:
+def nothing_stored(event_id: str) -> Published | None:
     return None
 
 

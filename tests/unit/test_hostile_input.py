@@ -14,9 +14,9 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from worker.fingerprint import fingerprint
+from topology.validate import InvalidEvent, parse_event
+from worker.engine.fingerprint import fingerprint
 from worker.settings import Settings
-from worker.validate import InvalidEvent, parse_event
 
 SETTINGS = Settings()
 TEXTS = st.text(

@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 from bench import devset
 from tests.unit.test_segment import people_daily_paragraphs
 from worker import _native
-from worker import normalize as normalize_module
-from worker.fingerprint import Fingerprint, fingerprint, fingerprint_reference, native_engine
-from worker.idf import vocabulary
-from worker.normalize import normalize, normalize_reference
-from worker.scan import default_sample
-from worker.segment import ALNUM, DECIMAL, char_classes, tokenize
+from worker.cli.scan import default_sample
+from worker.engine import normalize as normalize_module
+from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_reference, native_engine
+from worker.engine.idf import vocabulary
+from worker.engine.normalize import normalize, normalize_reference
+from worker.engine.segment import ALNUM, DECIMAL, char_classes, tokenize
+from worker.engine.simhash import simhash_from_hashes
 from worker.settings import Settings
-from worker.simhash import simhash_from_hashes
 
 SETTINGS = Settings()
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.normalize import nfkc, normalize
+from worker.engine.normalize import nfkc, normalize
 
 
 def test_full_width_becomes_half_width_and_case_is_folded() -> None:

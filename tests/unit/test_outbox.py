@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from worker.changelog import ChangelogReader, StoreSet
-from worker.outbox import Outbox, encode
-from worker.verdict_store import Output
+from topology.verdicts import Output
+from worker.state.changelog import ChangelogReader, StoreSet
+from worker.stream.outbox import Outbox, encode
 
 
 class Acks:

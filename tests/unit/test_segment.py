@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.normalize import normalize
-from worker.segment import backend, cutter, tokenize, tokenize_with
+from worker.engine.normalize import normalize
+from worker.engine.segment import backend, cutter, tokenize, tokenize_with
 
 
 @cache

@@ -7,7 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit.reference import textbook_simhash
-from worker.simhash import feature_hash, feature_hashes, mix64, shingle_hashes, simhash, simhash_from_hashes, to_hex
+from worker.engine.simhash import (
+    feature_hash,
+    feature_hashes,
+    mix64,
+    shingle_hashes,
+    simhash,
+    simhash_from_hashes,
+    to_hex,
+)
 
 # Multiples of 1/8: every partial sum is exact in float64, so a tie is a tie in any summation
 # order and the comparison with the per-bit loop is exact, never a rounding coin-flip.

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from topology import codec
-from worker.sketch import SKETCH_BYTES, compare, sketch
+from worker.engine.sketch import SKETCH_BYTES, compare, sketch
 
 
 def hashes(values: range | list[int]) -> np.ndarray:

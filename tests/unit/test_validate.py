@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from topology.validate import InvalidEvent, parse_event, parse_ts
 from worker.settings import Settings
-from worker.validate import InvalidEvent, parse_event, parse_ts
 
 SETTINGS = Settings(max_text_bytes=1000, max_id_chars=20)
 

@@ -1,4 +1,4 @@
-"""RocksDB adapter (rocksdict) holding the permuted-block tables of :mod:`worker.blocks`.
+"""RocksDB adapter (rocksdict) holding the permuted-block tables of :mod:`worker.engine.blocks`.
 
 Keyspaces of one *bucket* of stored events:
 
@@ -93,7 +93,8 @@ from rocksdict import (
     WriteOptions,
 )
 
-from worker.blocks import MAX_TABLES, Plan
+from worker.engine.blocks import MAX_TABLES, Plan
+from worker.engine.match import Candidate, Entry
 
 _PLAN_KEY = b"neardup:plan"
 _BUCKET_KEY = b"neardup:bucket_ms"
@@ -111,7 +112,6 @@ _EXACT_PREFIX = 16
 # row's (table | key) or the first bytes of an exact hash (shorter keys skip the filter).
 _PREFIXES = {"tables": _PREFIX, "exact": _EXACT_PREFIX, _BUCKET: 1 + _PREFIX}
 _LAST_FP = b"\xff" * 8
-_MAX_ORDER = 1 << 128
 _RECENT_ENTRIES = 32_768  # decoded entries kept per index (~13 MB)
 _COMPRESSION = {
     "none": DBCompressionType.none,
@@ -135,33 +135,6 @@ def read_only(path: str | os.PathLike[str]) -> Iterator[Rdict]:
         yield db
     finally:
         db.close()
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One stored event: where it is in the arrival order, its event time and verification sketch."""
-
-    event_id: str
-    fingerprint: int
-    order: int
-    ts: int
-    sketch: bytes
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.fingerprint < 1 << 64:
-            raise ValueError(f"fingerprint {self.fingerprint!r} is not a 64-bit unsigned integer")
-        if not 0 <= self.order < _MAX_ORDER:
-            raise ValueError(f"order {self.order!r} must be in [0, 2^128)")
-        if not -(1 << 63) <= self.ts < 1 << 63:
-            raise ValueError(f"ts {self.ts!r} does not fit a signed 64-bit integer")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A stored entry sharing a table key with the probe, and its Hamming distance to it."""
-
-    entry: Entry
-    distance: int
 
 
 def _encode(entry: Entry) -> bytes:

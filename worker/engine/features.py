@@ -17,7 +17,7 @@ Two forms of the same features:
 
 * :func:`features` — a readable ``feature string -> weight`` dict (shingles joined by
   ``SHINGLE_SEP``), for tests and inspection.
-* :func:`hashed_features` — what :func:`worker.fingerprint.fingerprint` uses: the same
+* :func:`hashed_features` — what :func:`worker.engine.fingerprint.fingerprint` uses: the same
   features as (64-bit hash, weight) arrays, built without a Python loop over features.
   Each token is hashed once with MurmurHash3; each distinct hash is looked up once in a
   numpy hash table of the IDF vocabulary (IDF and stopword flag in one gather); shingle
@@ -34,9 +34,9 @@ from functools import cache
 
 import numpy as np
 
-from worker.idf import default_idf, idf, vocabulary
-from worker.simhash import feature_hashes, shingle_hashes
-from worker.stopwords import stopwords
+from worker.engine.idf import default_idf, idf, vocabulary
+from worker.engine.simhash import feature_hashes, shingle_hashes
+from worker.engine.stopwords import stopwords
 
 __all__ = ["SHINGLE_SEP", "HashedFeatures", "features", "hashed_features"]
 

@@ -1,7 +1,7 @@
 """Exactly-once outputs: each outbox entry and its deletion published in one Kafka transaction.
 
 With ``NEARDUP_PROCESSING_GUARANTEE=exactly_once`` the verdict stage's outbox
-(:mod:`worker.outbox`) does not send an entry's records and log its deletion later, as
+(:mod:`worker.stream.outbox`) does not send an entry's records and log its deletion later, as
 at-least-once does (a crash between the two re-sends the entry). It writes the records and
 the changelog record that deletes the entry in one transaction: a ``read_committed``
 consumer sees both or neither, and the restore (which reads changelogs ``read_committed``
@@ -12,7 +12,7 @@ consumer's offset commit and sends only what goes through ``Topic.send`` inside 
 our outputs leave after their changelog record is acknowledged, from the outbox; and its
 open issues report duplicates under read_committed, crashes on rebalance and at startup
 (docs/reliability.md). Input offsets need no transaction here: a replayed input whose
-verdict exists is recognised by its order (:meth:`worker.gather.Published.answered`) and
+verdict exists is recognised by its order (:meth:`worker.stream.Published.answered`) and
 publishes nothing.
 
 One transactional producer per verdict partition, with a transactional id derived from the
@@ -35,8 +35,8 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 
 from topology import codec
-from worker.outbox import encode
-from worker.verdict_store import Output
+from topology.verdicts import Output
+from worker.stream.outbox import encode
 
 log = logging.getLogger("neardup.worker")
 
@@ -48,7 +48,7 @@ class Transactions:
     """The transactional producers of the verdict partitions this worker owns."""
 
     def __init__(self, client: dict[str, Any], prefix: str, changelog: str) -> None:
-        self._client = client  # aiokafka's connection keywords (worker.connection)
+        self._client = client  # aiokafka's connection keywords (worker.stream.connection)
         self._prefix = prefix
         self._changelog = changelog
         self._producers: dict[int, AIOKafkaProducer] = {}
@@ -99,7 +99,7 @@ class Transactions:
 
 
 class TransactionalOutbox:
-    """:class:`worker.outbox.Outbox`'s part when outputs are exactly once: durable entries go
+    """:class:`worker.stream.outbox.Outbox`'s part when outputs are exactly once: durable entries go
     out in transactions, each with the deletion of the entries it carries.
 
     ``begin(partition)`` runs before a transaction and ``done(partition, keys)`` after it

@@ -30,20 +30,39 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 import mmh3
 
-from worker.features import hashed_features, lexicon_table
-from worker.normalize import normalize, normalize_reference
-from worker.segment import char_classes, tokenize
-from worker.settings import Settings
-from worker.simhash import simhash_from_hashes
-from worker.sketch import donor_order, sketch
+from worker.engine.features import hashed_features, lexicon_table
+from worker.engine.normalize import normalize, normalize_reference
+from worker.engine.segment import char_classes, tokenize
+from worker.engine.simhash import simhash_from_hashes
+from worker.engine.sketch import donor_order, sketch
 
 _EXACT_SEED = 0xE8AC7
 _LEAD_SEED = 0x1EAD
 _TAIL_SEED = 0x7A11
+
+
+class Settings(Protocol):
+    """The settings fingerprinting reads (``worker.settings.Settings`` has them); the engine
+    names what it needs rather than importing the worker's configuration."""
+
+    @property
+    def strip_links(self) -> bool: ...
+
+    @property
+    def strip_tags(self) -> bool: ...
+
+    @property
+    def shingle_n(self) -> int: ...
+
+    @property
+    def min_features(self) -> int: ...
+
+    @property
+    def anchor_words(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,12 +18,29 @@ import math
 import re
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from topology.records import Event
-from worker.settings import Settings
+
 
 # JSON framing allowance on top of the text limit before we even try to parse a record.
+class Limits(Protocol):
+    """What validation reads (``worker.settings.Settings`` has it): topology names its needs
+    rather than importing the worker's configuration."""
+
+    @property
+    def max_text_bytes(self) -> int: ...
+
+    @property
+    def max_id_chars(self) -> int: ...
+
+    @property
+    def max_future_skew_ms(self) -> int: ...
+
+    @property
+    def max_depth(self) -> int: ...
+
+
 _ENVELOPE_BYTES = 64 * 1024
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 _PARSER_SURE_DEPTH = 256  # the parser takes this many levels wherever in a stack it runs
@@ -38,12 +55,12 @@ class InvalidEvent(ValueError):
         self.reason = reason
 
 
-def record_limit(settings: Settings) -> int:
+def record_limit(settings: Limits) -> int:
     """The largest record, in bytes, worth parsing: the text limit plus room for the other fields."""
     return settings.max_text_bytes + _ENVELOPE_BYTES
 
 
-def parse_event(raw: bytes | str, settings: Settings, now_ms: int | None = None) -> Event:
+def parse_event(raw: bytes | str, settings: Limits, now_ms: int | None = None) -> Event:
     """Decode and validate one serialized event (``now_ms``: the wall clock, for the future-skew check)."""
     if isinstance(raw, bytes):
         if len(raw) > record_limit(settings):
@@ -112,7 +129,7 @@ def _check_depth(value: Any, limit: int) -> None:
             stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
 
 
-def validate(data: Any, settings: Settings, now_ms: int | None = None) -> Event:
+def validate(data: Any, settings: Limits, now_ms: int | None = None) -> Event:
     """Check a decoded JSON value against the event schema."""
     if not isinstance(data, dict):
         raise InvalidEvent(f"event must be a JSON object, got {type(data).__name__}")

@@ -4,13 +4,13 @@ Read top to bottom, this is the path of one event through the stream: bytes in
 ``{p}.events``; fingerprint and fan-out to one bucket per block table (``{p}.probes``,
 routed to the bucket's partition); the index stage matches and stores the entry in that
 bucket and answers the event's id (``{p}.answers``); the verdict stage gathers the answers
-(:mod:`worker.gather`) and publishes to ``{p}.unique`` or ``{p}.duplicates`` once its
-store's changelog holds what it published (:mod:`worker.outbox`).
+(:mod:`worker.stream.gather`) and publishes to ``{p}.unique`` or ``{p}.duplicates`` once its
+store's changelog holds what it published (:mod:`worker.stream.outbox`).
 
 State does not live in Faust tables (one changelog record per assignment, a dozen per event)
 but in stores this worker owns, one per (stage, partition), whose changes are logged as ONE
 changelog record per partition and batch (for the index, per 50 ms of batches)
-(:mod:`worker.changelog`). Every stage takes its input in batches (:mod:`worker.batches`) and
+(:mod:`worker.state.changelog`). Every stage takes its input in batches (:mod:`worker.stream.batches`) and
 sends one message per destination partition per batch — except to a partition this worker
 is assigned itself: that share goes straight to the next stage in this process, so one
 worker that owns everything talks to Kafka only for input, outputs and changelogs.
@@ -45,20 +45,21 @@ from topology.stages import (
     probe_partition,
     total_order,
 )
-from worker import deadletter, gather, match, shutdown
-from worker.batches import take_batches
-from worker.changelog import ChangelogReader, StoreSet
-from worker.decide import accepts
-from worker.fingerprint import Fingerprint, fingerprint
-from worker.hold import HeldEntry, Hold
-from worker.index_store import IndexPartition
-from worker.outbox import Outbox
+from topology.validate import InvalidEvent, parse_event
+from topology.verdicts import Intro, Output, Pending, Published, Ref
+from worker.engine import match
+from worker.engine.fingerprint import Fingerprint, fingerprint
+from worker.engine.match import Candidate, Entry
+from worker.engine.simhash import to_hex
 from worker.settings import Settings
-from worker.simhash import to_hex
-from worker.store import Candidate, Entry
-from worker.transactions import TransactionalOutbox, Transactions
-from worker.validate import InvalidEvent, parse_event
-from worker.verdict_store import Output, VerdictPartition
+from worker.state.changelog import ChangelogReader, StoreSet
+from worker.state.partition import IndexPartition
+from worker.state.verdicts import VerdictPartition
+from worker.stream import deadletter, gather, shutdown
+from worker.stream.batches import take_batches
+from worker.stream.hold import HeldEntry, Hold
+from worker.stream.outbox import Outbox
+from worker.stream.transactions import TransactionalOutbox, Transactions
 
 log = logging.getLogger("neardup.worker")
 
@@ -74,7 +75,7 @@ _CHANGELOG_GROUP_S = 0.05
 # flushes at once, taking the grouped ones along. Kept under the lateness hold, so a held
 # verdict's record is usually acknowledged when its hold ends and it goes out at once.
 _VERDICT_GROUP_S = 0.01
-# Least time between two steps of index bucket upkeep (worker.store: one column family created
+# Least time between two steps of index bucket upkeep (worker.state.index: one column family created
 # or dropped, 10-40 ms with the GIL held): steps one batch apart added up to a stall as long
 # as the one they replace.
 _UPKEEP_S = 0.25
@@ -90,7 +91,7 @@ _OutboxEntry = tuple[str, list[Output]]
 class Windows:
     """Least time between the end of one batch of a stage and the start of its next (seconds).
 
-    An event that finds its stage idle for longer goes at once (:mod:`worker.batches`); under
+    An event that finds its stage idle for longer goes at once (:mod:`worker.stream.batches`); under
     load each stage adds up to its window to an event's latency, and longer windows mean
     bigger batches, hence fewer messages and changelog records per event (see
     docs/architecture.md). ``fingerprint_shared`` replaces ``fingerprint`` while other
@@ -147,7 +148,7 @@ class Counters:
     replayed: int = 0  # intros of inputs already answered, read again (at-least-once delivery)
     corrections: int = 0
     # Batches being handled now, by stage: records and since when (time.monotonic()); what a
-    # shutdown that runs out of time abandons (worker.shutdown).
+    # shutdown that runs out of time abandons (worker.stream.shutdown).
     in_flight: dict[str, tuple[int, float]] = field(default_factory=dict)
 
     def running(self) -> str:
@@ -231,7 +232,7 @@ def install(
 ) -> Counters:
     """Declare the topics, stores, agents and timer of one worker on ``app``.
 
-    ``transactions``: publish outputs exactly once (:mod:`worker.transactions`).
+    ``transactions``: publish outputs exactly once (:mod:`worker.stream.transactions`).
     """
     names = Topics(settings.topic_prefix)
     partitions = settings.partitions
@@ -433,9 +434,7 @@ def install(
             async with index_lock:
                 await _index_values(local, holds.hold)
 
-    def _fan_out(
-        raw: bytes | None, partition: int, offset: int, timestamp_s: float
-    ) -> tuple[gather.Intro, list[Probe]]:
+    def _fan_out(raw: bytes | None, partition: int, offset: int, timestamp_s: float) -> tuple[Intro, list[Probe]]:
         if raw is None:
             raise InvalidEvent("record has no value (null)")
         event = parse_event(raw, settings)
@@ -449,7 +448,7 @@ def install(
                 fanout.append(Probe(t, key, event.id, order, ts, fp.simhash, fp.sketch, False))
         for i, key in enumerate(fp.exact_keys):
             fanout.append(Probe(exact_table + i, key, event.id, order, ts, fp.simhash, fp.sketch, True))
-        intro = gather.Intro(event.id, order, ts, to_hex(fp.simhash), len(fanout), event.to_dict())
+        intro = Intro(event.id, order, ts, to_hex(fp.simhash), len(fanout), event.to_dict())
         return intro, fanout
 
     # ---------------------------------------------------------------------- index stage
@@ -534,7 +533,7 @@ def install(
                 await _verdict_items(local, hold())
                 last_batch[0] = time.monotonic()
         # After the batch's answers and verdicts, now and then one column family created or
-        # dropped: the next time bucket is ready before its first event (see worker.store).
+        # dropped: the next time bucket is ready before its first event (see worker.state.index).
         now = time.monotonic()
         if now - last_upkeep[0] >= _UPKEEP_S:
             for store in touched:
@@ -567,8 +566,8 @@ def install(
 
     def _match(
         probe: Probe, candidates: list[Candidate], verified: dict[tuple[str, int, str, int], float | None]
-    ) -> tuple[list[gather.Ref], list[tuple[str, int, gather.Ref]], bool]:
-        """The bucket's matches of ``probe`` by :mod:`worker.match`: its earliest earlier match,
+    ) -> tuple[list[Ref], list[tuple[str, int, Ref]], bool]:
+        """The bucket's matches of ``probe`` by :mod:`worker.engine.match`: its earliest earlier match,
         every later event it matches (each needs a note), and whether it is stored here already."""
         probe_fp = Fingerprint(probe.fingerprint, probe.sketch, None, 0)
 
@@ -576,22 +575,20 @@ def install(
             stored = candidate.entry
             pair = (probe.id, probe.order, stored.event_id, stored.order)
             if pair not in verified:
-                verified[pair] = accepts(probe_fp, candidate, settings)
+                verified[pair] = match.accepts(probe_fp, candidate, settings)
             return verified[pair]
 
         others = [c for c in candidates if c.entry.event_id != probe.id]
         found = match.earliest(others, similarity_of, probe.ts - retention_ms, before_order=probe.order)
         earlier = (
-            []
-            if found is None
-            else [gather.Ref(found[0].entry.event_id, found[0].entry.order, found[0].distance, found[1])]
+            [] if found is None else [Ref(found[0].entry.event_id, found[0].entry.order, found[0].distance, found[1])]
         )
-        later: list[tuple[str, int, gather.Ref]] = []
+        later: list[tuple[str, int, Ref]] = []
         for candidate in sorted(others, key=lambda c: match.precedence(c.entry.order, c.distance)):
             if candidate.entry.order > probe.order:
                 similarity = match.is_later_match(probe.ts, candidate, similarity_of, retention_ms)
                 if similarity is not None:
-                    ref = gather.Ref(probe.id, probe.order, candidate.distance, similarity)
+                    ref = Ref(probe.id, probe.order, candidate.distance, similarity)
                     later.append((candidate.entry.event_id, candidate.entry.order, ref))
         return earlier, later, len(others) < len(candidates)
 
@@ -638,7 +635,7 @@ def install(
         Each partition's due held entries go out first (a note in this batch for one of them
         is a correction), and its acknowledged outbox entries are deleted, so the hold timer
         calls this with no items for partitions with deletes only. Verdicts decided here are
-        held (:mod:`worker.hold`); other outputs go out once this batch's record is in.
+        held (:mod:`worker.stream.hold`); other outputs go out once this batch's record is in.
         """
         if any(by_partition.values()):
             await outbox.settled()
@@ -776,9 +773,9 @@ class _Answer:
     """One event's answer from one index batch: the tables it probed here, its earliest match."""
 
     tables: list[int] = field(default_factory=list)
-    earliest: gather.Ref | None = None
+    earliest: Ref | None = None
 
-    def add(self, tables: list[int], earlier: list[gather.Ref]) -> None:
+    def add(self, tables: list[int], earlier: list[Ref]) -> None:
         self.tables.extend(tables)
         self.earliest = match.first([*earlier, self.earliest] if self.earliest else earlier)
 
@@ -787,7 +784,7 @@ class VerdictBatch:
     """One partition's share of a verdict batch: states read once, written once at :meth:`save`.
 
     An event is decided when its gather completes; its first verdict is stored at once and
-    its outputs held (:mod:`worker.hold`) until ``lateness_ms`` has passed. A note for a held
+    its outputs held (:mod:`worker.stream.hold`) until ``lateness_ms`` has passed. A note for a held
     verdict revises it; for a sent one it gives a correction.
     """
 
@@ -804,14 +801,14 @@ class VerdictBatch:
         self.held_ids: list[str] = []  # outputs held with this batch's entry, one per id and copy
         self.decided: set[str] = set()  # ids whose first verdict this batch decided
         self.revised: list[str] = []  # held verdicts of earlier batches revised in this one
-        self.states: dict[str, gather.Pending | None] = {}
+        self.states: dict[str, Pending | None] = {}
         self.stored: set[str] = set()
-        self.published: dict[str, gather.Published | None] = {}
+        self.published: dict[str, Published | None] = {}
         self.dirty_states: set[str] = set()
         self.dirty_published: set[str] = set()
         self.failed: set[str] = set()  # ids dead-lettered by this batch: their other items are skipped
 
-    def state_of(self, event_id: str) -> gather.Pending | None:
+    def state_of(self, event_id: str) -> Pending | None:
         if event_id not in self.states:
             state = self.store.pending(event_id)
             self.states[event_id] = state
@@ -819,7 +816,7 @@ class VerdictBatch:
                 self.stored.add(event_id)
         return self.states[event_id]
 
-    def verdict_of(self, event_id: str) -> gather.Published | None:
+    def verdict_of(self, event_id: str) -> Published | None:
         if event_id not in self.published:
             self.published[event_id] = self.store.verdict(event_id)
         return self.published[event_id]
@@ -827,7 +824,7 @@ class VerdictBatch:
     def is_held(self, event_id: str) -> bool:
         return event_id in self.decided or self.hold.holds(event_id)
 
-    def settle(self, event_id: str, state: gather.Pending) -> None:
+    def settle(self, event_id: str, state: Pending) -> None:
         """Keep a gathering state; decide a complete one and hold its outputs."""
         self.states[event_id] = state
         self.dirty_states.add(event_id)
@@ -840,7 +837,7 @@ class VerdictBatch:
         self.counters.verdicts += 1
         self.held_ids.extend([event_id] * (1 + state.copies))
 
-    def _set_verdict(self, event_id: str, published: gather.Published) -> None:
+    def _set_verdict(self, event_id: str, published: Published) -> None:
         self.published[event_id] = published
         self.dirty_published.add(event_id)
 
@@ -861,16 +858,16 @@ class VerdictBatch:
                 else:
                     self.out.append(first.output(event_id))
                 return
-            self.settle(event_id, gather.add_intro(self.state_of(event_id), gather.Intro.from_dict(item)))
+            self.settle(event_id, gather.add_intro(self.state_of(event_id), Intro.from_dict(item)))
         elif kind == "answer":
             if first is not None:
                 return  # a re-sent copy's or a replayed probe's answer
-            refs = [gather.Ref.from_dict(r) for r in item["earlier"]]
+            refs = [Ref.from_dict(r) for r in item["earlier"]]
             tables = [int(t) for t in item["tables"]]
             state = gather.add_answer(self.state_of(event_id), int(item["order"]), tables, refs)
             self.settle(event_id, state)
         elif kind == "earlier":
-            ref = gather.Ref.from_dict(item["match"])
+            ref = Ref.from_dict(item["match"])
             if first is None:
                 self.settle(event_id, gather.add_note(self.state_of(event_id), ref))
             elif self.is_held(event_id):
@@ -912,7 +909,7 @@ class VerdictBatch:
             held = HeldEntry(self.store.put_outbox(outputs), self.now + self.lateness_ms, 0, self.held_ids)
         return after_record, held
 
-    def _verdict(self, event_id: str) -> gather.Published:
+    def _verdict(self, event_id: str) -> Published:
         """The verdict this batch holds for an id it decided, revised or republishes."""
         published = self.published[event_id]
         assert published is not None

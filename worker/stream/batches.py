@@ -28,7 +28,7 @@ async def take_batches(
     next; a full batch does not wait for it. As with ``take_events``, the stream does not
     ack events on its own: a batch's events are acked once the loop body has returned, so
     the body decides when their offsets may be committed (see ``hold_offsets`` in
-    :mod:`worker.agents`).
+    :mod:`worker.stream.worker`).
     """
     loop = asyncio.get_running_loop()
     pending: list[EventT] = []

@@ -13,13 +13,70 @@ between partitions) is told about it the other way round (:func:`is_later_match`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
-if TYPE_CHECKING:  # the rule reads candidates; it needs no store to do so
-    from worker.store import Candidate
+from worker.engine.fingerprint import Fingerprint
+from worker.engine.sketch import compare
 
-# The similarity that confirms a candidate (worker.decide.accepts), or None.
-Verify = Callable[["Candidate"], "float | None"]
+_MAX_ORDER = 1 << 128  # orders are Kafka (append time, partition, offset) packed in 128 bits
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One stored event: where it is in the arrival order, its event time and verification sketch."""
+
+    event_id: str
+    fingerprint: int
+    order: int
+    ts: int
+    sketch: bytes
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.fingerprint < 1 << 64:
+            raise ValueError(f"fingerprint {self.fingerprint!r} is not a 64-bit unsigned integer")
+        if not 0 <= self.order < _MAX_ORDER:
+            raise ValueError(f"order {self.order!r} must be in [0, 2^128)")
+        if not -(1 << 63) <= self.ts < 1 << 63:
+            raise ValueError(f"ts {self.ts!r} does not fit a signed 64-bit integer")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A stored entry found near the probe (a shared table key or exact key), and its Hamming distance."""
+
+    entry: Entry
+    distance: int
+
+
+class Thresholds(Protocol):
+    """The settings verification reads (``worker.settings.Settings`` has them)."""
+
+    @property
+    def min_resemblance(self) -> float: ...
+
+    @property
+    def min_containment(self) -> float: ...
+
+
+def accepts(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> float | None:
+    """The similarity that confirms ``candidate`` as a near-duplicate of ``probe``, or None.
+
+    Resemblance catches edited reposts; containment of the shorter feature set in the
+    longer catches teasers and truncations, whose resemblance to the full story is low.
+    Callers bound the Hamming distance of table candidates (``max_distance``); candidates
+    nominated by an exact key (anchor or short-text hash) have no bound.
+    """
+    similarity = compare(probe.sketch, candidate.entry.sketch)
+    if similarity.resemblance >= thresholds.min_resemblance:
+        return similarity.resemblance
+    if similarity.containment >= thresholds.min_containment:
+        return similarity.containment
+    return None
+
+
+# The similarity that confirms a candidate (:func:`accepts` bound to a probe), or None.
+Verify = Callable[[Candidate], "float | None"]
 
 
 class Ranked(Protocol):

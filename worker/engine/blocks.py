@@ -7,7 +7,7 @@ keyed on the bits of one such choice therefore puts them in the same bucket, and
 scheme applies the same argument again to the bits left over after the first choice:
 ``C(B1, k) * C(B2, k)`` tables with longer keys, i.e. smaller buckets.
 
-This module only computes plans and keys; storage lives in :mod:`worker.store`.
+This module only computes plans and keys; storage lives in :mod:`worker.state.index`.
 """
 
 from __future__ import annotations

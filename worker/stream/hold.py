@@ -1,7 +1,7 @@
 """Verdicts decided and logged, waiting out ``allowed_lateness_ms`` before they go out.
 
 The verdict stage decides an event the moment its gather completes and writes that verdict
-and its outbox entry with the batch (:mod:`worker.verdict_store`). What the lateness hold
+and its outbox entry with the batch (:mod:`worker.state.verdicts`). What the lateness hold
 delays is only the *send*: a note that arrives meanwhile, naming an earlier original,
 revises the stored verdict instead of publishing a correction after it. Deciding early
 means the store is written once an event (its first verdict), not twice (a held gather
@@ -9,7 +9,7 @@ state, then the verdict), and the timer that ends holds only hands entries to th
 
 An entry goes out when its hold has run out *and* the changelog has acknowledged every
 record it depends on: the one that stored it and any that revised one of its verdicts since
-(``seq``, the partition's :attr:`~worker.verdict_store.VerdictPartition.taken` count). So,
+(``seq``, the partition's :attr:`~worker.state.verdicts.VerdictPartition.taken` count). So,
 as for every output, nothing is sent that a restore could decide differently; a restore
 sends what the store's outbox holds at once, held or not.
 
@@ -22,8 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from worker.gather import Published
-from worker.verdict_store import Output
+from topology.verdicts import Output, Published
 
 
 @dataclass

@@ -6,10 +6,10 @@ For each event, in arrival order:
 2. Otherwise the text is fingerprinted and the block tables are probed *loosely*: every
    stored fingerprint that shares a table key and lies within ``max_distance`` bits is a
    candidate (everything within ``k`` is guaranteed to be among them).
-3. Each candidate is verified with the MinHash sketches (:func:`accepts`); candidates older
+3. Each candidate is verified with the MinHash sketches (:func:`worker.engine.match.accepts`); candidates older
    than the retention window (event time) are ignored.
 4. The event is a duplicate of the *earliest* verified candidate in arrival order, the
-   closest one breaking ties, or unique if none passed: :mod:`worker.match`, the rule the
+   closest one breaking ties, or unique if none passed: :mod:`worker.engine.match`, the rule the
    stream applies too.
 5. The event is indexed and its verdict recorded, so later events can match it. Both expire
    with the event's time bucket; an event older than the index's window (late) is decided
@@ -23,13 +23,13 @@ import time
 from dataclasses import dataclass
 
 from topology.records import Event, Verdict
-from worker import match
-from worker.blocks import hamming
-from worker.fingerprint import Fingerprint, fingerprint
+from worker.engine import match
+from worker.engine.blocks import hamming
+from worker.engine.fingerprint import Fingerprint, fingerprint
+from worker.engine.match import Candidate, Entry
+from worker.engine.simhash import to_hex
 from worker.settings import Settings
-from worker.simhash import to_hex
-from worker.sketch import compare
-from worker.store import BlockIndex, Candidate, Entry
+from worker.state.index import BlockIndex
 
 _VERDICT_PREFIX = "v:"
 _NEXT_ORDER = "meta:next_order"
@@ -41,22 +41,6 @@ class Match:
 
     candidate: Candidate
     similarity: float
-
-
-def accepts(probe: Fingerprint, candidate: Candidate, settings: Settings) -> float | None:
-    """The similarity that confirms ``candidate`` as a near-duplicate of ``probe``, or None.
-
-    Resemblance catches edited reposts; containment of the shorter feature set in the
-    longer catches teasers and truncations, whose resemblance to the full story is low.
-    Callers bound the Hamming distance of table candidates (``settings.max_distance``);
-    candidates nominated by an exact key (anchor or short-text hash) have no bound.
-    """
-    similarity = compare(probe.sketch, candidate.entry.sketch)
-    if similarity.resemblance >= settings.min_resemblance:
-        return similarity.resemblance
-    if similarity.containment >= settings.min_containment:
-        return similarity.containment
-    return None
 
 
 class Deduplicator:
@@ -105,7 +89,7 @@ class Deduplicator:
         for key in probe.exact_keys:
             for entry in self.index.query_exact(key):
                 candidates.setdefault(entry.event_id, Candidate(entry, hamming(entry.fingerprint, probe.simhash)))
-        found = match.earliest(candidates.values(), lambda c: accepts(probe, c, self.settings), oldest)
+        found = match.earliest(candidates.values(), lambda c: match.accepts(probe, c, self.settings), oldest)
         return None if found is None else Match(*found)
 
     def flush(self) -> None:

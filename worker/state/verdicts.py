@@ -1,13 +1,13 @@
 """The verdict stage's store for one ``{p}.answers`` partition: gather states and first verdicts.
 
-A plain rocksdict database with three keyspaces, ``p:<id>`` (the :class:`~worker.gather.Pending`
-state of an id still gathering), ``v:<id>`` (its :class:`~worker.gather.Published` first
+A plain rocksdict database with three keyspaces, ``p:<id>`` (the :class:`~worker.stream.Pending`
+state of an id still gathering), ``v:<id>`` (its :class:`~worker.stream.Published` first
 verdict, written when its gather completes, sent or held) and ``o:<seq>`` (a batch's output
-records not yet acknowledged by the output topics, :mod:`worker.outbox`). Every write is
+records not yet acknowledged by the output topics, :mod:`worker.stream.outbox`). Every write is
 also logged as ``[key, value or null]``, the value as the JSON it is rather than a string
 of it: escaped a second time, a text of quotes and backslashes doubled and a record
 outgrew Kafka's size limit. The stage writes a batch's log as one changelog record
-(:mod:`worker.changelog`). Restoring replays the log in order, so the last write of a
+(:mod:`worker.state.changelog`). Restoring replays the log in order, so the last write of a
 key wins, as it did live.
 
 With a retention, the database is opened with RocksDB's TTL: records older than the window
@@ -18,6 +18,7 @@ remembered as long as it can still be a candidate.
 
 from __future__ import annotations
 
+from topology.verdicts import Output, Pending, Published
 import time
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,7 @@ from typing import Any
 from rocksdict import AccessType, Options, Rdict, ReadOptions
 
 from topology import codec
-from worker import gather
-from worker.gather import Output
+from worker.stream import gather
 
 _PENDING = "p:"
 _VERDICT = "v:"
@@ -49,10 +49,10 @@ class VerdictPartition:
         self._ops: list[list[Any]] = []
         # Gather states are read back many times while an event gathers; keeping the live
         # ones decoded saves a JSON parse per read (they are few: published ones are deleted).
-        self._states: dict[str, gather.Pending] = {}
+        self._states: dict[str, Pending] = {}
         self._last_seq: int | None = None
         # Batches taken for the changelog (take_ops) and how many of them it acknowledged:
-        # a held verdict goes out only once the records it depends on are in (worker.hold).
+        # a held verdict goes out only once the records it depends on are in (worker.stream.hold).
         self.taken = 0
         self.settled = 0
         # Outbox values that did not decode at the last outbox() (key, raw value, reason).
@@ -73,16 +73,16 @@ class VerdictPartition:
         self._set(key, raw)
         self._ops.append([key, None if raw is None else codec.Raw(raw)])
 
-    def pending(self, event_id: str) -> gather.Pending | None:
+    def pending(self, event_id: str) -> Pending | None:
         state = self._states.get(event_id)
         if state is None:
             raw = self._get(_PENDING + event_id)
             if raw is None:
                 return None
-            state = self._states[event_id] = gather.Pending.from_dict(codec.loads(raw))
+            state = self._states[event_id] = Pending.from_dict(codec.loads(raw))
         return state
 
-    def set_pending(self, event_id: str, state: gather.Pending | None) -> None:
+    def set_pending(self, event_id: str, state: Pending | None) -> None:
         if state is None:
             self._states.pop(event_id, None)
         else:
@@ -93,11 +93,11 @@ class VerdictPartition:
         """The changelog acknowledged every batch up to the ``taken``-th (its records' order)."""
         self.settled = max(self.settled, taken)
 
-    def verdict(self, event_id: str) -> gather.Published | None:
+    def verdict(self, event_id: str) -> Published | None:
         raw = self._get(_VERDICT + event_id)
-        return None if raw is None else gather.Published.from_dict(codec.loads(raw))
+        return None if raw is None else Published.from_dict(codec.loads(raw))
 
-    def set_verdict(self, event_id: str, published: gather.Published) -> None:
+    def set_verdict(self, event_id: str, published: Published) -> None:
         self._write(_VERDICT + event_id, codec.dumps(published.to_dict()))
 
     def _items(self, prefix: str) -> list[tuple[str, bytes]]:
@@ -135,7 +135,7 @@ class VerdictPartition:
         """Every outbox entry, oldest first: outputs that may not have reached their topics.
 
         A verdict is sent as its stored first verdict is now, topic included: a held verdict
-        revised after its entry was put (worker.hold) goes out revised. One whose stored
+        revised after its entry was put (worker.stream.hold) goes out revised. One whose stored
         verdict is gone (expired with the retention) is left out. A value that no longer
         decodes is left out too and listed in :attr:`unreadable` (key, raw value, reason), so
         the stage dead-letters it instead of failing its restore on every start.

@@ -16,11 +16,11 @@ from typing import Any
 import faust
 
 from topology.stages import Topics
-from worker.agents import Counters, Windows, install
-from worker.changelog import ChangelogReader
-from worker.fingerprint import fingerprint
+from worker.engine.fingerprint import fingerprint
 from worker.settings import Settings
-from worker.transactions import Transactions
+from worker.state.changelog import ChangelogReader
+from worker.stream.transactions import Transactions
+from worker.stream.worker import Counters, Windows, install
 
 # Each internal hop waits this long for more records to share a produce request.
 _PRODUCER_LINGER_S = 0.002
@@ -68,7 +68,7 @@ def worker_name(explicit: str | None = None) -> str:
 def create_app(
     settings: Settings, name: str | None = None, windows: Windows | None = None
 ) -> tuple[faust.App, Counters]:
-    """A configured app with the three stages installed (see :mod:`worker.agents`), and their counters."""
+    """A configured app with the three stages installed (see :mod:`worker.stream.worker`), and their counters."""
     datadir = Path(settings.state_dir) / worker_name(name)
     datadir.mkdir(parents=True, exist_ok=True)
     app = faust.App(
@@ -82,7 +82,7 @@ def create_app(
         processing_guarantee="at_least_once",
         web_enabled=False,
         autodiscover=False,
-        # The stages keep their state in their own stores (worker.agents); no Faust tables.
+        # The stages keep their state in their own stores (worker.stream.worker); no Faust tables.
         table_standby_replicas=0,
         # Faust commits every 2.8 s by default; a shorter interval bounds what a crash replays.
         broker_commit_interval=1.0,

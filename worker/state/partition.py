@@ -5,7 +5,7 @@ holds exactly the buckets routed to it, each bucket one RocksDB prefix scan, eac
 event's entry (fingerprint, order, ts, sketch) once however many of its tables landed here.
 
 Every add is also recorded as a logical operation; the stage writes a batch's operations as
-one changelog record (:mod:`worker.changelog`). Operations of one event within a batch are
+one changelog record (:mod:`worker.state.changelog`). Operations of one event within a batch are
 merged into one ``[id, fingerprint, order, ts, sketch_b64, tables, exact_keys]``, so the
 sketch travels once per event and partition, not once per table.
 """
@@ -19,8 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from worker.blocks import Plan, hamming
-from worker.store import BlockIndex, Candidate, Entry, StoreLayoutError
+from worker.state.index import StoreLayoutError
+from worker.engine.match import Entry
+from worker.engine.blocks import Plan, hamming
+from worker.state.index import BlockIndex, StoreLayoutError
+from worker.engine.match import Candidate, Entry
 
 log = logging.getLogger("neardup.worker")
 

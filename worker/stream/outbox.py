@@ -4,19 +4,19 @@ Why: a verdict sent before its store change is durable can be decided a second t
 crash, and the second decision may differ from the first (whether an earlier original from
 another partition reached the gather before the hold ran out is a matter of timing). So the
 verdict stage writes each batch's outputs into its store as one outbox entry per partition
-(logged with the batch, :meth:`worker.verdict_store.VerdictPartition.put_outbox`), and
+(logged with the batch, :meth:`worker.state.verdicts.VerdictPartition.put_outbox`), and
 hands the entry to :class:`Outbox` when the changelog has acknowledged it. The outbox sends
 entries in that order, one at a time, and reports the entries whose records every output
 partition acknowledged; the stage then deletes those (logged too). A worker that restores
 a partition sends again whatever its outbox still holds, so a crash can repeat a record,
 byte for byte, but never publish one that the stores do not know.
 
-With exactly-once outputs, :class:`worker.transactions.TransactionalOutbox` takes this
+With exactly-once outputs, :class:`worker.stream.transactions.TransactionalOutbox` takes this
 class's place: an entry's records and its deletion go out in one Kafka transaction.
 
 Verdicts held by ``allowed_lateness_ms`` are no exception: their entry is logged with the
 batch that decided them, and handed over once their hold has run out and that record (and
-any that revised them meanwhile) is acknowledged (:mod:`worker.hold`).
+any that revised them meanwhile) is acknowledged (:mod:`worker.stream.hold`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from topology import codec
-from worker.verdict_store import Output
+from topology.verdicts import Output
 
 # Sends one record to an output topic (by role: unique, duplicates, corrections); returns
 # the delivery future, as Faust's ``topic.send`` does.
@@ -116,7 +116,7 @@ class Outbox:
 
         This is the verdict stage's backpressure, and what shutdown waits for. The stage waits
         here before a batch, as it used to wait on its own sends. Without it the stage rarely
-        let the event loop run mid-batch; a stage's input buffer (:mod:`worker.batches`) fills
+        let the event loop run mid-batch; a stage's input buffer (:mod:`worker.stream.batches`) fills
         only then, so under a backlog input batches shrank from ~125 events to ~25 at
         a higher cost an event (one worker in ``bench/stream_hops.py --rate 0``: 540-690
         against 810-860 events/s), while durable outputs queued up unsent.

@@ -17,7 +17,7 @@ Crash safety without transactions:
   batch's ``on_durable`` when they are acknowledged. The stages ack their source messages to
   Faust only then, so Faust never commits a source offset whose state changes are not in
   Kafka (an unacknowledged message blocks the commit of every later offset of its partition),
-  and the verdict stage publishes a batch's outputs only then (:mod:`worker.outbox`);
+  and the verdict stage publishes a batch's outputs only then (:mod:`worker.stream.outbox`);
 * a store found dirty when first opened may hold writes that never reached the changelog
   (a crash mid-batch): it is wiped and rebuilt from the whole changelog. Otherwise the
   changelog is replayed from the checkpoint to its end — records written by the worker that
@@ -80,9 +80,9 @@ class ChangelogReader:
     """Reads changelog partitions from an offset to their current end (one consumer, no group)."""
 
     def __init__(self, client: dict[str, Any], read_committed: bool = False) -> None:
-        self._client = client  # aiokafka's connection keywords (worker.connection)
+        self._client = client  # aiokafka's connection keywords (worker.stream.connection)
         # With exactly-once outputs a changelog also holds transactional records
-        # (worker.transactions): an aborted one must not be applied.
+        # (worker.stream.transactions): an aborted one must not be applied.
         self._isolation = "read_committed" if read_committed else "read_uncommitted"
         self._consumer: AIOKafkaConsumer | None = None
         # Both stages restore through this one consumer; its assignment is one at a time.

@@ -10,7 +10,7 @@ from worker.settings import Settings
 
 
 def _scan(args: argparse.Namespace) -> int:
-    from worker import scan
+    from worker.cli import scan
 
     settings = Settings.from_env(
         k=args.k,
@@ -40,8 +40,8 @@ def _ensure_topics(settings: Settings) -> list[str]:
 def _worker(args: argparse.Namespace) -> int:
     import logging
 
-    from worker.app import create_app
-    from worker.shutdown import BoundedWorker
+    from worker.stream.app import create_app
+    from worker.stream.shutdown import BoundedWorker
 
     settings = Settings.from_env(state_dir=args.state, partitions=args.partitions)
     _ensure_topics(settings)
@@ -55,15 +55,15 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 def _produce(args: argparse.Namespace) -> int:
-    from worker import produce
-    from worker.scan import default_sample
+    from worker.cli import produce
+    from worker.cli.scan import default_sample
 
     source = default_sample() if args.input == "sample" else args.input
     return produce.run(source, Settings.from_env(), args.rate, args.topic)
 
 
 def _tail(args: argparse.Namespace) -> int:
-    from worker import tail
+    from worker.cli import tail
 
     return tail.run(Settings.from_env(), args.from_beginning, args.max, args.timeout, human=args.pretty or None)
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from worker.decide import Deduplicator
+from topology.validate import InvalidEvent, parse_event
+from worker.cli.deduplicator import Deduplicator
 from worker.settings import Settings
-from worker.store import BlockIndex
-from worker.validate import InvalidEvent, parse_event
+from worker.state.index import BlockIndex
 
 _FLUSH_EVERY = 1000
 _SNIPPET_CHARS = 200
@@ -150,4 +150,4 @@ def run(
 
 def default_sample() -> str:
     """The small real sample corpus shipped with the package."""
-    return os.path.join(os.path.dirname(__file__), "data", "sample_feed.jsonl")
+    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "sample_feed.jsonl")
