@@ -11,7 +11,8 @@ from worker.state.changelog import decode_ops
 from worker.state.verdicts import VerdictPartition
 from worker.stream import gather
 from worker.stream.hold import Hold
-from worker.stream.worker import Counters, VerdictBatch
+from worker.stream.sends import Counters
+from worker.stream.verdict_batch import VerdictBatch
 
 RETENTION_MS = 7 * 86_400_000
 

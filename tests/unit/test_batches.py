@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 import faust
 import pytest
 
-from worker.stream.batches import take_batches
-from worker.stream.worker import _TAKE_MAX, Windows
+from worker.stream.batches import Windows, take_batches
+from worker.stream.worker import _TAKE_MAX
 
 _SPACING_S = 1.0
 

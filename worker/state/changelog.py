@@ -52,9 +52,11 @@ _RESTORE_STALL_S = 120.0
 
 
 class PartitionStore(Protocol):
-    """What :class:`StoreSet` needs of a store: re-apply logged ops, keep two small records."""
+    """What :class:`StoreSet` needs of a store: hand over and re-apply logged ops, keep two small records."""
 
     def apply(self, ops: list[Any]) -> None: ...
+
+    def take_ops(self) -> list[Any]: ...
 
     def get_record(self, key: str) -> bytes | None: ...
 

@@ -19,8 +19,10 @@ from topology.stages import Topics
 from worker.engine.fingerprint import fingerprint
 from worker.settings import Settings
 from worker.state.changelog import ChangelogReader
+from worker.stream.batches import Windows
+from worker.stream.sends import Counters
 from worker.stream.transactions import Transactions
-from worker.stream.worker import Counters, Windows, install
+from worker.stream.worker import install
 
 # Each internal hop waits this long for more records to share a produce request.
 _PRODUCER_LINGER_S = 0.002

@@ -14,9 +14,74 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 import faust
 from faust.types import EventT
+
+
+class Message(Protocol):
+    """What a stage reads of one input record (Faust's ``Message`` has it; tests build their own)."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def partition(self) -> int: ...
+
+    @property
+    def offset(self) -> int: ...
+
+    @property
+    def timestamp(self) -> float: ...
+
+    @property
+    def key(self) -> bytes | None: ...
+
+    @property
+    def value(self) -> bytes | None: ...
+
+
+@dataclass(frozen=True)
+class Windows:
+    """Least time between the end of one batch of a stage and the start of its next (seconds).
+
+    An event that finds its stage idle for longer goes at once; under load each stage adds
+    up to its window to an event's latency, and longer windows mean bigger batches, hence
+    fewer messages and changelog records per event. ``fingerprint_shared`` replaces
+    ``fingerprint`` while other workers own some index partitions: then every batch costs a
+    Kafka message per remote partition, and short batches cut two workers' backlog
+    throughput (docs/benchmarks.md, "Batch windows").
+
+    The index and verdict stages read from Kafka only what another worker sent them, and
+    each such message is already one batch of its sender's: spacing them again only made
+    every event crossing between two workers wait up to twice more.
+
+    Under a backlog a fingerprint batch holds only what Faust delivered during the window
+    before it, so the costs of a batch came every few events. The window after a backlog's
+    batch therefore grows with it (``backlog_per_event`` per event, at most
+    ``backlog_most``), so batches grow towards the stage's maximum while the backlog lasts.
+    A batch counts as a backlog's when its oldest event had waited at least
+    ``backlog_wait``: batch size alone is no such sign, since at a high but sustainable load
+    a batch's size grows with the window that follows it and windows would climb to the cap.
+    """
+
+    fingerprint: float = 0.003
+    fingerprint_shared: float = 0.02
+    backlog_per_event: float = 0.0005
+    backlog_most: float = 0.1
+    backlog_wait: float = 0.2
+    index: float = 0.0
+    verdict: float = 0.0
+
+    def after(self, events: int, shared: bool, waited: float) -> float:
+        """The fingerprint stage's window after a batch of ``events`` whose oldest had waited
+        ``waited`` seconds; ``shared`` while other workers own some index partitions."""
+        least = self.fingerprint_shared if shared else self.fingerprint
+        if waited < self.backlog_wait:
+            return least
+        return max(least, min(self.backlog_most, events * self.backlog_per_event))
 
 
 async def take_batches(
@@ -27,8 +92,7 @@ async def take_batches(
     The gap runs from the end of one batch (when the loop body returns) to the start of the
     next; a full batch does not wait for it. As with ``take_events``, the stream does not
     ack events on its own: a batch's events are acked once the loop body has returned, so
-    the body decides when their offsets may be committed (see ``hold_offsets`` in
-    :mod:`worker.stream.worker`).
+    the body decides when their offsets may be committed (see :class:`worker.stream.guard.OffsetHolds`).
     """
     loop = asyncio.get_running_loop()
     pending: list[EventT] = []

@@ -1,0 +1,64 @@
+"""Each stage's output goes to the next stage's partitions: through Kafka, or straight in-process.
+
+The partitions of ``{p}.probes`` and ``{p}.answers`` this worker is assigned now are *local*:
+a stage hands its output for one of them straight to the next stage in this process,
+already decoded, instead of encoding it, sending it, and reading it back. A worker that owns
+everything thus talks to Kafka only for input, outputs and changelogs; every other share is
+sent as one message per destination partition per batch (split past the message size).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from topology.stages import Topics, encode_chunks, encode_probes
+from worker.stream.fingerprint import Fanout, ProbeMessage
+from worker.stream.sends import Sends
+
+
+class Handoff:
+    """Which internal partitions are local now, and the sends of the shares that are not."""
+
+    def __init__(self, names: Topics, sends: Sends) -> None:
+        self.names = names
+        self.sends = sends
+        self.index: set[int] = set()
+        self.verdict: set[int] = set()
+
+    def assigned(self, assigned: Iterable[Any]) -> None:
+        """``assigned`` is the whole new assignment (topic partitions)."""
+        assigned = list(assigned)
+        self.index = {tp.partition for tp in assigned if tp.topic == self.names.probes}
+        self.verdict = {tp.partition for tp in assigned if tp.topic == self.names.answers}
+
+    def revoked(self, revoked: Iterable[Any]) -> tuple[list[int], list[int]]:
+        """Drop revoked partitions; returns the index and verdict partitions lost."""
+        revoked = list(revoked)
+        index = [tp.partition for tp in revoked if tp.topic == self.names.probes]
+        verdict = [tp.partition for tp in revoked if tp.topic == self.names.answers]
+        self.index.difference_update(index)
+        self.verdict.difference_update(verdict)
+        return index, verdict
+
+    async def probes(self, fanout: Fanout) -> dict[int, list[ProbeMessage]]:
+        """Send each remote index partition its probes; return the local partitions' shares."""
+        local: dict[int, list[ProbeMessage]] = {}
+        for part, probes in fanout.probes.items():
+            if part in self.index:
+                local[part] = [fanout.message(part)]
+                continue
+            for chunk in encode_probes(probes, fanout.intros[part]):
+                await self.sends.send(self.names.probes, None, chunk, part)
+        return local
+
+    async def answers(self, replies: dict[int, list[dict[str, Any]]]) -> dict[int, list[dict[str, Any]]]:
+        """Send each remote verdict partition its items; return the local partitions' items."""
+        local: dict[int, list[dict[str, Any]]] = {}
+        for part, items in replies.items():
+            if part in self.verdict:
+                local[part] = items
+                continue
+            for chunk in encode_chunks(items):
+                await self.sends.send(self.names.answers, None, chunk, part)
+        return local

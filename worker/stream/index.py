@@ -1,0 +1,165 @@
+"""Stage 2, index: match each probe in its bucket, store it there, answer the event.
+
+An index partition holds the buckets routed to it (:mod:`worker.state.partition`). For each
+event whose probes reached this partition in a batch, :meth:`IndexStage.process` queries its
+buckets once, verifies candidates and picks the earliest by the one rule
+(:mod:`worker.engine.match`), stores the event, and answers it with that match. An event
+found here that is *later* in the total order than the probing one (partitions race) gets a
+*note* instead: the verdict stage revises or corrects it (:mod:`worker.stream.gather`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from topology import codec
+from topology.stages import Probe, answer_item, answer_partition, note_item
+from topology.verdicts import Ref
+from worker.engine import match
+from worker.engine.fingerprint import Fingerprint
+from worker.engine.match import Candidate, Entry
+from worker.settings import Settings
+from worker.state.partition import IndexPartition
+from worker.stream import deadletter
+from worker.stream.fingerprint import ProbeMessage
+
+log = logging.getLogger("neardup.worker")
+
+# Least time between two steps of bucket upkeep (one column family created or dropped holds
+# the GIL for tens of ms): steps one batch apart added up to a stall as long as the one they
+# replace.
+_UPKEEP_S = 0.25
+
+# (probe id, probe order, stored id, stored order) -> similarity, or None if it failed.
+Verified = dict[tuple[str, int, str, int], float | None]
+
+
+@dataclass
+class _Answer:
+    """One event's answer from one index batch: the tables it probed here, its earliest match."""
+
+    tables: list[int] = field(default_factory=list)
+    earliest: Ref | None = None
+
+    def add(self, tables: list[int], earlier: list[Ref]) -> None:
+        self.tables.extend(tables)
+        self.earliest = match.first([*earlier, self.earliest] if self.earliest else earlier)
+
+
+@dataclass
+class IndexResult:
+    """What one index batch sends on: items per verdict partition, and dead letters."""
+
+    replies: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    dead: list[bytes] = field(default_factory=list)
+
+
+class IndexStage:
+    """Matches and stores probes in open index stores; no Kafka, so :meth:`process` is tested as is."""
+
+    def __init__(self, settings: Settings, events_topic: str) -> None:
+        self.settings = settings
+        self.partitions = settings.partitions
+        self.retention_ms = settings.retention_ms
+        self.events_topic = events_topic
+        self._last_upkeep = 0.0
+
+    def process(self, stores: dict[int, IndexPartition], messages: dict[int, list[ProbeMessage]]) -> IndexResult:
+        """Probes and intros per index partition, from Kafka or this worker's fingerprint stage."""
+        out = IndexResult()
+        answers: dict[tuple[str, int], _Answer] = defaultdict(_Answer)
+        verified: Verified = {}  # each (probe event, candidate) pair once per batch, whichever partitions meet it
+        for part, values in messages.items():
+            # An event's probes of one partition are handled together: one query over its
+            # tables, one write of its rows, one answer.
+            groups: dict[tuple[str, int], list[Probe]] = {}
+            for probes, intros in values:
+                for probe in probes:
+                    groups.setdefault((probe.id, probe.order), []).append(probe)
+                for intro in intros:  # forwarded to the verdict stage with the answers
+                    out.replies[answer_partition(str(intro["id"]), self.partitions)].append(intro)
+            for probes in groups.values():
+                try:
+                    self._index_event(stores[part], probes, answers, out.replies, verified)
+                except Exception as exc:  # one event's failure is that event's alone
+                    log.exception("index stage: event %r failed", probes[0].id)
+                    dead = deadletter.for_event("index", probes[0].id, probes[0].order, exc, self.events_topic)
+                    out.dead.append(codec.dumps(dead))
+        for (event_id, order), answer in answers.items():
+            earlier = [] if answer.earliest is None else [answer.earliest.to_dict()]
+            item = answer_item(event_id, order, answer.tables, earlier)
+            out.replies[answer_partition(event_id, self.partitions)].append(item)
+        return out
+
+    def _index_event(
+        self,
+        store: IndexPartition,
+        probes: list[Probe],
+        answers: dict[tuple[str, int], _Answer],
+        replies: dict[int, list[dict[str, Any]]],
+        verified: Verified,
+    ) -> None:
+        """One event's probes of this partition: match its buckets, store it there, answer it."""
+        probe = probes[0]
+        tables = [p.table for p in probes if not p.exact]
+        exact_keys = [p.key for p in probes if p.exact]
+        found = {c.entry.event_id: c for c in store.candidates(probe.fingerprint, tables, self.settings.max_distance)}
+        for key in exact_keys:
+            for candidate in store.exact_candidates(probe.fingerprint, key):
+                found.setdefault(candidate.entry.event_id, candidate)
+        earlier, later, present = self._match(probe, list(found.values()), verified)
+        if not present:  # a replayed probe, or a re-sent id, does not re-add (its first order stays)
+            entry = Entry(probe.id, probe.fingerprint, probe.order, probe.ts, probe.sketch)
+            store.add(entry, tables=tables, exact_keys=exact_keys)
+        answers[(probe.id, probe.order)].add([p.table for p in probes], earlier)
+        for later_id, later_order, ref in later:
+            note = note_item(later_id, later_order, ref.to_dict())
+            replies[answer_partition(later_id, self.partitions)].append(note)
+
+    def _match(
+        self, probe: Probe, candidates: list[Candidate], verified: Verified
+    ) -> tuple[list[Ref], list[tuple[str, int, Ref]], bool]:
+        """The bucket's matches of ``probe`` by :mod:`worker.engine.match`: its earliest earlier
+        match, every later event it matches (each needs a note), and whether it is stored here already."""
+        probe_fp = Fingerprint(probe.fingerprint, probe.sketch, None, 0)
+
+        def similarity_of(candidate: Candidate) -> float | None:
+            stored = candidate.entry
+            pair = (probe.id, probe.order, stored.event_id, stored.order)
+            if pair not in verified:
+                verified[pair] = match.accepts(probe_fp, candidate, self.settings)
+            return verified[pair]
+
+        others = [c for c in candidates if c.entry.event_id != probe.id]
+        found = match.earliest(others, similarity_of, probe.ts - self.retention_ms, before_order=probe.order)
+        earlier = (
+            [] if found is None else [Ref(found[0].entry.event_id, found[0].entry.order, found[0].distance, found[1])]
+        )
+        later: list[tuple[str, int, Ref]] = []
+        for candidate in sorted(others, key=lambda c: match.precedence(c.entry.order, c.distance)):
+            if candidate.entry.order > probe.order:
+                similarity = match.is_later_match(probe.ts, candidate, similarity_of, self.retention_ms)
+                if similarity is not None:
+                    later.append(
+                        (
+                            candidate.entry.event_id,
+                            candidate.entry.order,
+                            Ref(probe.id, probe.order, candidate.distance, similarity),
+                        )
+                    )
+        return earlier, later, len(others) < len(candidates)
+
+    def upkeep(self, stores: list[IndexPartition]) -> None:
+        """Now and then, one column family created or dropped after a batch, so the next time
+        bucket is ready before its first event (:meth:`worker.state.index.BlockIndex.maintain`)."""
+        now = time.monotonic()
+        if now - self._last_upkeep < _UPKEEP_S:
+            return
+        for store in stores:
+            if store.maintain():
+                self._last_upkeep = now
+                return
