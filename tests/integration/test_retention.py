@@ -14,7 +14,8 @@ from worker.engine.blocks import plan_for
 from worker.engine.match import Entry
 from worker.settings import Settings
 from worker.state.changelog import _CHECKPOINT as CHECKPOINT
-from worker.state.index import BlockIndex, StoreLayoutError, read_only
+from worker.state.index import BlockIndex
+from worker.state.layout import StoreLayoutError, read_only
 from worker.state.partition import IndexPartition
 
 PLAN = plan_for(k=3, expected=10_000_000)

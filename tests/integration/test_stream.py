@@ -41,7 +41,7 @@ from topology.topics import create_topics, topics
 from worker.cli.scan import scan
 from worker.cli.tail import Record
 from worker.settings import Settings
-from worker.state.index import _bucket_ms
+from worker.state.layout import bucket_width
 
 pytestmark = pytest.mark.kafka
 
@@ -173,7 +173,7 @@ def test_the_index_prepares_the_next_time_bucket_between_batches(single: SingleR
     # Creating a bucket's column families blocks the loop for tens of ms; the index stage
     # creates the next bucket's ahead (worker.state.index), so a new day's first event does not wait.
     newest = max(json.loads(line)["ts"] for line in SAMPLE)
-    width = _bucket_ms(single.settings.retention_ms, 8)  # the index's default 8 buckets
+    width = bucket_width(single.settings.retention_ms, 8)  # the index's default 8 buckets
     store = Path(single.settings.state_dir) / "solo" / "stores" / "index" / "0"
     assert f"bucket@{newest // width + 1}" in Rdict.list_cf(str(store))
 

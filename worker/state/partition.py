@@ -19,11 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from worker.state.index import StoreLayoutError
-from worker.engine.match import Entry
 from worker.engine.blocks import Plan, hamming
-from worker.state.index import BlockIndex, StoreLayoutError
 from worker.engine.match import Candidate, Entry
+from worker.state.index import BlockIndex
+from worker.state.layout import StoreLayoutError
 
 log = logging.getLogger("neardup.worker")
 

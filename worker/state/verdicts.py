@@ -18,7 +18,6 @@ remembered as long as it can still be a candidate.
 
 from __future__ import annotations
 
-from topology.verdicts import Output, Pending, Published
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 from rocksdict import AccessType, Options, Rdict, ReadOptions
 
 from topology import codec
-from worker.stream import gather
+from topology.verdicts import Output, Pending, Published
 
 _PENDING = "p:"
 _VERDICT = "v:"
