@@ -183,8 +183,7 @@ class BlockIndex(TimeBuckets):
         many were stored.
 
         For a changelog's replay, where no query runs between two adds: one write a record
-        instead of one an event restored 1 M events in 81-82 s instead of 97 (bench/restore.py,
-        docs/reliability.md).
+        instead of one an event (docs/benchmarks.md, "Restoring an index partition").
         """
         batch = WriteBatch(raw_mode=True)
         added: list[tuple[int | None, bytes, Entry, bytes]] = []
@@ -217,9 +216,9 @@ class BlockIndex(TimeBuckets):
 
     def _remember(self, number: int | None, eid: bytes, entry: Entry, value: bytes) -> None:
         """Keep a recently added or read entry decoded: near-duplicates cluster in time, so the
-        same few entries are candidates of every table of every copy (measured: an entry read
-        and decode cost ~14 us, two thirds of a probe that finds one neighbour). Its stored
-        value comes along, so an exact-key row can tell at a glance whether it holds the same.
+        same few entries are candidates of every table of every copy, and reading and decoding
+        one was most of a probe. Its stored value comes along, so an exact-key row can tell
+        at a glance whether it holds the same.
 
         Only what the ``entries`` family holds is remembered: an exact-only add of an id stored
         before with another text must not shadow its table rows' entry."""

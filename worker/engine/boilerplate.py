@@ -1,0 +1,199 @@
+"""The wrapper outlets put around a story: datelines in front, footers behind, links and tags.
+
+Patterns for :func:`worker.engine.normalize.normalize`, kept apart from its character steps.
+Datelines and footers are anchored to the ends of the text, so body text is never eaten;
+every repetition is bounded, so a hostile event cannot make a pattern take quadratic time.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- datelines (start of text) -------------------------------------------------------------
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_EN_DATE = _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?"
+# One or more all-caps place words ("BEIJING", "NEW YORK", "ST. LOUIS", "SAN FRANCISCO/NEW
+# YORK"); the first word has 3+ characters so a capitalised "OK —" or "AI —" is not a city.
+_EN_PLACE = r"[A-Z][A-Z.'\-]{2,}(?:[ /]+[A-Z][A-Z.'\-]*)*"
+# An optional region in title case after a comma: "KYIV, Ukraine", "AUSTIN, Texas", ", D.C.".
+_EN_REGION = r",\s+[A-Z][A-Za-z.]*(?:\s+[A-Z][A-Za-z.]*){0,2}"
+# Agency credit in parentheses: (Reuters), (AP), (AFP), (dpa), (Reuters Breakingviews).
+_EN_AGENCY = r"\([A-Za-z][\w&.' /\-]{0,40}\)"
+_EN_DASH = r"\s*(?:-{1,3}|[\u2013\u2014\u2015])\s*"
+
+_EN_DATELINE = (
+    r"(?:"
+    + _EN_PLACE
+    + f"(?:{_EN_REGION})?"
+    + rf"(?:,?\s+{_EN_DATE})?"
+    + rf"(?:\s*{_EN_AGENCY})?"
+    + "|"
+    + _EN_DATE
+    + rf"(?:\s*{_EN_AGENCY})?"
+    + "|"
+    + _EN_AGENCY
+    + ")"
+    + _EN_DASH
+)
+
+_ZH = "\u4e00-\u9fff"
+# Wire dateline: outlet (ends in 社/网/报/台/端, e.g. 新华社, 中新网, 本报, 客户端), optional place,
+# date, then 电/讯: "新华社北京1月5日电", "中新网5月3日电", "本报北京1月5日讯". Requiring the outlet
+# suffix keeps body text such as "今年1月5日电力…" intact.
+_ZH_WIRE = (
+    rf"[{_ZH}]{{0,12}}?(?:社|网|报|台|端)[{_ZH}]{{0,10}}?"
+    r"(?:\d{4}年)?\d{1,2}月\d{1,2}日(?:电|讯|消息)"
+)
+# Flash credit without a date: "本报讯", "新京报讯", "央视网消息", "环球网报道".
+_ZH_FLASH = rf"(?:[{_ZH}]{{0,10}}?(?:报|社|网|台|端)讯|[{_ZH}]{{1,10}}?网(?:消息|报道))"
+# Bracketed lead credit: "【环球网报道】", "【环球时报综合报道】", "【新华社快讯】".
+_ZH_BRACKET = r"【[^】\n]{0,20}(?:报道|讯|电|消息)】"
+# Reporter credit right after a dateline: "(记者 张三)" (full-width brackets are ASCII by now).
+_ZH_REPORTER = r"(?:\s*(?:\([^()\n]{0,40}\)|【[^】\n]{0,40}】))?"
+# "原标题:…" on its own first line (reposts put the original headline there).
+_ZH_ORIGINAL_TITLE = r"原标题\s*:[^\n]*\n"
+
+_DATELINE = re.compile(
+    r"\s*(?:"
+    + _EN_DATELINE
+    + f"|(?:{_ZH_WIRE}|{_ZH_FLASH}){_ZH_REPORTER}\\s*[:,]?"
+    + f"|{_ZH_BRACKET}"
+    + f"|{_ZH_ORIGINAL_TITLE}"
+    + r")\s*"
+)
+
+# --- footers (end of text) -----------------------------------------------------------------
+
+# A footer starts after a line break, a sentence end or a closing bracket (or is the whole
+# text), and must run to the very end of the text.
+_FOOTER_BOUNDARY = "[\\n.!?。！？…\"')\\]】]"
+_FOOTERS_EN = (
+    # "(Reporting by X; Editing by Y)", "(Additional reporting by …)", "(This story has been refiled …)"
+    r"\((?:additional |further )?(?:reporting|writing|editing|compiled|research|graphics"
+    r"|translation)\b[^()\n]{0,300}\)",
+    r"\(this (?:story|article|version)\b[^()\n]{0,300}\)",
+    # calls to action the feed appends
+    r"(?:read more\s*(?::|at\b|on\b|here\b|>|»|\.\.\.|…|(?=\n)|\Z)|more from\b[^\n.!?]{0,40}:"
+    r"|see also\s*:|related(?: articles| stories| coverage)?\s*:"
+    r"|follow (?:us|me|him|her|them|@\w+)\b|sign up\b|subscribe (?:to|for|now)\b"
+    r"|click here\b|share this\b|like us on\b|download (?:our|the) app\b|our standards\s*:)"
+    r"[^\n]{0,300}",
+    # "Copyright 2024 …", "© 2024 Reuters", "(c) 2024 …", "All rights reserved."
+    r"(?:copyright\s*(?:©|\(c\)|(?:19|20)\d\d)|©|\(c\)\s*(?:19|20)\d\d)[^\n]{0,200}",
+    r"all rights reserved\.?",
+)
+_FOOTERS_ZH = (
+    # "(完)", "【完】", "[完]"
+    r"[(\[【]完[)\]】]",
+    # credit lines: "责任编辑:张三", "来源:新华社", "原标题:…", "(编辑:张三)"
+    r"[(\[【]?(?:责任编辑|责编|实习编辑|值班编辑|编辑|校对|审核|审校|终审|监制|主编|来源|文章来源"
+    r"|本文来源|图片来源|原标题|作者|撰文|摄影|记者|通讯员|出品|策划|制作)\s*[:|][^\n]{0,80}",
+    # calls to action: "点击查看原文", "扫码关注…", "更多精彩:…"
+    r"点击(?:查看|进入|阅读|下载|关注|这里)[^\n]{0,80}",
+    r"(?:扫码|扫描二维码|长按二维码|长按识别|欢迎关注|关注我们)[^\n]{0,80}",
+    r"(?:更多|相关)(?:精彩|阅读|新闻|内容|报道|链接)\s*[:>][^\n]{0,120}",
+    # provenance / disclaimers: "本文来自…", "声明:…"
+    r"(?:本文|文章)(?:来自|转自|转载自)[^\n]{0,120}",
+    r"(?:免责)?声明\s*:[^\n]{0,200}",
+)
+_FOOTER_BODY = "(" + "|".join(_FOOTERS_EN + _FOOTERS_ZH) + r")\s*\Z"
+# Searching from a boundary character lets ``re`` skip to candidates with its charset scan.
+_FOOTER = re.compile(_FOOTER_BOUNDARY + r"\s*" + _FOOTER_BODY, re.I)
+# Footers are short; only the tail is searched so a long text costs nothing extra.
+_FOOTER_WINDOW = 400
+# Real feeds stack a few credits or footers; the bound keeps a hostile event (thousands of
+# "(完)") from costing one pass, and one copy of the text, per repetition.
+_MAX_STACKED = 6
+
+
+def strip_dateline(text: str) -> str:
+    """Drop stacked leading credits ("原标题…\\n【环球网报道】…"), a few at most.
+
+    Rules (``_DATELINE``, matched only at the start of the text, case-sensitive):
+
+    * English wire dateline ending in a dash (-, --, en/em dash): all-caps place(s) with an
+      optional title-case region, optional date ("Jan. 5", "March 3, 2024"), optional agency
+      in parentheses — "BEIJING, Jan. 5 (Reuters) -", "WASHINGTON (AP) —",
+      "KYIV, Ukraine (AP) —", "LONDON, March 3 --"; or just "Jan 5 (Reuters) -" / "(AFP) -".
+    * Chinese wire dateline: outlet ending in 社/网/报/台/端, optional place, date, 电/讯/消息,
+      optional reporter credit in brackets — "新华社北京1月5日电（记者 张三）", "中新网5月3日电".
+    * Chinese flash credit: "本报讯", "新京报讯（记者 李四）", "央视网消息（新闻联播）：".
+    * Bracketed lead credit ending in 报道/讯/电/消息: "【环球网报道】", "【新华社快讯】".
+    * "原标题：…" as the whole first line.
+    """
+    for _ in range(_MAX_STACKED):
+        m = _DATELINE.match(text)
+        if m is None or m.end() == 0:
+            break
+        text = text[m.end() :]
+    return text
+
+
+def strip_footers(text: str) -> str:
+    """Drop stacked trailing footers ("…(Reporting by X) Copyright 2024 Y"), a few at most.
+
+    Rules (``_FOOTER``, case-insensitive): a footer starts at a line break, a sentence end or
+    a closing bracket, is short (bounded length, one line) and reaches the end of the text:
+
+    * credits in parentheses: "(Reporting by …; Editing by …)", "(Additional reporting by …)",
+      "(This story has been refiled …)";
+    * calls to action: "Read more: …", "More from Reuters: …", "Related: …", "Follow us on …",
+      "Sign up …", "Subscribe to …", "Click here …", "Our Standards: …";
+    * rights: "Copyright 2024 …", "© 2024 …", "(c) 2024 …", "All rights reserved.";
+    * Chinese end marks and credits: "（完）", "【完】", "责任编辑：…", "责编：…", "编辑：…",
+      "来源：…", "原标题：…", "作者：…", "记者：…", "校对：…", "审核：…";
+    * Chinese calls to action and provenance: "点击查看…", "扫码关注…", "更多精彩：…",
+      "本文来自…", "声明：…".
+    """
+    for _ in range(_MAX_STACKED):
+        m = _FOOTER.search(text, max(0, len(text) - _FOOTER_WINDOW))
+        if m is None or not text[: m.start(1)].strip():
+            # Never the whole text: a post that *is* one line like "Read more: …" or
+            # "Our Standards: …" is content, and stripping it would leave nothing to match on.
+            break
+        text = text[: m.start(1)].rstrip()
+    return text
+
+
+# --- links, mentions, hashtags -------------------------------------------------------------
+
+# URL characters per RFC 3986; a URL does not end in sentence punctuation. Every repetition
+# is bounded or possessive so that a long run of dots and letters cannot make a regex
+# retry the whole run from each of its positions (quadratic time on a 1 MB event).
+_URL_CHARS = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]{0,2048}"
+_URL_END = r"[A-Za-z0-9\-_~/#=&%+]"
+_DOMAIN = r"(?:[a-z0-9\-]{1,63}+\.){1,8}+[a-z]{2,24}+"
+LINKS = re.compile(
+    r"(?:https?://|www\.)"
+    + _URL_CHARS
+    + _URL_END
+    # bare domain with a path: "t.cn/A6x", "example.com/news/1"
+    + r"|\b"
+    + _DOMAIN
+    + "/"
+    + "(?:"
+    + _URL_CHARS
+    + _URL_END
+    + ")?"
+    # e-mail address
+    + r"|\b[a-z0-9._%+\-]{1,64}+@"
+    + _DOMAIN
+    + r"\b",
+    re.I,
+)
+# Each alternative starts with a literal "#" or "@" so ``re`` skips to candidates quickly;
+# the lookbehinds after it check the character before the sign.
+TAGS = re.compile(
+    # Weibo topic "#两会#": no spaces inside, contains a Chinese character
+    f"#(?=[^#\\s]{{0,60}}[{_ZH}])[^#\\s]{{1,60}}#"
+    # Twitter-style "#tag" (not "c#", not "&#39;")
+    + r"|#(?<![\w&#]#)\w[\w\-]*"
+    # "@name" up to whitespace/punctuation (not the middle of an e-mail address)
+    + r"|@(?<![\w.@]@)[\w\-]+"
+)
+# Cheap test for a bare domain with a path ("t.cn/…"), so the link regex runs only when needed.
+DOMAIN_HINT = re.compile(r"\.[a-z]{2,}/")

@@ -1,0 +1,230 @@
+"""Retention by event time: the block index's storage cut into time buckets dropped whole.
+
+An event goes to bucket ``ts // width`` with ``width = ceil(retention_ms / (buckets - 1))``
+(:mod:`worker.state.layout` for the keys). The *watermark* is the largest event ts stored;
+the *horizon* is ``watermark - retention_ms``. Entries older than the horizon are filtered
+out of every query at once, and a bucket whose whole range lies before the horizon is
+dropped with ``drop_column_family``, which deletes its files: at most ``buckets`` buckets
+are live, so disk holds one window plus one bucket however long the stream runs. Late
+events (older than the horizon on arrival) are decided but not stored: they can never be a
+candidate again, and writing them would re-create a dropped bucket.
+
+Why buckets rather than the alternatives: RocksDB's TTL compaction expires by *wall-clock*
+write time, not event time (replays and backfills would keep or drop the wrong entries);
+rocksdict exposes no compaction filter from Python; per-entry deletes write tombstones (more
+data, not less) until compaction. The price is one prefix seek per live bucket per table on
+every probe (docs/benchmarks.md, "Index").
+
+Creating or dropping a family rewrites RocksDB's MANIFEST and OPTIONS files with the GIL
+held, and costs more the more families there are. Inside a streaming batch that set the
+stream's p99, on every partition at once (event time crosses a bucket boundary everywhere
+together). So the stream calls :meth:`TimeBuckets.maintain` between batches: it creates the
+*next* bucket's family before any event needs it and, with ``lazy_drops``, drops an expired
+bucket's family later (the bucket leaves every read at once). Batch scans create and drop
+where the write happens.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rocksdict import BlockBasedOptions, Cache, ColumnFamily, DBCompressionType, Options, Rdict, SliceTransform, WriteBatch, WriteOptions
+
+from worker.engine.match import Entry
+from worker.state.layout import (
+    BUCKET,
+    BUCKET_KEY,
+    KIND_BYTE,
+    KINDS,
+    PREFIXES,
+    RECORDS,
+    WATERMARK_KEY,
+    Bucket,
+    StoreLayoutError,
+    bucket_family,
+)
+
+
+class TimeBuckets:
+    """The bucket bookkeeping of :class:`worker.state.index.BlockIndex` (which sets these fields)."""
+
+    path: Path
+    retention_ms: int | None
+    bucket_ms: int
+    _db: Rdict
+    _meta: ColumnFamily
+    _records: Rdict
+    _cache: Cache
+    _codec: DBCompressionType
+    _block_size: int
+    _names: set[str]
+    _lazy_drops: bool
+    _retired: list[str]
+    _buckets: dict[int | None, Bucket]
+    _newest_first: list[Bucket]
+    _drop_at: int | None
+    _write: WriteOptions
+    _watermark: int | None
+    _recent: dict[tuple[int | None, bytes], tuple[Entry, bytes]]
+
+    def _options(self, name: str) -> Options:
+        opts = Options(raw_mode=True)
+        opts.create_if_missing(True)
+        opts.create_missing_column_families(True)
+        table = BlockBasedOptions()
+        table.set_block_cache(self._cache)
+        table.set_block_size(self._block_size)
+        # Full (prefix) bloom filters held by the table readers, not in the block cache:
+        # measured, a multi-MB filter block in a sharded 64 MB cache was evicted and re-read
+        # on every seek (400 us per seek instead of 2 us).
+        table.set_bloom_filter(10, False)
+        opts.set_block_based_table_factory(table)
+        opts.set_compression_type(self._codec)
+        prefix = PREFIXES.get(name.partition("@")[0])
+        if prefix is not None:
+            opts.set_prefix_extractor(SliceTransform.create_fixed_prefix(prefix))
+            opts.set_memtable_prefix_bloom_ratio(0.1)
+        return opts
+
+    def _check_buckets(self) -> None:
+        raw = self._db.get(BUCKET_KEY)
+        stored = 0 if raw is None else int(bytes(raw))  # stores older than retention: unbucketed
+        if stored == self.bucket_ms:
+            return
+
+        def describe(width: int) -> str:
+            return f"time buckets of {width} ms" if width else "no retention (one bucket kept forever)"
+
+        raise ValueError(
+            f"index at {self.path} was built with {describe(stored)} but is opened with "
+            f"{describe(self.bucket_ms)} (retention_ms={self.retention_ms}); its entries would sit in the "
+            "wrong buckets: open it with the same retention_ms and buckets, or rebuild it"
+        )
+
+    def _check_layout(self, existing: list[str]) -> None:
+        old = sorted(n for n in existing if "@" in n and not n.startswith(BUCKET + "@"))
+        if old:
+            raise StoreLayoutError(
+                f"index at {self.path} keeps its time buckets as one column family per keyspace "
+                f"({', '.join(old[:4])}...), the layout of an older neardup; rebuild it"
+            )
+
+    @property
+    def watermark(self) -> int | None:
+        """The largest event ts stored so far (None before the first, or without retention)."""
+        return self._watermark
+
+    @property
+    def horizon(self) -> int | None:
+        """Events older than this ts are out of the window (None: nothing is out)."""
+        if self._watermark is None or self.retention_ms is None:
+            return None
+        return self._watermark - self.retention_ms
+
+    @property
+    def live_buckets(self) -> tuple[int, ...]:
+        """Numbers of the time buckets on disk, oldest first (empty without retention)."""
+        return tuple(sorted(n for n in self._buckets if n is not None))
+
+    def _open_bucket(self, number: int | None) -> Bucket:
+        if number is None:
+            cf = {kind: self._family(kind) for kind in KINDS}
+            handle = {kind: self._db.get_column_family_handle(kind) for kind in KINDS}
+            lead = dict.fromkeys(KINDS, b"")
+        else:
+            name = bucket_family(number)
+            family = self._family(name)
+            cf = dict.fromkeys(KINDS, family)
+            handle = dict.fromkeys(KINDS, self._db.get_column_family_handle(name))
+            lead = dict(KIND_BYTE)
+        bucket = self._buckets[number] = Bucket(number, cf, handle, lead)
+        self._reorder()
+        return bucket
+
+    def _family(self, name: str) -> Rdict:
+        if name == RECORDS:
+            return self._records
+        if name in self._names:
+            return self._db.get_column_family(name)
+        return self._create_family(name)
+
+    def _create_family(self, name: str) -> Rdict:
+        family = self._db.create_column_family(name, self._options(name))
+        self._names.add(name)
+        return family
+
+    def _reorder(self) -> None:
+        numbers = sorted((n for n in self._buckets if n is not None), reverse=True)
+        self._newest_first = [self._buckets[n] for n in numbers] or list(self._buckets.values())
+        # The horizon at which the oldest bucket is wholly out of the window.
+        self._drop_at = (numbers[-1] + 1) * self.bucket_ms if numbers else None
+
+    def _target(self, ts: int, batch: WriteBatch) -> Bucket | None:
+        """The bucket an event of time ``ts`` is written to, or None if it is older than the window.
+
+        Advances the watermark (persisted in ``batch``) when ``ts`` is the newest so far.
+        """
+        if not self.bucket_ms:
+            return self._buckets[None]
+        horizon = self.horizon
+        if horizon is not None and ts < horizon:
+            return None
+        if self._watermark is None or ts > self._watermark:
+            self._watermark = ts
+            batch.put(WATERMARK_KEY, str(ts).encode(), self._meta)
+        number = ts // self.bucket_ms
+        bucket = self._buckets.get(number)
+        return bucket if bucket is not None else self._open_bucket(number)
+
+    def _expire(self) -> None:
+        """Drop every bucket whose whole time range is older than the horizon."""
+        horizon = self.horizon
+        if horizon is None or self._drop_at is None or horizon < self._drop_at:
+            return
+        for number in self.live_buckets:
+            if (number + 1) * self.bucket_ms > horizon:
+                break
+            bucket = self._buckets.pop(number)
+            self._recent = {k: e for k, e in self._recent.items() if k[0] != number}
+            # The files go only once no Python object holds the column family any more.
+            bucket.cf.clear()
+            bucket.handle.clear()
+            self._retired.append(bucket_family(number))
+        self._reorder()
+        if not self._lazy_drops:
+            self._drop_retired()
+
+    def _drop_retired(self, count: int | None = None) -> None:
+        """Drop the first ``count`` retired families (default all)."""
+        count = len(self._retired) if count is None else count
+        for name in self._retired[:count]:
+            self._db.drop_column_family(name)
+            self._names.discard(name)
+        del self._retired[:count]
+
+    def maintain(self) -> bool:
+        """One step of bucket upkeep: drop one retired family, else create the family of the
+        bucket after the watermark's. Returns False when there was nothing to do.
+
+        Each step is one MANIFEST and OPTIONS rewrite (see the module docstring); a caller
+        between batches spreads a bucket change into steps no event waits for.
+        """
+        if self._retired:
+            self._drop_retired(1)
+            return True
+        if not self.bucket_ms or self._watermark is None:
+            return False
+        number = self._watermark // self.bucket_ms + 1
+        name = bucket_family(number)
+        if number in self._buckets or name in self._names:
+            return False
+        self._create_family(name)
+        return True
+
+    def _commit(self, batch: WriteBatch) -> None:
+        self._db.write(batch, self._write)
+        self._expire()
+
+    def _live(self) -> list[Bucket]:
+        """Buckets a read consults, newest first."""
+        return self._newest_first
