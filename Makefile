@@ -34,7 +34,7 @@ check: setup
 	$(BIN)/mypy
 
 test-fast: setup
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest -m "not kafka"
 
 bench-quality: setup
 	$(BIN)/python bench/quality.py

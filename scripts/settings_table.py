@@ -1,7 +1,7 @@
 """Print the README's settings table from worker.settings (the single source of truth).
 
 Usage: python scripts/settings_table.py   (paste the output between the README markers;
-tests/unit/test_readme.py fails when the two drift apart)
+tests/test_readme.py fails when the two drift apart)
 """
 
 from __future__ import annotations

@@ -211,7 +211,7 @@ class Plan:
     def expected_bucket(self, expected: int | None = None) -> float:
         """Expected stored fingerprints per bucket in the narrowest table (uniform fingerprints)."""
         n = self.expected if expected is None else expected
-        return n / 2 ** _key_range(self.tables)[0]
+        return n / (1 << _key_range(self.tables)[0])
 
     def explain(self) -> str:
         """Why this plan: its blocks, tables, key widths and expected bucket size, with alternatives."""

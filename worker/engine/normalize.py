@@ -249,7 +249,8 @@ def _t2s_triggers() -> _Triggers | None:
     try:
         from worker import _native
 
-        return _native.CharSet("".join(sorted(triggers)))
+        native: _Triggers = _native.CharSet("".join(sorted(triggers)))
+        return native
     except ImportError:
         return re.compile(f"[{_char_class(map(ord, triggers))}]")
 

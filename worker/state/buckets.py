@@ -28,7 +28,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocksdict import BlockBasedOptions, Cache, ColumnFamily, DBCompressionType, Options, Rdict, SliceTransform, WriteBatch, WriteOptions
+from rocksdict import (
+    BlockBasedOptions,
+    Cache,
+    ColumnFamily,
+    DBCompressionType,
+    Options,
+    Rdict,
+    SliceTransform,
+    WriteBatch,
+    WriteOptions,
+)
 
 from worker.engine.match import Entry
 from worker.state.layout import (

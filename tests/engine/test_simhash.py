@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unit.reference import textbook_simhash
+from tests.engine.reference import textbook_simhash
 from worker.engine.simhash import (
     feature_hash,
     feature_hashes,

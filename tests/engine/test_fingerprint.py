@@ -5,7 +5,7 @@ from __future__ import annotations
 import mmh3
 import pytest
 
-from tests.unit.reference import textbook_simhash
+from tests.engine.reference import textbook_simhash
 from worker.engine.features import hashed_features
 from worker.engine.fingerprint import Fingerprint, fingerprint
 from worker.engine.normalize import normalize

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from scripts.settings_table import table
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench import devset
-from tests.unit.test_segment import people_daily_paragraphs
+from tests.engine.test_segment import people_daily_paragraphs
 from worker import _native
 from worker.cli.scan import default_sample
 from worker.engine import normalize as normalize_module

@@ -23,7 +23,7 @@ from topology.topics import topic_map, topics
 from worker.cli.main import build_parser
 from worker.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 NEARDUP_SERVICES = ("topics", "worker", "feeder", "tail")
 # Where a single-node broker needs 1 instead of Kafka's production default of 3.
 SINGLE_BROKER_KEYS = re.compile(r"(replication\.factor|min\.isr|min\.insync\.replicas)$")
