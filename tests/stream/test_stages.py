@@ -1,0 +1,185 @@
+"""Each stage's ``process`` on its own, without Kafka: what one batch in gives out.
+
+The stages take plain messages (fingerprint), open RocksDB stores (index, verdict) and give
+back what the worker then sends, so one event's path from bytes to verdict runs here as
+three calls. The same path on the real broker is tests/stream/test_stream.py.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from topology import codec
+from topology.stages import Probe, answer_partition, probe_partition
+from worker.settings import Settings
+from worker.state.changelog import StoreSet
+from worker.state.partition import IndexPartition
+from worker.state.verdicts import VerdictPartition
+from worker.stream.fingerprint import FingerprintStage, ProbeMessage
+from worker.stream.index import IndexStage
+from worker.stream.sends import Counters
+from worker.stream.verdict import VerdictStage
+
+SETTINGS = Settings(partitions=3, topic_prefix="t")
+NOW_S = 1_760_000_000.0
+STORY = (
+    "The central bank raised its benchmark interest rate by a quarter point on Wednesday, "
+    "citing persistent inflation in housing and services, and signalled that further "
+    "increases remain possible if price growth does not slow in the coming months."
+)
+REPOST = STORY + " Read more at example.com/markets/rates"
+OTHER = (
+    "Heavy rain flooded several districts of the coastal city overnight, closing schools and "
+    "two metro lines while emergency crews pumped water from underground car parks."
+)
+
+
+@dataclass(frozen=True)
+class Message:
+    """What a stage reads of an input record (Faust's message has the same fields)."""
+
+    value: bytes | None
+    offset: int
+    partition: int = 0
+    topic: str = "t.events"
+    timestamp: float = NOW_S
+    key: bytes | None = None
+
+
+def event(event_id: str, text: str, offset: int) -> Message:
+    return Message(json.dumps({"id": event_id, "text": text}).encode(), offset, timestamp=NOW_S + offset / 1000)
+
+
+def index_stores(tmp_path: Path) -> dict[int, IndexPartition]:
+    plan = SETTINGS.block_plan
+    return {p: IndexPartition(tmp_path / f"index-{p}", plan, SETTINGS.retention_ms) for p in range(SETTINGS.partitions)}
+
+
+def as_messages(fanout_probes: dict[int, list[Probe]], intros: dict[int, Any]) -> dict[int, list[ProbeMessage]]:
+    return {p: [(probes, list(intros[p].values()))] for p, probes in fanout_probes.items()}
+
+
+def test_fingerprint_fans_an_event_out_to_a_probe_per_table_routed_to_its_bucket() -> None:
+    out = FingerprintStage(SETTINGS).process([event("a", STORY, 7)])
+    probes = [probe for share in out.probes.values() for probe in share]
+    tables = len(SETTINGS.block_plan.tables)
+    assert out.accepted == 1 and out.dead == []
+    assert sorted(p.table for p in probes if not p.exact) == list(range(tables))
+    assert all(
+        part == probe_partition(p.bucket, SETTINGS.partitions) for part, share in out.probes.items() for p in share
+    )
+    [(part, intros)] = [(part, intros) for part, intros in out.intros.items() if intros]
+    [intro] = intros.values()
+    assert intro["id"] == "a" and intro["expected"] == len(probes)
+    assert intro["event"]["text"] == STORY
+    assert part in out.probes  # the intro rides with one of the event's own probes
+
+
+def test_fingerprint_dead_letters_what_it_refuses_and_fans_out_the_rest() -> None:
+    batch = [
+        Message(b"{not json", 1),
+        Message(None, 2),
+        Message(json.dumps({"id": "no-text"}).encode(), 3),
+        event("ok", STORY, 4),
+    ]
+    out = FingerprintStage(SETTINGS).process(batch)
+    assert out.accepted == 1
+    letters = [codec.loads(raw) for raw in out.dead]
+    assert [(d["offset"], d["stage"]) for d in letters] == [(1, "fingerprint"), (2, "fingerprint"), (3, "fingerprint")]
+    assert "null" in letters[1]["reason"] and "text" in letters[2]["reason"]
+    assert {intro["id"] for intros in out.intros.values() for intro in intros.values()} == {"ok"}
+
+
+def run_index(stage: IndexStage, stores: dict[int, IndexPartition], *events: Message) -> list[dict[str, Any]]:
+    out = FingerprintStage(SETTINGS).process(list(events))
+    result = stage.process(stores, as_messages(out.probes, out.intros))
+    assert result.dead == []
+    return [item for items in result.replies.values() for item in items]
+
+
+def test_index_answers_a_repost_with_the_earlier_story_and_the_story_with_nothing(tmp_path: Path) -> None:
+    stage, stores = IndexStage(SETTINGS, "t.events"), index_stores(tmp_path)
+    first = run_index(stage, stores, event("story", STORY, 1), event("other", OTHER, 2))
+    assert all(item["earlier"] == [] for item in first if item["kind"] == "answer")
+    second = run_index(stage, stores, event("repost", REPOST, 3))
+    earlier = {ref["id"] for item in second if item["kind"] == "answer" for ref in item["earlier"]}
+    assert earlier == {"story"}
+
+
+def test_index_notes_a_later_event_when_an_earlier_one_arrives_after_it(tmp_path: Path) -> None:
+    """Partitions race: the repost (later in the total order) is indexed first; the story's
+    arrival then tells the repost about it instead of answering the story with a later event."""
+    stage, stores = IndexStage(SETTINGS, "t.events"), index_stores(tmp_path)
+    fingerprint = FingerprintStage(SETTINGS)
+    story, repost = fingerprint.process([event("story", STORY, 1)]), fingerprint.process([event("repost", REPOST, 2)])
+    stage.process(stores, as_messages(repost.probes, repost.intros))
+    replies = stage.process(stores, as_messages(story.probes, story.intros)).replies
+    items = [item for items in replies.values() for item in items]
+    notes = [item for item in items if item["kind"] == "earlier"]
+    assert notes and {(n["id"], n["match"]["id"]) for n in notes} == {("repost", "story")}
+    assert all(item["earlier"] == [] for item in items if item["kind"] == "answer")
+    assert all(
+        part == answer_partition("repost", SETTINGS.partitions)
+        for part, its in replies.items()
+        for i in its
+        if i in notes
+    )
+
+
+def test_index_dead_letters_one_failing_event_and_answers_the_others(tmp_path: Path) -> None:
+    stage, stores = IndexStage(SETTINGS, "t.events"), index_stores(tmp_path)
+    good = FingerprintStage(SETTINGS).process([event("good", STORY, 1)])
+    broken = FingerprintStage(SETTINGS).process([event("broken", OTHER, 2)])
+    for probes in broken.probes.values():
+        probes[:] = [Probe(p.table, p.key, p.id, p.order, p.ts, 1 << 70, p.sketch, p.exact) for p in probes]
+    messages = as_messages(good.probes, good.intros)
+    for part, probes in broken.probes.items():
+        messages.setdefault(part, []).append((probes, []))
+    result = stage.process(stores, messages)
+    assert {codec.loads(raw)["id"] for raw in result.dead} == {"broken"}
+    answered = {item["id"] for items in result.replies.values() for item in items if item["kind"] == "answer"}
+    assert answered == {"good"}
+
+
+class RecordingSends:
+    """What the verdict stage needs of the worker's sends; records outputs instead of producing."""
+
+    def __init__(self) -> None:
+        self.counters = Counters()
+        self.outputs = {"unique": "t.unique", "duplicates": "t.duplicates"}
+        self.sent: list[tuple[str, bytes, bytes]] = []
+
+    async def output(self, role: str, key: bytes, value: bytes) -> Any:
+        self.sent.append((role, key, value))
+
+    def write_failed(self, exc: BaseException) -> None:
+        raise AssertionError(f"nothing is written here: {exc}")
+
+
+def test_one_events_path_from_bytes_to_verdict_without_kafka(tmp_path: Path) -> None:
+    fingerprint, index = FingerprintStage(SETTINGS), IndexStage(SETTINGS, "t.events")
+    istores = index_stores(tmp_path)
+    vstores = {
+        p: VerdictPartition(tmp_path / f"verdict-{p}", SETTINGS.retention_ms) for p in range(SETTINGS.partitions)
+    }
+    sends = RecordingSends()
+    verdict = VerdictStage(
+        SETTINGS, StoreSet(tmp_path / "unused", "t.verdict-changelog", VerdictPartition, None), sends, None
+    )
+    decided: dict[str, dict[str, Any]] = {}
+    for offset, (event_id, text) in enumerate([("story", STORY), ("other", OTHER), ("repost", REPOST)]):
+        out = fingerprint.process([event(event_id, text, offset)])
+        replies = index.process(istores, as_messages(out.probes, out.intros)).replies
+        result = verdict.process(vstores, dict(replies), now=int(NOW_S * 1000))
+        for _part, decider, held in result.decided:
+            if held is not None:
+                for held_id in held.ids:
+                    decided[held_id] = decider.store.verdict(held_id).output(held_id)[2]
+    assert decided["story"]["verdict"] == "unique"
+    assert decided["other"]["verdict"] == "unique"
+    assert decided["repost"]["verdict"] == "duplicate"
+    assert decided["repost"]["duplicate_of"] == "story"
+    assert sends.counters.verdicts == 3
