@@ -189,8 +189,8 @@ def produce(
     The pace counts from ``paced_from`` (a ``time.monotonic()`` value, default now), so
     producers in several threads can keep step. Returns the start time and the share of a
     core this process used meanwhile (the sender's, when it sends alone). The sender shares the
-    box with the workers, so it is aiokafka's producer (faust's own client): at 385 events/s
-    kafka-python's took 0.58 of a core and aiokafka's 0.27 (docs/architecture.md), CPU that
+    box with the workers, so it is aiokafka's producer (faust's own client), which takes half the
+    CPU kafka-python's did (docs/benchmarks.md, "How the bench is set up, and why"), CPU that
     otherwise showed up as the workers' latency.
     """
     return asyncio.run(_produce(bootstrap, topic, events, rate, paced_from))
@@ -321,7 +321,7 @@ def drop_run(bootstrap: str, prefix: str, tmp: Path) -> None:
     """Delete one run's topics (the stages' and Faust's own) and its stores; its logs stay.
 
     Every run makes fresh topics: left on a local broker, a few dozen runs' partitions made
-    the same bench visibly slower (docs/architecture.md, "Figures").
+    the same bench visibly slower (docs/benchmarks.md, "How to read and rerun them").
     """
     drop_topics(bootstrap, prefix)
     for state in (tmp / prefix, tmp / f"{prefix}-passthrough-data"):
@@ -429,7 +429,7 @@ def main() -> None:
         "--events",
         type=int,
         default=6000,
-        help="events per run (with fewer, start-up is most of the passthrough's max, see docs/architecture.md)",
+        help="events per run (with fewer, start-up is most of the passthrough's max, see docs/benchmarks.md)",
     )
     parser.add_argument(
         "--repeat",
