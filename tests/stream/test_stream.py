@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from rocksdict import Rdict
 
+from bench import devset
 from tests.stream_helpers import (
     MAX_TEXT,
     REPO,
@@ -31,6 +32,7 @@ from tests.stream_helpers import (
     WorkerProcess,
     input_orders,
     producer,
+    send_lines,
     wait_for_members,
     worker_env,
 )
@@ -268,3 +270,36 @@ def test_pointers_go_back_in_the_total_order_and_end_at_unique(shared: SharedRun
             seen.add(node)
             node = final[node]  # type: ignore[index]
         assert final[node] is None  # type: ignore[index]
+
+
+# ------------------------------------------------------------------ the development set
+def test_the_stream_decides_the_development_set_exactly_as_neardup_scan(
+    kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The one decision rule, two callers: on one input partition the stream's verdicts equal
+    scan's for every event of the development set (real text, a quarter of it near-duplicates,
+    hard negatives), not only for the sample feed."""
+    tmp = tmp_path_factory.mktemp("stream-devset")
+    prefix = f"dv{uuid.uuid4().hex[:8]}"
+    env = worker_env(kafka_bootstrap, prefix, 1, tmp / "state")
+    settings, names = Settings.from_env(env), Topics(prefix)
+    events, _ = devset.build()
+    lines = [json.dumps(event, ensure_ascii=False).encode() for event in events]
+    reference = _scan_reference(lines, settings, tmp)
+    assert len(reference) == len(events)
+    create_topics(kafka_bootstrap, topics(prefix, 1, 1))
+    worker = WorkerProcess.start(env, "devset", tmp)
+    try:
+        worker.wait_ready()
+        send_lines(kafka_bootstrap, names.events, lines)
+        verdicts = _verdicts(_collect(settings, lambda got: len(got) >= len(lines), timeout=180), names)
+    finally:
+        worker.stop()
+    different = {
+        event_id: (verdicts.get(event_id, [{}])[0], expected)
+        for event_id, expected in reference.items()
+        if [{k: v.get(k) for k in VERDICT_KEYS} for v in verdicts.get(event_id, [])]
+        != [{k: expected[k] for k in VERDICT_KEYS}]
+    }
+    assert len(different) == 0, list(different.items())[:3]
+    assert sum(v["verdict"] == "duplicate" for v in reference.values()) > len(events) // 5
