@@ -34,7 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.stream import drop_topics  # noqa: E402
-from topology.stages import Topics, encode_chunks, total_order  # noqa: E402
+from topology.codec import encode_chunks  # noqa: E402
+from topology.stages import Topics, total_order  # noqa: E402
 from topology.topics import create_topics, topics  # noqa: E402
 from worker.engine.blocks import Plan, parse_plan  # noqa: E402
 from worker.engine.match import Entry  # noqa: E402

@@ -31,3 +31,36 @@ def dumps(value: Any) -> bytes:
 def loads(raw: bytes | str) -> Any:
     """Parse JSON written by :func:`dumps` (or any JSON)."""
     return _decoder.decode(raw)
+
+
+MAX_MESSAGE_BYTES = 512 * 1024
+"""Internal messages are split below this size: Kafka refuses requests over 1 MiB by default."""
+
+
+def encode_batch(items: list[Any]) -> bytes:
+    """One internal message: a JSON array of items."""
+    return dumps(items)
+
+
+def encode_chunks(items: list[Any], max_bytes: int = MAX_MESSAGE_BYTES) -> list[bytes]:
+    """``items`` as JSON arrays of at most ``max_bytes`` each (an item larger than that goes alone)."""
+    chunks: list[bytes] = []
+    parts: list[bytes] = []
+    size = 2
+    for item in items:
+        raw = dumps(item)
+        if parts and size + len(raw) + 1 > max_bytes:
+            chunks.append(b"[" + b",".join(parts) + b"]")
+            parts, size = [], 2
+        parts.append(raw)
+        size += len(raw) + 1
+    if parts:
+        chunks.append(b"[" + b",".join(parts) + b"]")
+    return chunks
+
+
+def decode_batch(raw: bytes) -> list[dict[str, Any]]:
+    items = loads(raw)
+    if not isinstance(items, list):
+        raise ValueError("an internal batch must be a JSON array")
+    return items

@@ -166,41 +166,8 @@ class Probe:
         )
 
 
-MAX_MESSAGE_BYTES = 512 * 1024
-"""Internal messages are split below this size: Kafka refuses requests over 1 MiB by default."""
-
-
-def encode_batch(items: list[Any]) -> bytes:
-    """One internal message: a JSON array of items."""
-    return codec.dumps(items)
-
-
-def encode_chunks(items: list[Any], max_bytes: int = MAX_MESSAGE_BYTES) -> list[bytes]:
-    """``items`` as JSON arrays of at most ``max_bytes`` each (an item larger than that goes alone)."""
-    chunks: list[bytes] = []
-    parts: list[bytes] = []
-    size = 2
-    for item in items:
-        raw = codec.dumps(item)
-        if parts and size + len(raw) + 1 > max_bytes:
-            chunks.append(b"[" + b",".join(parts) + b"]")
-            parts, size = [], 2
-        parts.append(raw)
-        size += len(raw) + 1
-    if parts:
-        chunks.append(b"[" + b",".join(parts) + b"]")
-    return chunks
-
-
-def decode_batch(raw: bytes) -> list[dict[str, Any]]:
-    items = codec.loads(raw)
-    if not isinstance(items, list):
-        raise ValueError("an internal batch must be a JSON array")
-    return items
-
-
 def encode_probes(probes: list[Probe], intros: dict[tuple[str, int], dict[str, Any]] | None = None) -> list[bytes]:
-    """Probes as one or more messages (see :func:`encode_chunks`).
+    """Probes as one or more messages (see :func:`topology.codec.encode_chunks`).
 
     An event's probes bound for one partition share one item ``{id, order, ts, fp, sketch,
     slots: [[table, key, exact], ...]}``: its sketch is encoded, sent and decoded once per
@@ -223,14 +190,14 @@ def encode_probes(probes: list[Probe], intros: dict[tuple[str, int], dict[str, A
         item["slots"].append([probe.table, probe.key, 1 if probe.exact else 0])
     for key, intro in (intros or {}).items():
         grouped[key]["intro"] = intro
-    return encode_chunks(list(grouped.values()))
+    return codec.encode_chunks(list(grouped.values()))
 
 
 def decode_probes(raw: bytes) -> tuple[list[Probe], list[dict[str, Any]]]:
     """Probes of a message in the order they were encoded, and the intros riding along."""
     probes: list[Probe] = []
     intros: list[dict[str, Any]] = []
-    for item in decode_batch(raw):
+    for item in codec.decode_batch(raw):
         intro = item.get("intro")
         if intro is not None:
             intros.append(intro)

@@ -17,15 +17,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from topology.stages import (
-    Probe,
-    answer_item,
-    decode_batch,
-    decode_probes,
-    encode_chunks,
-    encode_probes,
-    total_order,
-)
+from topology.codec import decode_batch, encode_chunks
+from topology.stages import Probe, answer_item, decode_probes, encode_probes, total_order
 from topology.validate import InvalidEvent, parse_event, record_limit
 from topology.verdicts import Intro
 from worker.engine.blocks import parse_plan

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from topology import codec
-from topology.stages import answer_item, encode_chunks, note_item
+from topology.codec import encode_chunks
+from topology.stages import answer_item, note_item
 from topology.verdicts import Intro, Output, Published, Ref
 from worker.state.changelog import decode_ops
 from worker.state.verdicts import VerdictPartition

@@ -42,7 +42,6 @@ from typing import Any, Generic, Protocol, TypeVar
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from topology import codec
-from topology.stages import encode_chunks
 
 log = logging.getLogger("neardup.changelog")
 
@@ -305,7 +304,7 @@ class StoreSet(Generic[S]):
             self._queued, self._queued_batches = defaultdict(list), []
             pending: list[tuple[int, Awaitable[Any]]] = []
             for partition, partition_ops in queued.items():
-                for chunk in encode_chunks(partition_ops):
+                for chunk in codec.encode_chunks(partition_ops):
                     key = uuid.uuid4().hex.encode()  # compaction must keep every batch record
                     pending.append((partition, await self._send(key, chunk, partition)))
             settle = asyncio.ensure_future(self._settle(batches, pending, self._on_failed, self._last_settle))

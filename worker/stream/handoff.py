@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from topology.stages import Topics, encode_chunks, encode_probes
+from topology.codec import encode_chunks
+from topology.stages import Topics, encode_probes
 from worker.stream.fingerprint import Fanout, ProbeMessage
 from worker.stream.sends import Sends
 

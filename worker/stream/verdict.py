@@ -111,7 +111,8 @@ class VerdictStage:
         await tx.commit(
             self.sends.changelog(self.names.verdict_changelog), durable, self.sends.write_failed, not grouped
         )
-        self.last_batch = time.monotonic()
+        if any(by_partition.values()):  # the hold timer's deletes do not count as a batch
+            self.last_batch = time.monotonic()
 
     def process(
         self, stores: dict[int, VerdictPartition], by_partition: dict[int, list[dict[str, Any]]], now: int

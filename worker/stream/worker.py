@@ -27,7 +27,8 @@ from typing import Any, cast
 import faust
 from faust.types import EventT
 
-from topology.stages import Topics, decode_batch, decode_probes
+from topology.codec import decode_batch
+from topology.stages import Topics, decode_probes
 from worker.settings import Settings
 from worker.state.changelog import ChangelogReader, StoreSet
 from worker.state.partition import IndexPartition
