@@ -2,7 +2,7 @@
 
 docs/architecture.md names each function of one event's path as ``path.py:Name``; every such
 name, in any of the docs, must be defined where it says, and every file a doc names must
-exist. History is git's: no commit hashes in the design, the figures or the README.
+exist. History is git's: no commit hashes in the docs or the README.
 """
 
 from __future__ import annotations
@@ -59,6 +59,6 @@ def test_the_architecture_names_the_path_of_one_event() -> None:
         assert any(ref.endswith(stage) for ref in named), stage
 
 
-@pytest.mark.parametrize("name", ["architecture.md", "benchmarks.md"])
-def test_no_commit_hashes_in_the_design_or_the_figures(name: str) -> None:
-    assert COMMIT.findall((ROOT / "docs" / name).read_text(encoding="utf-8")) == []
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_no_commit_hashes_in_the_docs(doc: Path) -> None:
+    assert COMMIT.findall(doc.read_text(encoding="utf-8")) == []

@@ -84,7 +84,7 @@ def create_app(
         processing_guarantee="at_least_once",
         web_enabled=False,
         autodiscover=False,
-        # The stages keep their state in their own stores (worker.stream.worker); no Faust tables.
+        # The stages keep their state in their own stores (worker.state); no Faust tables.
         table_standby_replicas=0,
         # Faust commits every 2.8 s by default; a shorter interval bounds what a crash replays.
         broker_commit_interval=1.0,

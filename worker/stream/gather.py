@@ -14,7 +14,7 @@ decided verdict is held back by ``allowed_lateness_ms`` revises it before it goe
 that arrives after publication and names an earlier original becomes a correction. Pointers
 only ever go to strictly smaller orders, so corrections cannot form cycles.
 
-Nothing here touches Kafka or Faust: the agents load a record, call these, store it back.
+Nothing here touches Kafka or Faust: :class:`worker.stream.verdict_batch.VerdictBatch` loads a record, calls these, stores it back.
 """
 
 from __future__ import annotations
