@@ -38,7 +38,7 @@ def run_scan(tmp_path: Path, lines: list[str | bytes], *extra: str) -> tuple[int
             f.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
     out = tmp_path / "out.jsonl"
     proc = subprocess.run(
-        [sys.executable, "-m", "worker.cli.main", "scan", str(source), "-o", str(out), *extra],
+        [sys.executable, "-m", "worker.cli", "scan", str(source), "-o", str(out), *extra],
         capture_output=True,
         text=True,
         timeout=300,
