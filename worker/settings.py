@@ -107,6 +107,9 @@ class Settings:
         "Longest a worker takes to stop on SIGTERM/SIGINT; past it, it logs what it abandons and exits "
         "(uncommitted input is read again on restart).",
     )
+    connect_timeout_s: float = _setting(
+        10.0, "How long a command waits to reach Kafka before it gives up with a one-line error."
+    )
     security_protocol: str = _setting(
         "PLAINTEXT", "Kafka security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)."
     )

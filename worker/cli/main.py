@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
+from typing import Any
 
 from worker.settings import Settings
 
@@ -30,6 +32,13 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kafka_settings(args: argparse.Namespace, **overrides: Any) -> Settings:
+    """The settings of a command that needs Kafka, after checking a broker listens at all."""
+    settings = Settings.from_env(bootstrap=args.bootstrap, **overrides)
+    settings.connection.check_reachable(settings.connect_timeout_s)
+    return settings
+
+
 def _ensure_topics(settings: Settings) -> list[str]:
     from topology.topics import create_topics, topics
 
@@ -43,7 +52,7 @@ def _worker(args: argparse.Namespace) -> int:
     from worker.stream.app import create_app
     from worker.stream.shutdown import BoundedWorker
 
-    settings = Settings.from_env(state_dir=args.state, partitions=args.partitions)
+    settings = _kafka_settings(args, state_dir=args.state, partitions=args.partitions)
     _ensure_topics(settings)
     app, counters = create_app(settings, args.name)
     logging.getLogger("neardup").setLevel(args.loglevel.upper())
@@ -59,19 +68,20 @@ def _produce(args: argparse.Namespace) -> int:
     from worker.cli.scan import default_sample
 
     source = default_sample() if args.input == "sample" else args.input
-    return produce.run(source, Settings.from_env(), args.rate, args.topic)
+    return produce.run(source, _kafka_settings(args), args.rate, args.topic)
 
 
 def _tail(args: argparse.Namespace) -> int:
     from worker.cli import tail
 
-    return tail.run(Settings.from_env(), args.from_beginning, args.max, args.timeout, human=args.pretty or None)
+    settings = _kafka_settings(args)
+    return tail.run(settings, args.from_beginning, args.max, args.timeout, human=args.pretty or None)
 
 
 def _topics(args: argparse.Namespace) -> int:
     from topology.topics import describe_topics, topics
 
-    settings = Settings.from_env(partitions=args.partitions)
+    settings = _kafka_settings(args, partitions=args.partitions)
     if args.action == "create":
         for name in _ensure_topics(settings):
             print(f"created {name}")
@@ -86,11 +96,50 @@ def _topics(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="neardup", description="Real-time near-duplicate filter for text streams.")
-    commands = parser.add_subparsers(dest="command", required=True)
+_DEBUG_HELP = "show the full traceback of an error"
+_BOOTSTRAP_HELP = "Kafka bootstrap servers, host:port[,host:port] (default: $NEARDUP_BOOTSTRAP, else 127.0.0.1:9092)"
 
-    scan = commands.add_parser(
+
+class _Parser(argparse.ArgumentParser):
+    """Reports unknown arguments with the usage of the subcommand they were given to."""
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            subcommand = _SUBPARSERS.get(getattr(parsed, "command", None) or "", self)
+            subcommand.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
+
+_SUBPARSERS: dict[str, argparse.ArgumentParser] = {}
+
+
+def _command(commands: Any, name: str, kafka: bool = False, **kwargs: Any) -> argparse.ArgumentParser:
+    sub: argparse.ArgumentParser = commands.add_parser(name, **kwargs)
+    _SUBPARSERS[name] = sub
+    sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+    if kafka:
+        sub.add_argument("--bootstrap", help=_BOOTSTRAP_HELP)
+    return sub
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="neardup", description="Real-time near-duplicate filter for text streams.")
+    parser.add_argument("--version", action="version", version=f"neardup {_version()}")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=argparse.ArgumentParser)
+    _scan_parser(commands)
+    _plan_parser(commands)
+    _worker_parser(commands)
+    _produce_parser(commands)
+    _tail_parser(commands)
+    _topics_parser(commands)
+    return parser
+
+
+def _scan_parser(commands: Any) -> None:
+    scan = _command(
+        commands,
         "scan",
         help="decide every event of a JSON-lines file (no Kafka)",
         description="One verdict line per valid input line, in input order. Bad lines go to the dead-letter "
@@ -102,22 +151,31 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument(
         "--dead-letter", help="rejected lines (default: OUTPUT.deadletter.jsonl or ./neardup-deadletter.jsonl)"
     )
-    scan.add_argument("--k", type=int, help="Hamming distance the tables guarantee (default 3)")
-    scan.add_argument("--plan", help="block-table plan: auto or TxB such as 10x25")
+    _plan_arguments(scan)
     scan.add_argument("--max-distance", type=int, help="loosest Hamming distance a candidate may have")
     scan.add_argument("--min-resemblance", type=float, help="MinHash resemblance that confirms a duplicate")
     scan.add_argument("--min-containment", type=float, help="MinHash containment that confirms a duplicate")
     scan.add_argument("--shingle-n", type=int, help="word n-gram shingle length (1 = unigrams only)")
     scan.set_defaults(func=_scan)
 
-    plan = commands.add_parser("plan", help="show the block-table plan and why it was chosen")
-    plan.add_argument("--k", type=int)
-    plan.add_argument("--plan")
-    plan.add_argument("--expected", type=int, help="expected stored fingerprints")
+
+def _plan_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--k", type=int, help="Hamming distance the tables guarantee to find (default: $NEARDUP_K, 3)")
+    parser.add_argument("--plan", help="block-table plan: 'auto', or TxB such as 10x25 (default: $NEARDUP_PLAN, auto)")
+
+
+def _plan_parser(commands: Any) -> None:
+    plan = _command(commands, "plan", help="show the block-table plan and why it was chosen")
+    _plan_arguments(plan)
+    plan.add_argument("--expected", type=int, help="fingerprints the index is sized for (default: 10,000,000)")
     plan.set_defaults(func=_plan)
 
-    worker = commands.add_parser(
+
+def _worker_parser(commands: Any) -> None:
+    worker = _command(
+        commands,
         "worker",
+        kafka=True,
         help="run the streaming worker (Faust) on Kafka",
         description="Creates the topics if needed, then fingerprints, indexes and decides every event of "
         "{prefix}.events. Run several (each with its own --name) to share the partitions.",
@@ -127,17 +185,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     worker.add_argument("--state", help="state directory root (default: $NEARDUP_STATE_DIR)")
     worker.add_argument("--partitions", type=int, help="partitions of created topics (default: $NEARDUP_PARTITIONS)")
-    worker.add_argument("--loglevel", default="warning", choices=["debug", "info", "warning", "error"])
+    worker.add_argument(
+        "--loglevel", default="warning", choices=["debug", "info", "warning", "error"], help="log level (warning)"
+    )
     worker.set_defaults(func=_worker)
 
-    produce = commands.add_parser("produce", help="send a JSON-lines file to {prefix}.events (key = event id)")
+
+def _produce_parser(commands: Any) -> None:
+    produce = _command(
+        commands, "produce", kafka=True, help="send a JSON-lines file to {prefix}.events (key = event id)"
+    )
     produce.add_argument("input", help="JSON-lines events; '-' for stdin; 'sample' for the shipped sample")
     produce.add_argument("--rate", type=float, help="records per second (default: as fast as possible)")
     produce.add_argument("--topic", help="target topic (default: {prefix}.events)")
     produce.set_defaults(func=_produce)
 
-    tail = commands.add_parser(
+
+def _tail_parser(commands: Any) -> None:
+    tail = _command(
+        commands,
         "tail",
+        kafka=True,
         help="follow unique, duplicates, corrections and dead letters",
         description="Readable lines on a terminal, JSON lines when piped.",
     )
@@ -147,11 +215,25 @@ def build_parser() -> argparse.ArgumentParser:
     tail.add_argument("--pretty", action="store_true", help="readable lines even when piped")
     tail.set_defaults(func=_tail)
 
-    topics = commands.add_parser("topics", help="create or describe neardup's topics")
-    topics.add_argument("action", choices=["create", "describe"])
+
+def _topics_parser(commands: Any) -> None:
+    topics = _command(commands, "topics", kafka=True, help="create or describe neardup's topics")
+    topics.add_argument("action", choices=["create", "describe"], help="create the missing topics, or describe them")
     topics.add_argument("--partitions", type=int, help="partitions of created topics (default: $NEARDUP_PARTITIONS)")
     topics.set_defaults(func=_topics)
-    return parser
+
+
+def _version() -> str:
+    try:
+        return metadata.version("neardup")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _kafka_failure(exc: BaseException) -> bool:
+    """An error of a Kafka client that means the broker could not be reached or answered too late."""
+    module = type(exc).__module__
+    return module.startswith(("kafka.", "aiokafka.")) or isinstance(exc, ConnectionError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -160,8 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
-    except (OSError, ValueError) as exc:
-        print(f"neardup: {exc}", file=sys.stderr)
+    except Exception as exc:
+        if args.debug or not (isinstance(exc, (OSError, ValueError)) or _kafka_failure(exc)):
+            raise
+        print(f"neardup {args.command}: {exc or type(exc).__name__}", file=sys.stderr)
         return 1
 
 

@@ -314,7 +314,9 @@ def parse_plan(spec: str, k: int, expected: int, f: int = 64) -> Plan:
     for scheme in _schemes(f, k):
         plan = _plan(scheme, expected)
         lo, hi = _key_range(plan.tables)
-        options.append(f"{len(plan.tables)}x{_bits_label(lo, hi)}")
+        label = f"{len(plan.tables)}x{_bits_label(lo, hi)}"
+        if label not in options:  # schemes of one table count and key width are one choice here
+            options.append(label)
         if len(plan.tables) == tables and lo <= bits <= hi:
             return plan
     raise ValueError(

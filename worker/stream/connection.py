@@ -7,11 +7,18 @@ The worker (Faust), its own aiokafka clients (changelog restore, exactly-once pr
 
 from __future__ import annotations
 
+import socket
 import ssl
+import time
 from dataclasses import dataclass
 from typing import Any
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+_DEFAULT_PORT = 9092
+
+
+class Unreachable(ConnectionError):
+    """No bootstrap server accepted a connection; the message says which were tried and what to do."""
 
 
 @dataclass(frozen=True)
@@ -95,3 +102,34 @@ class Connection:
     def kafka_python_security(self) -> dict[str, Any]:
         """:meth:`kafka_python` without the bootstrap servers (for helpers that take those apart)."""
         return {k: v for k, v in self.kafka_python().items() if k != "bootstrap_servers"}
+
+    def check_reachable(self, timeout_s: float) -> None:
+        """Fail fast, in one line, when no bootstrap server accepts a TCP connection.
+
+        Kafka's clients retry an unreachable bootstrap for 30 s or more and end in a long
+        traceback; a plain connection attempt tells within ``timeout_s`` whether any broker
+        listens at all.
+        """
+        deadline = time.monotonic() + timeout_s
+        failures: list[str] = []
+        for server in self.servers:
+            host, port = _host_port(server)
+            try:
+                with socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic())):
+                    return
+            except OSError as exc:
+                failures.append(f"{server} ({exc.strerror or type(exc).__name__.lower()})")
+        raise Unreachable(
+            f"cannot reach Kafka at {', '.join(failures)}; start the local broker with `make kafka-start`, "
+            "or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
+        )
+
+
+def _host_port(server: str) -> tuple[str, int]:
+    """``kafka://host:port``, ``host:port``, ``[v6]:port`` or ``host`` as (host, port)."""
+    address = server.split("://", 1)[-1]
+    if address.startswith("["):
+        host, _, rest = address[1:].partition("]")
+        return host, int(rest[1:]) if rest.startswith(":") else _DEFAULT_PORT
+    host, sep, port = address.rpartition(":")
+    return (host, int(port)) if sep and port.isdigit() else (address, _DEFAULT_PORT)

@@ -1,0 +1,108 @@
+"""What a user meets first: a command that cannot reach Kafka, asks for help, or is mistyped.
+
+Every command runs as a user runs it (``python -m worker.cli``), in a subprocess.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from importlib import metadata
+
+import pytest
+
+from worker.cli.main import build_parser
+
+KAFKA_COMMANDS = [
+    ["topics", "create"],
+    ["topics", "describe"],
+    ["produce", "sample"],
+    ["tail"],
+    ["worker", "--name", "w"],
+]
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def neardup(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+    return proc, time.monotonic() - started
+
+
+@pytest.mark.parametrize("command", KAFKA_COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_an_unreachable_broker_is_one_line_naming_it_and_what_to_do(command: list[str]) -> None:
+    address = f"127.0.0.1:{closed_port()}"
+    proc, took = neardup(*command, "--bootstrap", address)
+    assert proc.returncode == 1
+    assert took < 10
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert address in lines[0] and "make kafka-start" in lines[0] and "NEARDUP_BOOTSTRAP" in lines[0]
+    assert proc.stdout == ""  # no summary of records it never read
+
+
+def test_the_environment_picks_the_broker_too_and_debug_shows_the_traceback() -> None:
+    address = f"127.0.0.1:{closed_port()}"
+    proc, _ = neardup("tail", env={"NEARDUP_BOOTSTRAP": address})
+    assert proc.returncode == 1 and address in proc.stderr and "Traceback" not in proc.stderr
+    proc, _ = neardup("tail", "--debug", env={"NEARDUP_BOOTSTRAP": address})
+    assert proc.returncode == 1 and "Traceback" in proc.stderr and address in proc.stderr
+
+
+def test_a_blank_bootstrap_is_refused_by_name() -> None:
+    proc, _ = neardup("topics", "describe", env={"NEARDUP_BOOTSTRAP": "  "})
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "neardup topics: NEARDUP_BOOTSTRAP names no broker"
+
+
+def test_version() -> None:
+    proc, _ = neardup("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"neardup {metadata.version('neardup')}"
+
+
+def test_every_option_of_every_command_is_described() -> None:
+    parser = build_parser()
+    undescribed = []
+    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in subcommands.choices.items():
+        for action in sub._actions:
+            if not (action.help or "").strip():
+                undescribed.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+    assert undescribed == []
+    assert {"worker", "produce", "tail", "topics"} <= {
+        name for name, sub in subcommands.choices.items() if "--bootstrap" in sub.format_help()
+    }
+
+
+def test_a_mistyped_option_shows_the_subcommands_usage() -> None:
+    proc, _ = neardup("plan", "--tables", "10")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("usage: neardup plan ")
+    assert "unrecognized arguments: --tables 10" in proc.stderr
+
+
+def test_an_impossible_plan_lists_each_valid_plan_once() -> None:
+    proc, _ = neardup("plan", "--plan", "99x99")
+    assert proc.returncode == 1
+    listed = re.search(r"plans that do \(tables x key bits\): (.*)$", proc.stderr.strip())
+    assert listed is not None, proc.stderr
+    plans = listed.group(1).split(", ")
+    assert len(plans) == len(set(plans)) >= 3
