@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scripts.settings_table import table
+from scripts.settings_table import SCRIPTS, script_variables, scripts_table, table
+from worker.settings import ENV_PREFIX, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -18,6 +19,21 @@ def test_settings_table_is_generated_from_settings() -> None:
     section = re.search(r"<!-- settings:begin -->\n(.*?)\n<!-- settings:end -->", README, re.S)
     assert section is not None, "README lacks the settings markers"
     assert section.group(1) == table(), "run: python scripts/settings_table.py and paste it into README.md"
+
+
+def test_every_variable_the_scripts_read_is_in_a_generated_table() -> None:
+    section = re.search(r"<!-- scripts:begin -->\n(.*?)\n<!-- scripts:end -->", README, re.S)
+    assert section is not None, "README lacks the scripts markers"
+    assert section.group(1) == scripts_table(), "run: python scripts/settings_table.py scripts"
+    settings = {ENV_PREFIX + field.upper() for field in Settings.__dataclass_fields__}
+    for script in SCRIPTS:
+        read = set(re.findall(r"\$\{([A-Z_][A-Z0-9_]*):-", (ROOT / "scripts" / script).read_text(encoding="utf-8")))
+        listed = {name for name, _ in script_variables(script)}
+        # A script may read a setting (documented above) or a variable another script lists.
+        others = {name for other in SCRIPTS for name, _ in script_variables(other)}
+        unlisted = sorted(read - listed - settings - others - {"JAVA_HOME"})
+        assert unlisted == [], f"scripts/{script} reads {unlisted} without listing them in its header"
+    assert "JAVA_HOME" in scripts_table()
 
 
 def test_ci_runs_the_readme_test_command() -> None:
