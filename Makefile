@@ -18,10 +18,12 @@ demo: setup
 	scripts/demo
 
 scan: setup
-	$(BIN)/neardup scan sample -o sample-verdicts.jsonl
-	@$(BIN)/python -c "import json,collections; v=[json.loads(l) for l in open('sample-verdicts.jsonl')]; \
+	@out=$$(mktemp -d -t neardup-scan-XXXXXX); \
+	$(BIN)/neardup scan sample -o $$out/sample-verdicts.jsonl && \
+	$(BIN)/python -c "import json,sys; v=[json.loads(l) for l in open(sys.argv[1])]; \
 	d=[x for x in v if x['verdict']=='duplicate']; [print(f\"{x['id']:>14} duplicate-of {x['duplicate_of']:<14} distance {x['distance']}\") for x in d[:15]]; \
-	print(f'... verdicts in sample-verdicts.jsonl: {len(v)} events, {len(d)} duplicates')"
+	print(f'... {len(v)} events, {len(d)} duplicates (distance: fingerprint bits that differ, of 64)')" $$out/sample-verdicts.jsonl; \
+	status=$$?; rm -rf $$out; exit $$status
 
 ## The test suite (lint, format, types, then unit, property, RocksDB and Kafka integration); CI runs exactly this.
 test: setup check
@@ -51,4 +53,4 @@ kafka-stop:
 	scripts/kafka-local stop
 
 clean:
-	rm -rf $(VENV) sample-verdicts.jsonl sample-verdicts.deadletter.jsonl
+	rm -rf $(VENV)

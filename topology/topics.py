@@ -200,3 +200,16 @@ def describe_topics(bootstrap: str, specs: Iterable[TopicSpec], **client_kwargs:
         return described
     finally:
         admin.close()
+
+
+def delete_topics(bootstrap: str, prefix: str, **client_kwargs: Any) -> list[str]:
+    """Delete one deployment's topics, ``{prefix}.*`` and Faust's own ``{prefix}-worker-*``;
+    returns their names. For demos and tests: every verdict and changelog goes with them."""
+    admin = _admin(bootstrap, client_kwargs)
+    try:
+        mine = sorted(t for t in admin.list_topics() if t.startswith((f"{prefix}.", f"{prefix}-worker-")))
+        if mine:
+            admin.delete_topics(mine)
+        return mine
+    finally:
+        admin.close()

@@ -47,7 +47,8 @@ class Settings:
     )
     max_distance: int = _setting(
         12,
-        "Largest Hamming distance a candidate found in the tables may have and still be verified.",
+        "Largest Hamming distance a candidate found in the tables may have and still be verified "
+        "(one found by an anchor has no bound).",
     )
     min_resemblance: float = _setting(
         0.5, "Estimated Jaccard resemblance (MinHash) above which a candidate is a duplicate."

@@ -82,6 +82,13 @@ def _topics(args: argparse.Namespace) -> int:
     from topology.topics import describe_topics, topics
 
     settings = _kafka_settings(args, partitions=args.partitions)
+    if args.action == "delete":
+        from topology.topics import delete_topics
+
+        security = settings.connection.kafka_python_security()
+        for name in delete_topics(settings.connection.bootstrap, settings.topic_prefix, **security):
+            print(f"deleted {name}")
+        return 0
     if args.action == "create":
         for name in _ensure_topics(settings):
             print(f"created {name}")
@@ -217,8 +224,12 @@ def _tail_parser(commands: Any) -> None:
 
 
 def _topics_parser(commands: Any) -> None:
-    topics = _command(commands, "topics", kafka=True, help="create or describe neardup's topics")
-    topics.add_argument("action", choices=["create", "describe"], help="create the missing topics, or describe them")
+    topics = _command(commands, "topics", kafka=True, help="create, describe or delete neardup's topics")
+    topics.add_argument(
+        "action",
+        choices=["create", "describe", "delete"],
+        help="create the missing topics, describe them, or delete them all ($NEARDUP_TOPIC_PREFIX's, verdicts too)",
+    )
     topics.add_argument("--partitions", type=int, help="partitions of created topics (default: $NEARDUP_PARTITIONS)")
     topics.set_defaults(func=_topics)
 

@@ -82,18 +82,21 @@ def follow(
                     return
                 continue
             last = time.monotonic()
-            for tp in sorted(batches, key=lambda t: (t.topic, t.partition)):
-                for msg in batches[tp]:
-                    yield Record(
-                        topic=msg.topic,
-                        partition=msg.partition,
-                        offset=msg.offset,
-                        key=None if msg.key is None else msg.key.decode("utf-8", "replace"),
-                        value=_decode(msg.value),
-                    )
-                    seen += 1
-                    if max_records is not None and seen >= max_records:
-                        return
+            # One poll returns each topic's records apart; in publication order (the producer's
+            # timestamp), a verdict is not shown after records published later in other topics.
+            rank = {name: i for i, name in enumerate(names)}
+            polled = [msg for records in batches.values() for msg in records]
+            for msg in sorted(polled, key=lambda m: (m.timestamp, rank.get(m.topic, 0), m.partition, m.offset)):
+                yield Record(
+                    topic=msg.topic,
+                    partition=msg.partition,
+                    offset=msg.offset,
+                    key=None if msg.key is None else msg.key.decode("utf-8", "replace"),
+                    value=_decode(msg.value),
+                )
+                seen += 1
+                if max_records is not None and seen >= max_records:
+                    return
     finally:
         consumer.close()
 
@@ -107,6 +110,66 @@ def _decode(raw: bytes | None) -> Any:
         return raw.decode("utf-8", "replace")
 
 
+LEGEND = (
+    "distance: how many of the 64 fingerprint bits differ (0: the same words after normalising); "
+    "matched on the opening or closing words, a copy may be farther than NEARDUP_MAX_DISTANCE. "
+    "similarity: the estimated share of word shingles the two texts have in common (1.0: all)."
+)
+
+
+class OriginalsFirst:
+    """Holds a duplicate back until the original it names has been shown (at most ``wait_s``).
+
+    Verdicts of different ids travel in different topics and partitions, so a reader can see a
+    duplicate before its original; on a screen that reads wrong. A duplicate whose original was
+    never shown (published before this reader started, or lost to ``--max``) goes out after
+    ``wait_s`` anyway.
+    """
+
+    def __init__(self, wait_s: float = 2.0) -> None:
+        self.wait_s = wait_s
+        self._shown: set[str] = set()
+        self._held: dict[str, list[tuple[float, Record]]] = {}
+
+    def add(self, record: Record, now: float) -> list[Record]:
+        """The records to show now, in order: ``record`` (unless held) and any it releases."""
+        value = record.value if isinstance(record.value, dict) else {}
+        original = value.get("duplicate_of") if value.get("verdict") == "duplicate" else None
+        if original is not None and original not in self._shown:
+            self._held.setdefault(str(original), []).append((now, record))
+            return self.due(now)
+        return [*self._show(record), *self.due(now)]
+
+    def _show(self, record: Record) -> list[Record]:
+        shown = [record]
+        if record.key is not None:
+            self._shown.add(record.key)
+            for _, held in self._held.pop(record.key, []):
+                shown.extend(self._show(held))
+        return shown
+
+    def due(self, now: float, everything: bool = False) -> list[Record]:
+        """Held records whose wait is over (all of them with ``everything``), oldest first."""
+        late = sorted(
+            (
+                (since, record)
+                for waiting in self._held.values()
+                for since, record in waiting
+                if everything or now - since >= self.wait_s
+            ),
+            key=lambda held: held[0],
+        )
+        out: list[Record] = []
+        for since, record in late:
+            original = str(record.value.get("duplicate_of"))
+            if (since, record) in self._held.get(original, []):
+                self._held[original].remove((since, record))
+                if not self._held[original]:
+                    del self._held[original]
+                out.extend(self._show(record))
+        return out
+
+
 def pretty(record: Record, prefix: str) -> str:
     """One human line per record."""
     kind = record.topic.removeprefix(prefix + ".")
@@ -117,7 +180,7 @@ def pretty(record: Record, prefix: str) -> str:
     if kind == "duplicates":
         return (
             f"duplicate  {record.key}  of {v.get('duplicate_of')}  "
-            f"distance {v.get('distance')}  similarity {v.get('similarity')}"
+            f"distance {v.get('distance')}/64 bits  similarity {v.get('similarity')}"
         )
     if kind == "corrections":
         return (
@@ -140,12 +203,21 @@ def run(
     if human is None:
         human = stream.isatty()
     counts: Counter[str] = Counter()
-    try:
-        for record in follow(settings, None, from_beginning, max_records, timeout_s):
+    order = OriginalsFirst()
+
+    def show(records: list[Record]) -> None:
+        for record in records:
             counts[record.topic.removeprefix(settings.topic_prefix + ".")] += 1
             line = pretty(record, settings.topic_prefix) if human else json.dumps(record.to_dict(), ensure_ascii=False)
             stream.write(line + "\n")
-            stream.flush()
+        stream.flush()
+
+    if human:
+        stream.write(LEGEND + "\n")
+    try:
+        for record in follow(settings, None, from_beginning, max_records, timeout_s):
+            show(order.add(record, time.monotonic()))
+        show(order.due(time.monotonic(), everything=True))
     finally:
         summary = ", ".join(f"{counts[kind]} {kind}" for kind in ("unique", "duplicates", "corrections", "deadletter"))
         print(f"neardup tail: {sum(counts.values())} records: {summary}", file=sys.stderr)

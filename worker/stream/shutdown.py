@@ -66,6 +66,9 @@ class BoundedWorker(faust.Worker):
         self, app: faust.App, *args: Any, deadline_s: float, running: Callable[[], str], **kwargs: Any
     ) -> None:
         super().__init__(app, *args, **kwargs)
+        if not self.stdout.isatty():
+            # Faust's start-up spinner writes cursor escape codes even into a log file.
+            self.spinner = None
         self._deadline_s = deadline_s
         self._running = running
 

@@ -1,0 +1,86 @@
+"""``make demo`` on the real broker: verdicts read in the stream's order, explained, nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kafka import KafkaAdminClient
+
+from tests.stream_helpers import REPO, wait_for_members
+
+pytestmark = pytest.mark.kafka
+
+
+def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "NEARDUP_BOOTSTRAP": kafka_bootstrap,
+        "BIN": str(Path(sys.executable).parent),
+        "RATE": "100",
+        "TMPDIR": str(tmp_path),
+    }
+    env.pop("NEARDUP_TOPIC_PREFIX", None)
+    env.pop("NEARDUP_STATE_DIR", None)
+    proc = subprocess.run(["scripts/demo"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith("distance: how many of the 64 fingerprint bits differ") for line in lines)
+
+    shown: set[str] = set()
+    verdicts = 0
+    for line in lines:
+        match = re.match(r"(unique|duplicate) +(\S+)(?: +of (\S+))?", line)
+        if not match:
+            continue
+        verdicts += 1
+        kind, event_id, original = match.groups()
+        if kind == "duplicate":
+            assert original in shown, f"{event_id} shown before its original {original}"
+            assert re.search(r"distance \d+/64 bits", line)
+        shown.add(event_id)
+    sample = (REPO / "worker" / "data" / "sample_feed.jsonl").read_text(encoding="utf-8")
+    assert verdicts == len(sample.splitlines())
+
+    prefix = re.search(r"== topics \(prefix (\S+)\)", proc.stdout)
+    assert prefix is not None
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    try:
+        deadline = time.monotonic() + 15
+        while (
+            left := [t for t in admin.list_topics() if t.startswith(prefix.group(1))]
+        ) and time.monotonic() < deadline:
+            time.sleep(0.5)
+    finally:
+        admin.close()
+    assert left == []
+    assert [p.name for p in tmp_path.iterdir()] == []  # the state directory (and its log) is gone
+
+
+def test_a_worker_logging_to_a_file_writes_no_terminal_codes(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """At the default log level Faust draws a start-up spinner; into a file it wrote cursor codes."""
+    env = {
+        **os.environ,
+        "NEARDUP_BOOTSTRAP": kafka_bootstrap,
+        "NEARDUP_TOPIC_PREFIX": f"spin{os.getpid()}",
+        "NEARDUP_STATE_DIR": str(tmp_path / "state"),
+    }
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "worker.cli", "worker", "--name", "w"], cwd=REPO, env=env, stdout=out, stderr=out
+        )
+        try:
+            # A stable group member has finished Faust's start-up, spinner and all.
+            wait_for_members(kafka_bootstrap, f"{env['NEARDUP_TOPIC_PREFIX']}-worker", 1)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert b"\x1b" not in log.read_bytes()
