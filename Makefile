@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 $(BIN)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
 setup: $(BIN)/.installed-dev
