@@ -38,6 +38,10 @@ def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = Non
 
     target = topic or Topics(settings.topic_prefix).events
     producer = KafkaProducer(linger_ms=5, acks="all", max_request_size=8 << 20, **settings.connection.kafka_python())
+    # The first send waits for the topic's metadata: paced from before it, every line read
+    # meanwhile went out in one burst, the broker stamped them in the same millisecond, and
+    # the total order fell back to the partition (an original could come after its repost).
+    producer.partitions_for(target)
     sent = 0
     started = time.perf_counter()
     try:
