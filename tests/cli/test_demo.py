@@ -35,19 +35,23 @@ def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
     assert any(line.startswith("distance: how many of the 64 fingerprint bits differ") for line in lines)
 
     shown: set[str] = set()
-    verdicts = 0
+    corrections = 0
     for line in lines:
+        corrections += line.startswith("correction ")
         match = re.match(r"(unique|duplicate) +(\S+)(?: +of (\S+))?", line)
         if not match:
             continue
-        verdicts += 1
         kind, event_id, original = match.groups()
+        assert event_id not in shown, f"{event_id} shown twice"
         if kind == "duplicate":
             assert original in shown, f"{event_id} shown before its original {original}"
             assert re.search(r"distance \d+/64 bits", line)
         shown.add(event_id)
+    # The demo shows as many records as the sample has events; a rare race adds a correction
+    # record, which then takes the place of the last verdict.
     sample = (REPO / "worker" / "data" / "sample_feed.jsonl").read_text(encoding="utf-8")
-    assert verdicts == len(sample.splitlines())
+    assert len(shown) + corrections == len(sample.splitlines())
+    assert corrections <= 5
 
     prefix = re.search(r"== topics \(prefix (\S+)\)", proc.stdout)
     assert prefix is not None
