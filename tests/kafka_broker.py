@@ -44,7 +44,7 @@ def _free(port: int) -> bool:
     return True
 
 
-def _free_port_pair(first: int = FIRST_PORT, attempts: int = 50) -> int:
+def free_port_pair(first: int = FIRST_PORT, attempts: int = 50) -> int:
     """A client port whose controller port (port + 1) is free too, so parallel sessions coexist."""
     for port in range(first, first + 2 * attempts, 2):
         if _free(port) and _free(port + 1):
@@ -54,7 +54,7 @@ def _free_port_pair(first: int = FIRST_PORT, attempts: int = 50) -> int:
 
 def start_local_broker(workdir: Path, port: int | None = None) -> LocalBroker:
     """Start a private broker with its data and log under ``workdir``; raises with the log on failure."""
-    port = _free_port_pair() if port is None else port
+    port = free_port_pair() if port is None else port
     run_dir = workdir / "run"
     env = {
         **os.environ,

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 from pathlib import Path
 
+from tests.kafka_broker import free_port_pair
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_maven_resolves_the_broker_into_the_cache_not_home(tmp_path: Path) -> None:
@@ -25,13 +20,13 @@ def test_maven_resolves_the_broker_into_the_cache_not_home(tmp_path: Path) -> No
     (bin_dir / "mvn").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {calls}\nexit 1\n', encoding="utf-8")
     (bin_dir / "mvn").chmod(0o755)
     cache = tmp_path / "cache"
-    port = _free_port()
+    port = free_port_pair()
     env = {
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         "NEARDUP_CACHE": str(cache),
         "KAFKA_PORT": str(port),
-        "KAFKA_CONTROLLER_PORT": str(_free_port()),
+        "KAFKA_CONTROLLER_PORT": str(port + 1),
     }
     proc = subprocess.run(
         [str(ROOT / "scripts" / "kafka-local"), "start"], env=env, capture_output=True, text=True, timeout=60

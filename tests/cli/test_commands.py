@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from importlib import metadata
 
 import pytest
 
+from tests.kafka_broker import free_port_pair
 from worker.cli.main import build_parser
 
 KAFKA_COMMANDS = [
@@ -25,13 +25,6 @@ KAFKA_COMMANDS = [
     ["tail"],
     ["worker", "--name", "w"],
 ]
-
-
-def closed_port() -> int:
-    """A local port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def neardup(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
@@ -48,7 +41,7 @@ def neardup(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.C
 
 @pytest.mark.parametrize("command", KAFKA_COMMANDS, ids=lambda c: " ".join(c[:2]))
 def test_an_unreachable_broker_is_one_line_naming_it_and_what_to_do(command: list[str]) -> None:
-    address = f"127.0.0.1:{closed_port()}"
+    address = f"127.0.0.1:{free_port_pair()}"
     proc, took = neardup(*command, "--bootstrap", address)
     assert proc.returncode == 1
     assert took < 10
@@ -59,7 +52,7 @@ def test_an_unreachable_broker_is_one_line_naming_it_and_what_to_do(command: lis
 
 
 def test_the_environment_picks_the_broker_too_and_debug_shows_the_traceback() -> None:
-    address = f"127.0.0.1:{closed_port()}"
+    address = f"127.0.0.1:{free_port_pair()}"
     proc, _ = neardup("tail", env={"NEARDUP_BOOTSTRAP": address})
     assert proc.returncode == 1 and address in proc.stderr and "Traceback" not in proc.stderr
     proc, _ = neardup("tail", "--debug", env={"NEARDUP_BOOTSTRAP": address})

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from topology import codec
-from topology.stages import Probe, answer_partition, probe_partition
+from topology.stages import Probe, Topics, answer_partition, probe_partition
 from worker.settings import Settings
 from worker.state.changelog import StoreSet
 from worker.state.partition import IndexPartition
@@ -149,7 +149,8 @@ class RecordingSends:
 
     def __init__(self) -> None:
         self.counters = Counters()
-        self.outputs = {"unique": "t.unique", "duplicates": "t.duplicates"}
+        self.names = Topics(SETTINGS.topic_prefix)
+        self.outputs = {"unique": self.names.unique, "duplicates": self.names.duplicates}
         self.sent: list[tuple[str, bytes, bytes]] = []
 
     async def output(self, role: str, key: bytes, value: bytes) -> Any:

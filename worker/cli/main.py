@@ -242,9 +242,8 @@ def _version() -> str:
 
 
 def _kafka_failure(exc: BaseException) -> bool:
-    """An error of a Kafka client that means the broker could not be reached or answered too late."""
-    module = type(exc).__module__
-    return module.startswith(("kafka.", "aiokafka.")) or isinstance(exc, ConnectionError)
+    """An error of a Kafka client (the broker unreachable, or answering too late)."""
+    return type(exc).__module__.startswith(("kafka.", "aiokafka."))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -73,6 +73,7 @@ def follow(
             consumer.seek_to_beginning(*assigned)
         else:
             consumer.seek_to_end(*assigned)
+        rank = {name: i for i, name in enumerate(names)}
         seen = 0
         last = time.monotonic()
         while max_records is None or seen < max_records:
@@ -84,7 +85,6 @@ def follow(
             last = time.monotonic()
             # One poll returns each topic's records apart; in publication order (the producer's
             # timestamp), a verdict is not shown after records published later in other topics.
-            rank = {name: i for i, name in enumerate(names)}
             polled = [msg for records in batches.values() for msg in records]
             for msg in sorted(polled, key=lambda m: (m.timestamp, rank.get(m.topic, 0), m.partition, m.offset)):
                 yield Record(

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from topology.stages import Topics
 from topology.verdicts import Output
 from worker.settings import Settings
 from worker.state.changelog import StoreSet
@@ -59,7 +58,7 @@ class VerdictStage:
     def __init__(
         self, settings: Settings, stores: StoreSet[VerdictPartition], sends: Sends, transactions: Transactions | None
     ) -> None:
-        self.names = Topics(settings.topic_prefix)
+        self.names = sends.names
         self.lateness_ms = settings.allowed_lateness_ms
         self.stores = stores
         self.sends = sends

@@ -28,7 +28,7 @@ import faust
 from faust.types import EventT
 
 from topology.codec import decode_batch
-from topology.stages import Topics, decode_probes
+from topology.stages import decode_probes
 from worker.settings import Settings
 from worker.state.changelog import ChangelogReader, StoreSet
 from worker.state.partition import IndexPartition
@@ -67,9 +67,9 @@ class Worker:
         transactions: Transactions | None,
     ) -> None:
         self.app, self.settings, self.reader, self.windows = app, settings, reader, windows
-        self.names = Topics(settings.topic_prefix)
         self.counters = Counters()
         self.sends = Sends(app, settings, self.counters)
+        self.names = self.sends.names
         self.guard = Guard(self.sends, self.counters)
         self.handoff = Handoff(self.names, self.sends)
         plan, retention_ms = settings.block_plan, settings.retention_ms
