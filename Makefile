@@ -12,6 +12,7 @@ $(BIN)/.installed-dev: pyproject.toml
 	touch $@
 
 setup: $(BIN)/.installed-dev
+	@scripts/install-browser
 
 ## The main job: the end-to-end demo (local broker, topics, worker, sample replay, live verdicts).
 demo: setup

@@ -32,8 +32,11 @@ SAMPLE = [line for line in Path(default_sample()).read_bytes().splitlines() if l
 MAX_TEXT = 100_000
 
 
-def worker_env(bootstrap: str, prefix: str, partitions: int, state: Path, lateness_ms: int = 0) -> dict[str, str]:
-    """The environment of a worker (and of the settings tests read outputs with)."""
+def worker_env(
+    bootstrap: str, prefix: str, partitions: int, state: Path, lateness_ms: int = 0, web_port: int = 0
+) -> dict[str, str]:
+    """The environment of a worker (and of the settings tests read outputs with); no web server
+    unless ``web_port`` is given, so that workers of one test never compete for a port."""
     return {
         **os.environ,
         "NEARDUP_BOOTSTRAP": bootstrap,
@@ -42,6 +45,7 @@ def worker_env(bootstrap: str, prefix: str, partitions: int, state: Path, latene
         "NEARDUP_STATE_DIR": str(state),
         "NEARDUP_ALLOWED_LATENESS_MS": str(lateness_ms),
         "NEARDUP_MAX_TEXT_BYTES": str(MAX_TEXT),
+        "NEARDUP_WEB_PORT": str(web_port),
     }
 
 

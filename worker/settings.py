@@ -111,6 +111,17 @@ class Settings:
     connect_timeout_s: float = _setting(
         10.0, "How long a command waits to reach Kafka before it gives up with a one-line error."
     )
+    web_port: int = _setting(
+        6066,
+        "Port of the worker's HTTP server: /metrics, /healthz, the live page, /explain, /check "
+        "(0 = no server, no histograms). Two workers on one host need two ports.",
+    )
+    web_bind: str = _setting("127.0.0.1", "Address the worker's HTTP server listens on (0.0.0.0 = every interface).")
+    web_url: str = _setting(
+        "",
+        "URL at which other workers and the CLI reach this worker (default http://<web_bind>:<web_port>, "
+        "with the host name when bound to every interface).",
+    )
     security_protocol: str = _setting(
         "PLAINTEXT", "Kafka security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)."
     )
@@ -160,6 +171,18 @@ class Settings:
             self.sasl_password,
             self.ssl_cafile,
         )
+
+    @property
+    def web_address(self) -> str:
+        """This worker's URL as its peers and the CLI use it (``web_url``, or derived from the bind)."""
+        if self.web_url:
+            return self.web_url.rstrip("/")
+        host = self.web_bind
+        if host in ("0.0.0.0", "::", ""):
+            import socket
+
+            host = socket.gethostname()
+        return f"http://{host}:{self.web_port}"
 
     @cached_property
     def block_plan(self) -> Plan:

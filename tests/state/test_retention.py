@@ -324,3 +324,21 @@ def test_add_many_stores_exactly_what_the_same_adds_one_by_one_store(tmp_path: P
         assert [index.query_exact(k) for _, _, exact in items for k in exact] == exact_answers
     assert 0 < stored < len(items), "the case must include adds older than the window"
     assert rows_on_disk(batched) == rows_on_disk(one_by_one)
+
+
+def test_entry_count_follows_adds_reopens_and_dropped_buckets(tmp_path: Path) -> None:
+    """What ``neardup_index_entries`` reports: events stored, not rows, and none past the window."""
+    path = tmp_path / "ix"
+    rng = random.Random(3)
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=7) as index:
+        for i in range(20):
+            index.add(entry(i, rng.getrandbits(64), ts=i * 100))
+        index.add(entry(5, rng.getrandbits(64), ts=500), exact_keys=[9])  # the same event again
+        assert index.entry_count == 20
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=7) as index:
+        assert index.entry_count == 20  # counted on disk when it opens
+        index.add(entry(20, rng.getrandbits(64), ts=30 * SECOND))  # every earlier bucket expires
+        assert index.entry_count == 1
+    with BlockIndex(tmp_path / "plain", PLAN) as index:
+        index.add_many((entry(i, rng.getrandbits(64), ts=0), None, ()) for i in range(5))
+        assert index.entry_count == 5

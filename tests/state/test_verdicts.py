@@ -12,7 +12,7 @@ from worker.state.changelog import decode_ops
 from worker.state.verdicts import VerdictPartition
 from worker.stream import gather
 from worker.stream.hold import Hold
-from worker.stream.sends import Counters
+from worker.stream.metrics import Metrics
 from worker.stream.verdict_batch import VerdictBatch
 
 RETENTION_MS = 7 * 86_400_000
@@ -73,7 +73,7 @@ def batch(
     store: VerdictPartition, hold: Hold, now: int, items: list[dict[str, object]]
 ) -> tuple[list[Output], list[list[object]]]:
     """One partition's verdict batch as the stage runs it: (outputs sent after its record, changelog ops)."""
-    decider = VerdictBatch(store, Counters(), hold, LATENESS_MS, now, "t.events")
+    decider = VerdictBatch(store, Metrics(), hold, LATENESS_MS, now, "t.events")
     after_record, held = decider.run(items)
     ops = store.take_ops()
     decider.hold_entry(held, store.taken)
@@ -162,7 +162,7 @@ def test_an_id_whose_stored_state_is_unreadable_is_dead_lettered_and_its_batch_g
     store, hold = VerdictPartition(tmp_path / "v", RETENTION_MS), Hold()
     too_deep = "[" * 5000 + "]" * 5000  # more than any decoder takes back
     store.apply([["v:bad", too_deep], ["p:worse", too_deep]])
-    counters = Counters()
+    counters = Metrics()
     decider = VerdictBatch(store, counters, hold, LATENESS_MS, 0, "t.events")
     items = [
         intro_item("bad", 70),
@@ -179,7 +179,11 @@ def test_an_id_whose_stored_state_is_unreadable_is_dead_lettered_and_its_batch_g
     assert set(dead) == {"bad", "worse"}
     assert dead["bad"]["stage"] == "verdict" and "RecursionError" in dead["bad"]["reason"]
     assert (dead["bad"]["topic"], dead["bad"]["partition"], dead["bad"]["offset"]) == ("t.events", 0, 70)
-    assert counters.verdicts == 1 and counters.deadlettered == 2
+    counters.sent(after_record[1])  # what the outbox reports once the broker acknowledged it
+    published = store.verdict("good")
+    assert published is not None
+    counters.sent([published.output("good")])
+    assert counters.verdicts == 1 and counters.deadletters == {"internal_error": 2}
     assert {str(key) for key, _ in ops} == {"v:good", after_record[0], held.key}
     store.close()
 

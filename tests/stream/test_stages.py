@@ -20,7 +20,7 @@ from worker.state.partition import IndexPartition
 from worker.state.verdicts import VerdictPartition
 from worker.stream.fingerprint import FingerprintStage, ProbeMessage
 from worker.stream.index import IndexStage
-from worker.stream.sends import Counters
+from worker.stream.metrics import Metrics
 from worker.stream.verdict import VerdictStage
 
 SETTINGS = Settings(partitions=3, topic_prefix="t")
@@ -148,7 +148,7 @@ class RecordingSends:
     """What the verdict stage needs of the worker's sends; records outputs instead of producing."""
 
     def __init__(self) -> None:
-        self.counters = Counters()
+        self.metrics = Metrics()
         self.names = Topics(SETTINGS.topic_prefix)
         self.outputs = {"unique": self.names.unique, "duplicates": self.names.duplicates}
         self.sent: list[tuple[str, bytes, bytes]] = []
@@ -178,9 +178,11 @@ def test_one_events_path_from_bytes_to_verdict_without_kafka(tmp_path: Path) -> 
         for _part, decider, held in result.decided:
             if held is not None:
                 for held_id in held.ids:
-                    decided[held_id] = decider.store.verdict(held_id).output(held_id)[2]
+                    output = decider.store.verdict(held_id).output(held_id)
+                    decided[held_id] = output[2]
+                    sends.metrics.sent([output])
     assert decided["story"]["verdict"] == "unique"
     assert decided["other"]["verdict"] == "unique"
     assert decided["repost"]["verdict"] == "duplicate"
     assert decided["repost"]["duplicate_of"] == "story"
-    assert sends.counters.verdicts == 3
+    assert sends.metrics.verdicts == 3

@@ -53,14 +53,32 @@ def _worker(args: argparse.Namespace) -> int:
     from worker.stream.shutdown import BoundedWorker
 
     settings = _kafka_settings(args, state_dir=args.state, partitions=args.partitions)
+    _check_web_port(settings)
     _ensure_topics(settings)
-    app, counters = create_app(settings, args.name)
+    app, metrics = create_app(settings, args.name)
     logging.getLogger("neardup").setLevel(args.loglevel.upper())
     worker = BoundedWorker(
-        app, loglevel=args.loglevel, quiet=True, deadline_s=settings.shutdown_timeout_s, running=counters.running
+        app, loglevel=args.loglevel, quiet=True, deadline_s=settings.shutdown_timeout_s, running=metrics.running
     )
     worker.execute_from_commandline()
     return 0
+
+
+def _check_web_port(settings: Settings) -> None:
+    """A taken port fails now, in one line, not after the worker has joined its group."""
+    import socket
+
+    if not settings.web_port:
+        return
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((settings.web_bind, settings.web_port))
+        except OSError as exc:
+            raise OSError(
+                f"cannot serve HTTP on {settings.web_bind}:{settings.web_port} ({exc.strerror}); another worker "
+                "on this host needs its own NEARDUP_WEB_PORT (0 = no HTTP server)"
+            ) from None
 
 
 def _produce(args: argparse.Namespace) -> int:
@@ -103,6 +121,25 @@ def _topics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _explain(args: argparse.Namespace) -> int:
+    from worker.cli import ask
+
+    return ask.explain(_web_url(args), args.id, args.json)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from worker.cli import ask
+
+    if (args.text is None) == (args.file is None):
+        _SUBPARSERS["check"].error("give a TEXT or --file F.jsonl (one of them)")
+    events = ask.read_events(args.file) if args.file else [{"text": args.text}]
+    return ask.check(_web_url(args), events, args.json or bool(args.file))
+
+
+def _web_url(args: argparse.Namespace) -> str:
+    return str(args.url or Settings.from_env().web_address)
+
+
 _DEBUG_HELP = "show the full traceback of an error"
 _BOOTSTRAP_HELP = "Kafka bootstrap servers, host:port[,host:port] (default: $NEARDUP_BOOTSTRAP, else 127.0.0.1:9092)"
 
@@ -141,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     _produce_parser(commands)
     _tail_parser(commands)
     _topics_parser(commands)
+    _ask_parsers(commands)
     return parser
 
 
@@ -232,6 +270,33 @@ def _topics_parser(commands: Any) -> None:
     )
     topics.add_argument("--partitions", type=int, help="partitions of created topics (default: $NEARDUP_PARTITIONS)")
     topics.set_defaults(func=_topics)
+
+
+def _ask_parsers(commands: Any) -> None:
+    url_help = "a worker's URL, any of the group (default: $NEARDUP_WEB_URL, else http://127.0.0.1:$NEARDUP_WEB_PORT)"
+    explain = _command(
+        commands,
+        "explain",
+        help="why a running worker gave an event its verdict",
+        description="The verdict, its original (text while Kafka retains it), distance, similarity, the "
+        "tables or anchors that found it, the chain up to the root original and any correction.",
+    )
+    explain.add_argument("id", help="event id")
+    explain.add_argument("--url", help=url_help)
+    explain.add_argument("--json", action="store_true", help="print the worker's JSON")
+    explain.set_defaults(func=_explain)
+    check = _command(
+        commands,
+        "check",
+        help="the verdict a text would get now (nothing is indexed or published)",
+        description="Asks a running worker: its candidates and the verdict the decision rule gives. "
+        "With --file, one JSON line per input line.",
+    )
+    check.add_argument("text", nargs="?", help="the text to check")
+    check.add_argument("--file", help="JSON-lines events {id?, text, ts?} to check ('-' for stdin)")
+    check.add_argument("--url", help=url_help)
+    check.add_argument("--json", action="store_true", help="print the worker's JSON")
+    check.set_defaults(func=_check)
 
 
 def _version() -> str:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from worker.engine.blocks import Plan
 from worker.engine.fingerprint import Fingerprint
 from worker.engine.sketch import compare
 
@@ -127,3 +128,14 @@ def is_later_match(probe_ts: int, candidate: Candidate, verify: Verify, retentio
     if probe_ts < candidate.entry.ts - retention_ms:
         return None
     return verify(candidate)
+
+
+def found_by(plan: Plan, probe: Fingerprint, stored: Fingerprint) -> list[str]:
+    """Where the index meets two fingerprints: the block tables whose keys they share, and the
+    exact keys (a short text's exact hash, or the opening and closing anchors) they share."""
+    keys = zip(plan.keys(probe.simhash), plan.keys(stored.simhash), strict=True)
+    tables = [f"table {t}" for t, (a, b) in enumerate(keys) if a == b]
+    shared = set(probe.exact_keys) & set(stored.exact_keys)
+    if probe.exact is not None:
+        return tables + (["exact text"] if shared else [])
+    return tables + [f"anchor {i}" for i, key in enumerate(probe.anchors) if key in shared]

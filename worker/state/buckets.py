@@ -35,6 +35,7 @@ from rocksdict import (
     DBCompressionType,
     Options,
     Rdict,
+    ReadOptions,
     SliceTransform,
     WriteBatch,
     WriteOptions,
@@ -76,6 +77,7 @@ class TimeBuckets:
     _write: WriteOptions
     _watermark: int | None
     _recent: dict[tuple[int | None, bytes], tuple[Entry, bytes]]
+    _entry_counts: dict[int | None, int]  # stored entries per bucket, counted at open, then kept up
 
     def _options(self, name: str) -> Options:
         opts = Options(raw_mode=True)
@@ -148,8 +150,28 @@ class TimeBuckets:
             handle = dict.fromkeys(KINDS, self._db.get_column_family_handle(name))
             lead = dict(KIND_BYTE)
         bucket = self._buckets[number] = Bucket(number, cf, handle, lead)
+        self._entry_counts[number] = self._scan(bucket, "entries")
         self._reorder()
         return bucket
+
+    def _scan(self, bucket: Bucket, kind: str) -> int:
+        """Read every row of one keyspace of ``bucket`` once; returns how many there are."""
+        lead, rows = bucket.lead[kind], 0
+        scan = ReadOptions()
+        scan.set_total_order_seek(True)
+        it = bucket.cf[kind].iter(scan)
+        it.seek(lead)
+        while it.valid() and it.key().startswith(lead):
+            rows += 1
+            it.next()
+        del it
+        return rows
+
+    @property
+    def entry_count(self) -> int:
+        """Events stored in the live buckets (an entry added again after it left the recent-entry
+        memory counts twice until the store is opened again)."""
+        return sum(self._entry_counts.values())
 
     def _family(self, name: str) -> Rdict:
         if name == RECORDS:
@@ -195,6 +217,7 @@ class TimeBuckets:
             if (number + 1) * self.bucket_ms > horizon:
                 break
             bucket = self._buckets.pop(number)
+            self._entry_counts.pop(number, None)
             self._recent = {k: e for k, e in self._recent.items() if k[0] != number}
             # The files go only once no Python object holds the column family any more.
             bucket.cf.clear()

@@ -138,6 +138,21 @@ class ChangelogReader:
         consumer.unsubscribe()
         return applied
 
+    async def record(self, topic: str, partition: int, offset: int, timeout_s: float = 2.0) -> bytes | None:
+        """The value of one record (an event the operator asks about), or None once the topic's
+        retention has removed it."""
+        async with self._lock:
+            consumer = await self._open()
+            tp = TopicPartition(topic, partition)
+            consumer.assign([tp])
+            try:
+                consumer.seek(tp, offset)
+                batches = await consumer.getmany(tp, timeout_ms=int(timeout_s * 1000), max_records=1)
+            finally:
+                consumer.unsubscribe()
+            found = [r for r in batches.get(tp, ()) if r.offset == offset]
+            return found[0].value if found else None
+
     async def close(self) -> None:
         async with self._lock:
             await self._close()
@@ -166,6 +181,9 @@ class StoreSet(Generic[S]):
         self._reader = reader
         self._open: dict[int, S] = {}
         self._ready: set[int] = set()
+        self.restoring: set[int] = set()  # partitions being caught up with their changelog now
+        # Bumped when a partition is given up: a restore that began before must not mark it ready.
+        self._generation: dict[int, int] = defaultdict(int)
         # Batches begun on a partition whose changelog records are not acknowledged yet; the
         # store stays dirty while any is, and its checkpoint only moves forward.
         self._unsettled: dict[int, int] = defaultdict(int)
@@ -205,6 +223,17 @@ class StoreSet(Generic[S]):
         """The partition's store, caught up with its changelog (a no-op once caught up this assignment)."""
         if partition in self._ready:
             return self._store(partition)
+        generation = self._generation[partition]
+        self.restoring.add(partition)
+        try:
+            store = await self._catch_up(partition)
+        finally:
+            self.restoring.discard(partition)
+        if generation == self._generation[partition]:
+            self._ready.add(partition)
+        return store
+
+    async def _catch_up(self, partition: int) -> S:
         if self._unsettled.get(partition):
             await self.drain()  # our own records of this partition must be in the log we replay
         # No batch of a partition that is not ready is under way: a count left over (a record
@@ -232,7 +261,6 @@ class StoreSet(Generic[S]):
                 end,
                 time.monotonic() - began,
             )
-        self._ready.add(partition)
         return store
 
     def begin(self, partition: int) -> S:
@@ -354,6 +382,7 @@ class StoreSet(Generic[S]):
         """Partitions no longer owned: another worker may write their changelog meanwhile."""
         for partition in partitions:
             self._ready.discard(partition)
+            self._generation[partition] += 1
 
     def owned(self) -> set[int]:
         return set(self._ready)

@@ -117,6 +117,7 @@ class BlockIndex(TimeBuckets):
         self._prefix_read.set_prefix_same_as_start(True)
         self._watermark: int | None = None
         self._recent: dict[tuple[int | None, bytes], tuple[Entry, bytes]] = {}
+        self._entry_counts: dict[int | None, int] = {}
         self._closed = False
         try:
             self._check_plan()
@@ -211,6 +212,8 @@ class BlockIndex(TimeBuckets):
             return 0
         self._commit(batch)
         for number, eid, entry, value in added:
+            if number in self._entry_counts:  # its bucket outlived this very write
+                self._entry_counts[number] += (number, eid) not in self._recent
             self._remember(number, eid, entry, value)
         return stored
 
@@ -243,6 +246,7 @@ class BlockIndex(TimeBuckets):
         batch.delete(bucket.lead["entries"] + eid, bucket.handle["entries"])
         self._db.write(batch, self._write)
         self._recent.pop((bucket.number, eid), None)
+        self._entry_counts[bucket.number] = max(0, self._entry_counts[bucket.number] - 1)
 
     def query(self, fingerprint: int, max_distance: int, tables: Sequence[int] | None = None) -> list[Candidate]:
         """Every stored entry in the window sharing a key with ``fingerprint`` and within ``max_distance``, each once.
@@ -395,19 +399,9 @@ class BlockIndex(TimeBuckets):
         """Read every table row and entry once, so the block cache holds them (as far as it is
         large enough); returns the rows read. A probe then costs no disk read — what a long-running
         index converges to, and what a restarted one reaches at once."""
-        rows = 0
-        scan = ReadOptions()
-        scan.set_total_order_seek(True)
-        for bucket in self._buckets.values():
-            for kind in ("tables", "entries", "exact"):
-                lead = bucket.lead[kind]
-                it = bucket.cf[kind].iter(scan)
-                it.seek(lead)
-                while it.valid() and it.key().startswith(lead):
-                    rows += 1
-                    it.next()
-                del it
-        return rows
+        return sum(
+            self._scan(bucket, kind) for bucket in self._buckets.values() for kind in ("tables", "entries", "exact")
+        )
 
     def compact(self) -> None:
         """Flush and fully compact every keyspace (benchmarks measure the settled size)."""

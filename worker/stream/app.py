@@ -20,8 +20,9 @@ from worker.engine.fingerprint import fingerprint
 from worker.settings import Settings
 from worker.state.changelog import ChangelogReader
 from worker.stream.batches import Windows
-from worker.stream.sends import Counters
+from worker.stream.metrics import Metrics
 from worker.stream.transactions import Transactions
+from worker.stream.web import App, init_server
 from worker.stream.worker import install
 
 # Each internal hop waits this long for more records to share a produce request.
@@ -69,11 +70,11 @@ def worker_name(explicit: str | None = None) -> str:
 
 def create_app(
     settings: Settings, name: str | None = None, windows: Windows | None = None
-) -> tuple[faust.App, Counters]:
-    """A configured app with the three stages installed (see :mod:`worker.stream.worker`), and their counters."""
+) -> tuple[faust.App, Metrics]:
+    """A configured app with the three stages installed (see :mod:`worker.stream.worker`), and their metrics."""
     datadir = Path(settings.state_dir) / worker_name(name)
     datadir.mkdir(parents=True, exist_ok=True)
-    app = faust.App(
+    app = App(
         f"{settings.topic_prefix}-worker",
         broker=settings.connection.faust_broker(),
         broker_credentials=settings.connection.faust_credentials(),
@@ -82,7 +83,16 @@ def create_app(
         topic_replication_factor=settings.replication,
         consumer_auto_offset_reset="earliest",
         processing_guarantee="at_least_once",
-        web_enabled=False,
+        web_enabled=settings.web_port > 0,
+        web_port=settings.web_port or 6066,
+        web_bind=settings.web_bind,
+        # What the assignor shares with the group: how other workers reach this one.
+        canonical_url=settings.web_address,
+        # Faust's own pages (its router, tables, graph, stats) are not neardup's.
+        web_router_enabled=False,
+        web_tables_enabled=False,
+        web_graph_enabled=False,
+        web_stats_enabled=False,
         autodiscover=False,
         # The stages keep their state in their own stores (worker.state); no Faust tables.
         table_standby_replicas=0,
@@ -105,5 +115,7 @@ def create_app(
     if settings.exactly_once:
         names = Topics(settings.topic_prefix)
         transactions = Transactions(client, settings.topic_prefix, names.verdict_changelog)
-    counters = install(app, settings, datadir, reader, windows or Windows(), transactions)
-    return app, counters
+    metrics = install(app, settings, datadir, reader, windows or Windows(), transactions, worker_name(name))
+    if settings.web_port:
+        init_server(app)
+    return app, metrics

@@ -23,7 +23,8 @@ from faust.types import EventT
 
 from worker.stream import deadletter
 from worker.stream.batches import Message
-from worker.stream.sends import Counters, Sends
+from worker.stream.metrics import Metrics
+from worker.stream.sends import Sends
 
 log = logging.getLogger("neardup.worker")
 
@@ -79,16 +80,16 @@ def source(message: Message) -> tuple[str, int, int]:
 class Guard:
     """Runs each stage's batches so that a failure dead-letters records instead of stopping a partition."""
 
-    def __init__(self, sends: Sends, counters: Counters) -> None:
+    def __init__(self, sends: Sends, metrics: Metrics) -> None:
         self.sends = sends
-        self.counters = counters
+        self.metrics = metrics
 
     async def run(
         self, stage: str, batch: Sequence[EventT], body: Callable[[Sequence[EventT], OffsetHolds], Awaitable[None]]
     ) -> None:
         """Run one batch; if it fails outside any one event, dead-letter its records and go on."""
         holds = OffsetHolds(batch)
-        self.counters.in_flight[stage] = (len(batch), time.monotonic())
+        self.metrics.in_flight[stage] = (len(batch), time.monotonic())
         try:
             await body(batch, holds)
         except Exception as exc:
@@ -104,7 +105,7 @@ class Guard:
                 [e.message.key for e in batch],
             )
         finally:
-            self.counters.in_flight.pop(stage, None)
+            self.metrics.in_flight.pop(stage, None)
 
     async def decoded(
         self, stage: str, what: str, batch: Sequence[EventT], decode: Callable[[bytes], _T]

@@ -107,11 +107,7 @@ class IndexStage:
         probe = probes[0]
         tables = [p.table for p in probes if not p.exact]
         exact_keys = [p.key for p in probes if p.exact]
-        found = {c.entry.event_id: c for c in store.candidates(probe.fingerprint, tables, self.settings.max_distance)}
-        for key in exact_keys:
-            for candidate in store.exact_candidates(probe.fingerprint, key):
-                found.setdefault(candidate.entry.event_id, candidate)
-        earlier, later, present = self._match(probe, list(found.values()), verified)
+        earlier, later, present = self._match(probe, self._found(store, probes), verified)
         if not present:  # a replayed probe, or a re-sent id, does not re-add (its first order stays)
             entry = Entry(probe.id, probe.fingerprint, probe.order, probe.ts, probe.sketch)
             store.add(entry, tables=tables, exact_keys=exact_keys)
@@ -120,18 +116,49 @@ class IndexStage:
             note = note_item(later_id, later_order, ref.to_dict())
             replies[answer_partition(later_id, self.partitions)].append(note)
 
+    def _found(self, store: IndexPartition, probes: list[Probe]) -> list[Candidate]:
+        """The stored entries near one event in this partition: by its tables' keys, then its exact keys."""
+        fingerprint = probes[0].fingerprint
+        tables = [p.table for p in probes if not p.exact]
+        found = {c.entry.event_id: c for c in store.candidates(fingerprint, tables, self.settings.max_distance)}
+        for key in (p.key for p in probes if p.exact):
+            for candidate in store.exact_candidates(fingerprint, key):
+                found.setdefault(candidate.entry.event_id, candidate)
+        return list(found.values())
+
+    def check(self, store: IndexPartition, probes: list[Probe]) -> tuple[Ref | None, list[dict[str, Any]]]:
+        """What :meth:`process` would answer for one event's probes of this partition, without
+        storing it: its earliest earlier match, and every candidate with its similarity (``/check``)."""
+        verified: Verified = {}
+        found = self._found(store, probes)
+        earlier, _, _ = self._match(probes[0], found, verified)
+        shown = []
+        oldest_ts = probes[0].ts - self.retention_ms
+        for candidate in found:
+            key = (probes[0].id, probes[0].order, candidate.entry.event_id, candidate.entry.order)
+            similarity = verified[key] if key in verified else self._verify(probes[0], candidate)
+            entry = candidate.entry
+            shown.append(
+                {"id": entry.event_id, "order": entry.order, "ts": entry.ts, "distance": candidate.distance}
+                | {"similarity": None if similarity is None else round(similarity, 3)}
+                | {"verified": similarity is not None, "in_window": entry.ts >= oldest_ts}
+            )
+        return (earlier[0] if earlier else None), shown
+
+    def _verify(self, probe: Probe, candidate: Candidate) -> float | None:
+        return match.accepts(Fingerprint(probe.fingerprint, probe.sketch, None, 0), candidate, self.settings)
+
     def _match(
         self, probe: Probe, candidates: list[Candidate], verified: Verified
     ) -> tuple[list[Ref], list[tuple[str, int, Ref]], bool]:
         """The bucket's matches of ``probe`` by :mod:`worker.engine.match`: its earliest earlier
         match, every later event it matches (each needs a note), and whether it is stored here already."""
-        probe_fp = Fingerprint(probe.fingerprint, probe.sketch, None, 0)
 
         def similarity_of(candidate: Candidate) -> float | None:
             stored = candidate.entry
             pair = (probe.id, probe.order, stored.event_id, stored.order)
             if pair not in verified:
-                verified[pair] = match.accepts(probe_fp, candidate, self.settings)
+                verified[pair] = self._verify(probe, candidate)
             return verified[pair]
 
         others = [c for c in candidates if c.entry.event_id != probe.id]

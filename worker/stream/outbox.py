@@ -43,9 +43,15 @@ def encode(output: Output) -> tuple[bytes, bytes]:
 class Outbox:
     """Durable outputs on their way to the output topics, in the order they became durable."""
 
-    def __init__(self, send: Send, on_failed: Callable[[BaseException], None]) -> None:
+    def __init__(
+        self,
+        send: Send,
+        on_failed: Callable[[BaseException], None],
+        on_sent: Callable[[list[Output]], None] = lambda outputs: None,
+    ) -> None:
         self._send = send
         self._on_failed = on_failed
+        self._on_sent = on_sent  # told of each entry's outputs once the broker acknowledged them all
         self._queue: deque[tuple[int, str, list[Output]]] = deque()
         self._wake = asyncio.Event()
         self._settled = asyncio.Event()  # nothing queued, sent or unacknowledged
@@ -86,7 +92,7 @@ class Outbox:
                 return
             finally:
                 self._sending = False
-            task = asyncio.ensure_future(self._wait_acks(partition, key, futures))
+            task = asyncio.ensure_future(self._wait_acks(partition, key, futures, outputs))
             self._acking.add(task)
             task.add_done_callback(self._ack_done)
 
@@ -95,7 +101,7 @@ class Outbox:
         if not self._acking and not self._queue and not self._sending:
             self._settled.set()
 
-    async def _wait_acks(self, partition: int, key: str, futures: list[Awaitable[Any]]) -> None:
+    async def _wait_acks(self, partition: int, key: str, futures: list[Awaitable[Any]], outputs: list[Output]) -> None:
         try:
             for future in futures:
                 await future
@@ -103,6 +109,7 @@ class Outbox:
             self._fail(exc)
             return
         self._acked[partition].append(key)
+        self._on_sent(outputs)
 
     def _fail(self, exc: BaseException) -> None:
         if not self._failed:

@@ -114,8 +114,10 @@ class TransactionalOutbox:
         begin: Callable[[int], object],
         done: Callable[[int, list[str]], None],
         on_failed: Callable[[BaseException], None],
+        on_sent: Callable[[list[Output]], None],
     ) -> None:
         self._transactions = transactions
+        self._on_sent = on_sent
         self._topic_of = topic_of
         self._begin = begin
         self._done = done
@@ -165,6 +167,7 @@ class TransactionalOutbox:
                     self._fail(exc)
                     return
                 self._done(partition, keys)
+                self._on_sent([o for _, outputs in entries for o in outputs])
                 self._drop_keys(partition, generation, keys)
         finally:
             self._tasks.pop(partition, None)

@@ -62,13 +62,13 @@ class VerdictStage:
         self.lateness_ms = settings.allowed_lateness_ms
         self.stores = stores
         self.sends = sends
-        self.counters = sends.counters
+        self.metrics = sends.metrics
         self.transactions = transactions
         self.holds: dict[int, Hold] = defaultdict(Hold)
-        self.outbox: Outbox | TransactionalOutbox = Outbox(sends.output, sends.write_failed)
+        self.outbox: Outbox | TransactionalOutbox = Outbox(sends.output, sends.write_failed, self.metrics.sent)
         if transactions is not None:
             self.outbox = TransactionalOutbox(
-                transactions, sends.outputs, stores.begin, self._published, sends.write_failed
+                transactions, sends.outputs, stores.begin, self._published, sends.write_failed, self.metrics.sent
             )
         # Batches and the hold timer's outbox deletes both change the stores; one lock keeps them apart.
         self.lock = asyncio.Lock()
@@ -86,9 +86,11 @@ class VerdictStage:
             await self.outbox.settled()
         tx = Transaction(self.stores)
         for part in by_partition:
-            await self._take_over(part)
+            await self.take_over(part)
             await tx.open(part)
+        started = time.perf_counter()
         result = self.process(tx.touched, by_partition, int(time.time() * 1000))
+        self.metrics.stage_done("verdict", time.perf_counter() - started)
         for part, decider, held in result.decided:
             tx.seal(part)
             decider.hold_entry(held, decider.store.taken)
@@ -122,7 +124,7 @@ class VerdictStage:
         for part, items in by_partition.items():
             store = stores[part]
             self.emit_due(part, store)
-            decider = VerdictBatch(store, self.counters, self.holds[part], self.lateness_ms, now, self.names.events)
+            decider = VerdictBatch(store, self.metrics, self.holds[part], self.lateness_ms, now, self.names.events)
             after_record, held = decider.run(items)
             if after_record is not None:
                 result.after_record.append((part, *after_record))
@@ -130,7 +132,7 @@ class VerdictStage:
             result.decided.append((part, decider, held))
         return result
 
-    async def _take_over(self, part: int) -> None:
+    async def take_over(self, part: int) -> None:
         """A partition new to this worker: fence its previous owner, restore it, send its outbox again."""
         if part in self.stores.owned():
             return

@@ -15,7 +15,7 @@ from topology.verdicts import Intro, Output, Pending, Published, Ref
 from worker.state.verdicts import VerdictPartition
 from worker.stream import deadletter, gather
 from worker.stream.hold import HeldEntry, Hold
-from worker.stream.sends import Counters
+from worker.stream.metrics import Metrics
 
 log = logging.getLogger("neardup.worker")
 
@@ -32,11 +32,11 @@ class VerdictBatch:
     """
 
     def __init__(
-        self, store: VerdictPartition, counters: Counters, hold: Hold, lateness_ms: int, now: int, events_topic: str
+        self, store: VerdictPartition, metrics: Metrics, hold: Hold, lateness_ms: int, now: int, events_topic: str
     ) -> None:
         self.store = store
         self.events_topic = events_topic
-        self.counters = counters
+        self.metrics = metrics
         self.hold = hold
         self.lateness_ms = lateness_ms
         self.now = now
@@ -77,7 +77,7 @@ class VerdictBatch:
         self._set_verdict(event_id, first)
         self.states[event_id] = None
         self.decided.add(event_id)
-        self.counters.verdicts += 1
+        self.metrics.decided(event_id, first.order, None if first.current is None else first.current.order)
         self.held_ids.extend([event_id] * (1 + state.copies))
 
     def _set_verdict(self, event_id: str, published: Published) -> None:
@@ -92,10 +92,10 @@ class VerdictBatch:
             if first is not None:
                 order = int(item["order"])
                 if first.answered(order):  # its input read again: the verdict is out, or in the outbox
-                    self.counters.replayed += 1
+                    self.metrics.replayed += 1
                     return
                 self._set_verdict(event_id, replace(first, copies=(*first.copies, order)))
-                self.counters.republished += 1
+                self.metrics.republished += 1
                 if self.is_held(event_id):  # goes out with (after) its first verdict, as that is then
                     self.held_ids.append(event_id)
                 else:
@@ -117,6 +117,7 @@ class VerdictBatch:
                 revised = gather.revise(first, ref)
                 if revised is not None:
                     self._set_verdict(event_id, revised)
+                    self.metrics.decided(event_id, revised.order, ref.order)
                     if event_id not in self.decided:
                         self.revised.append(event_id)
             else:
@@ -124,7 +125,6 @@ class VerdictBatch:
                 if fixed is not None:
                     corrected, correction = fixed
                     self._set_verdict(event_id, corrected)
-                    self.counters.corrections += 1
                     self.out.append(("corrections", event_id, correction))
         else:
             log.warning("ignoring an internal message of unknown kind %r", kind)
@@ -170,10 +170,9 @@ class VerdictBatch:
         """Dead-letter ``event_id`` and undo what this batch did to it; the store keeps its state before."""
         log.error("verdict stage: event %r failed: %s", event_id, deadletter.failure(exc), exc_info=exc)
         self.failed.add(event_id)
-        self.counters.deadlettered += 1
         if event_id in self.decided:
             self.decided.discard(event_id)
-            self.counters.verdicts -= 1
+            self.metrics.undecided(event_id)
         for cache in (self.states, self.published):
             cache.pop(event_id, None)
         self.dirty_states.discard(event_id)

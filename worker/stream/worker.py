@@ -39,9 +39,14 @@ from worker.stream.fingerprint import FingerprintStage, ProbeMessage
 from worker.stream.guard import Guard, OffsetHolds, log_batch
 from worker.stream.handoff import Handoff
 from worker.stream.index import IndexStage
-from worker.stream.sends import Counters, Sends
+from worker.stream.inspect import Inspector
+from worker.stream.metrics import Metrics
+from worker.stream.peers import Peers
+from worker.stream.sends import Sends
+from worker.stream.stats import Sampler
 from worker.stream.transactions import Transactions
 from worker.stream.verdict import VERDICT_GROUP_S, VerdictStage
+from worker.stream.web import install_web
 
 log = logging.getLogger("neardup.worker")
 
@@ -65,12 +70,14 @@ class Worker:
         reader: ChangelogReader,
         windows: Windows,
         transactions: Transactions | None,
+        name: str = "",
     ) -> None:
         self.app, self.settings, self.reader, self.windows = app, settings, reader, windows
-        self.counters = Counters()
-        self.sends = Sends(app, settings, self.counters)
+        self.datadir = datadir
+        self.metrics = Metrics(histograms=settings.web_port > 0)
+        self.sends = Sends(app, settings, self.metrics)
         self.names = self.sends.names
-        self.guard = Guard(self.sends, self.counters)
+        self.guard = Guard(self.sends, self.metrics)
         self.handoff = Handoff(self.names, self.sends)
         plan, retention_ms = settings.block_plan, settings.retention_ms
         self.index_stores: StoreSet[IndexPartition] = StoreSet(
@@ -91,6 +98,19 @@ class Worker:
         self.index = IndexStage(settings, self.names.events)
         self.verdict = VerdictStage(settings, verdict_stores, self.sends, transactions)
         self.index_lock = asyncio.Lock()  # held by a batch, so shutdown never closes a store under it
+        # The operator's side (worker.stream.web): samples, explain and check.
+        self.closing = False
+        self.assigned_partitions = 0  # restores scheduled by assignments and not finished yet
+        self.sampler = Sampler(app, self.metrics, self, name or datadir.name)
+        self.peers = Peers(app, settings.web_address)
+        self.inspector = Inspector(
+            settings,
+            self.handoff,
+            (self.index_stores, verdict_stores),
+            (self.fingerprint, self.index),
+            reader,
+            self.peers,
+        )
 
     # ------------------------------------------------------------ one event's path
     async def fingerprint_agent(self, stream: faust.StreamT[bytes]) -> None:
@@ -112,8 +132,10 @@ class Worker:
                 log_batch(batch, started, cpu)
 
     async def fingerprint_batch(self, batch: Sequence[EventT], holds: OffsetHolds) -> None:
+        started = time.perf_counter()
         fanout = self.fingerprint.process([event.message for event in batch])
-        self.counters.events += fanout.accepted
+        self.metrics.stage_done("fingerprint", time.perf_counter() - started)
+        self.metrics.events += fanout.accepted
         await self.sends.dead_letter(fanout.dead)
         local = await self.handoff.probes(fanout)
         if local:
@@ -134,7 +156,9 @@ class Worker:
         tx = Transaction(self.index_stores)
         for part in messages:
             await tx.open(part)
+        started = time.perf_counter()
         result = self.index.process(tx.touched, messages)
+        self.metrics.stage_done("index", time.perf_counter() - started)
         await self.sends.dead_letter(result.dead)
         local = await self.handoff.answers(result.replies)
         await tx.commit(self.sends.changelog(self.names.index_changelog), holds.hold(), self.sends.write_failed)
@@ -152,6 +176,30 @@ class Worker:
     # ------------------------------------------------------- rebalances and timers
     def assigned(self, sender: Any, assigned: set[Any], **_: Any) -> None:
         self.handoff.assigned(assigned)
+        self.sampler.assigned_once = True
+        self.assigned_partitions += 1
+        task = asyncio.ensure_future(self.restore_assigned())
+        task.add_done_callback(self._restored)
+
+    async def restore_assigned(self) -> None:
+        """Restore every newly assigned partition now, not at its first batch: the worker is
+        healthy only once it could answer for all it owns (``/healthz``, ``/explain``)."""
+        async with self.index_lock:
+            if self.closing:
+                return
+            for part in sorted(self.handoff.index - self.index_stores.owned()):
+                await self.index_stores.restore(part)
+        async with self.verdict.lock:
+            if self.closing:
+                return
+            for part in sorted(self.handoff.verdict - self.verdict.stores.owned()):
+                await self.verdict.take_over(part)
+
+    def _restored(self, task: asyncio.Task[None]) -> None:
+        self.assigned_partitions -= 1
+        if not task.cancelled() and task.exception() is not None:
+            # The partitions' first batches restore them again, and fail the same way if they must.
+            log.error("restoring assigned partitions failed", exc_info=task.exception())
 
     def revoked(self, sender: Any, revoked: set[Any], **_: Any) -> None:
         """Another worker may write these partitions' changelogs now: restore again if they come back."""
@@ -175,6 +223,7 @@ class Worker:
 
     async def close(self, sender: Any, **_: Any) -> None:
         """The consumer has stopped: no batch runs any more, so the stores can close."""
+        self.closing = True
         async with self.index_lock, self.verdict.lock:
             for stores in (self.index_stores, self.verdict.stores):
                 try:
@@ -185,6 +234,21 @@ class Worker:
             self.index_stores.close()
             self.verdict.stores.close()
         await self.reader.close()
+        await self.peers.close()
+
+    # ------------------------------------------------------- the operator's side
+    def recovering(self) -> bool:
+        return bool(self.assigned_partitions or self.index_stores.restoring or self.verdict.stores.restoring)
+
+    def index_entries(self) -> int:
+        owned = (self.index_stores.owned_store(part) for part in self.index_stores.owned())
+        return sum(store.index.entry_count for store in owned if store is not None)
+
+    def state_dirs(self) -> dict[str, Path]:
+        return {"index": self.index_stores.root, "verdict": self.verdict.stores.root}
+
+    async def event_text(self, order: int) -> str | None:
+        return await self.inspector.text(order)
 
 
 def install(
@@ -194,13 +258,14 @@ def install(
     reader: ChangelogReader,
     windows: Windows | None = None,
     transactions: Transactions | None = None,
-) -> Counters:
+    name: str = "",
+) -> Metrics:
     """Declare one worker's agents, timers and rebalance and shutdown handlers on ``app``.
 
     ``transactions``: publish outputs exactly once (:mod:`worker.stream.transactions`).
     """
     windows = windows or Windows()
-    worker = Worker(app, settings, datadir, reader, windows, transactions)
+    worker = Worker(app, settings, datadir, reader, windows, transactions, name)
     names = worker.names
 
     def raw_topic(name: str) -> faust.TopicT:
@@ -226,10 +291,17 @@ def install(
 
     @app.timer(interval=10.0, name="counters")
     async def report() -> None:
-        log.info("%s", worker.counters.summary())
+        log.info("%s", worker.metrics.summary())
+
+    @app.task
+    async def sample() -> None:
+        await worker.sampler.run()
+
+    if settings.web_port:
+        install_web(app, settings, worker.metrics, worker.sampler, worker.inspector)
 
     # faust's stubs want a signal= parameter on receivers
     app.on_partitions_assigned.connect(cast(Any, worker.assigned))
     app.on_partitions_revoked.connect(cast(Any, worker.revoked))
     app.on_before_shutdown.connect(cast(Any, worker.close))
-    return worker.counters
+    return worker.metrics

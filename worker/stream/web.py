@@ -1,0 +1,149 @@
+"""The worker's HTTP side, served by Faust's web server: metrics, health, the live page, explain, check.
+
+``GET /metrics`` (Prometheus), ``GET /healthz``, ``GET /`` (the live page, shipped in the
+package as ``page.html``) polling ``GET /stats``, ``GET /explain/{id}`` and ``POST /check``.
+Every error is a JSON object with an ``error`` field and a 4xx or 5xx status, never a
+traceback, and no request can stop the worker (:func:`_json_errors`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any, ClassVar
+
+import faust
+from aiohttp import web as aioweb
+from faust.web import Request, Response, View
+from faust.web.drivers.aiohttp import Web as AiohttpWeb
+
+from topology.validate import InvalidEvent
+from worker.settings import Settings
+from worker.stream.inspect import Inspector
+from worker.stream.metrics import Metrics, exposition
+from worker.stream.peers import PeerError
+from worker.stream.stats import Sampler
+
+log = logging.getLogger("neardup.worker")
+
+_MAX_BODY = 16 << 20  # a /check body: a text at the size limit, JSON-escaped, with room to spare
+
+
+class _Web(AiohttpWeb):
+    """Faust's aiohttp server without its index view: ``/`` is our live page."""
+
+    production_blueprints: ClassVar[list[Any]] = []
+
+
+class App(faust.App):
+    """A Faust app whose web server serves neardup's pages."""
+
+    def _new_web(self) -> AiohttpWeb:
+        return _Web(self)
+
+
+def page_html() -> str:
+    return resources.files("worker.stream").joinpath("page.html").read_text(encoding="utf-8")
+
+
+def install_web(app: faust.App, settings: Settings, metrics: Metrics, sampler: Sampler, inspector: Inspector) -> None:
+    """Declare the endpoints on ``app``'s web server (call before the worker starts)."""
+
+    @app.page("/")
+    async def live_page(self: View, request: Request) -> Response:
+        return self.html(page_html())
+
+    @app.page("/metrics")
+    async def prometheus(self: View, request: Request) -> Response:
+        body, content_type = exposition(metrics)
+        return self.bytes(body, content_type=content_type.split(";")[0])
+
+    @app.page("/healthz")
+    async def health(self: View, request: Request) -> Response:
+        healthy, status = sampler.health()
+        return self.json({"healthy": healthy, "status": status}, status=200 if healthy else 503)
+
+    @app.page("/stats")
+    async def stats(self: View, request: Request) -> Response:
+        return self.json(await sampler.stats())
+
+    @app.page("/explain/{event_id}")
+    async def explain(self: View, request: Request, event_id: str) -> Response:
+        if _local(request):
+            found = inspector.local_record(event_id)
+        else:
+            found = await inspector.explain(event_id)
+        if found is None:
+            return self.error(404, f"no event with id {event_id!r} is known (never seen, or past retention)")
+        return self.json(found)
+
+    class Check(View):
+        async def post(self, request: Request) -> Response:
+            body = await _json_body(request)
+            if _local(request):
+                probes = body.get("probes")
+                if not isinstance(probes, list):
+                    return self.error(400, "field 'probes' must be a list")
+                return self.json(inspector.local_check(probes))
+            text = body.get("text")
+            if not isinstance(text, str) or not text:
+                return self.error(400, "field 'text' must be a non-empty string")
+            if len(text.encode("utf-8", "surrogatepass")) > settings.max_text_bytes:
+                return self.error(413, f"field 'text' is over the limit of {settings.max_text_bytes} bytes")
+            try:
+                return self.json(await inspector.check(text, body.get("ts")))
+            except InvalidEvent as exc:
+                return self.error(400, exc.reason)
+
+    app.page("/check")(Check)
+
+
+def _local(request: Request) -> bool:
+    return request.query.get("local") in ("1", "true")
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    raw = await request.content.read(_MAX_BODY + 1)  # type: ignore[attr-defined]
+    if len(raw) > _MAX_BODY:
+        raise _BadRequest(413, f"request body is over {_MAX_BODY} bytes")
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise _BadRequest(400, f"request body is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise _BadRequest(400, f"request body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+Handler = Callable[[aioweb.Request], Awaitable[aioweb.StreamResponse]]
+
+
+@aioweb.middleware
+async def _json_errors(request: aioweb.Request, handler: Handler) -> aioweb.StreamResponse:
+    """Every failure as a JSON error: unknown paths and methods, bad bodies, unreachable peers, bugs."""
+    try:
+        return await handler(request)
+    except aioweb.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return aioweb.json_response({"error": exc.reason}, status=exc.status)
+    except (_BadRequest, PeerError) as exc:
+        return aioweb.json_response({"error": exc.reason}, status=exc.status)
+    except Exception as exc:  # a request never stops the worker, nor shows it a traceback
+        log.exception("web: %s %s failed", request.method, request.path)
+        return aioweb.json_response({"error": f"internal error: {type(exc).__name__}"}, status=500)
+
+
+def init_server(app: faust.App) -> None:
+    """Apply the routes and the error middleware; Faust's own CLI does this for its worker command."""
+    web: Any = app.web
+    web.web_app.middlewares.append(_json_errors)
+    web.init_server()
