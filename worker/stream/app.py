@@ -86,8 +86,10 @@ def create_app(
         web_enabled=settings.web_port > 0,
         web_port=settings.web_port or 6066,
         web_bind=settings.web_bind,
-        # What the assignor shares with the group: how other workers reach this one.
         canonical_url=settings.web_address,
+        # The group's description names each member by its client id: other workers find the
+        # owner of a partition's URL there (worker.stream.peers).
+        broker_client_id=settings.web_address,
         # Faust's own pages (its router, tables, graph, stats) are not neardup's.
         web_router_enabled=False,
         web_tables_enabled=False,

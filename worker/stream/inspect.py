@@ -84,7 +84,7 @@ class Inspector:
         part = answer_partition(event_id, self.settings.partitions)
         if part in self.handoff.verdict:
             return self.local_record(event_id)
-        url = self._owner(self.names.answers, part)
+        url = await self._owner(self.names.answers, part)
         try:
             found: dict[str, Any] | None = await self.peers.call(url, f"/explain/{_quote(event_id)}?local=1")
         except PeerError as exc:
@@ -183,7 +183,7 @@ class Inspector:
         by_owner: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
         for probe in probes:
             part = probe_partition(probe.bucket, self.settings.partitions)
-            owner = None if part in self.handoff.index else self._owner(self.names.probes, part)
+            owner = None if part in self.handoff.index else await self._owner(self.names.probes, part)
             by_owner[owner].append(probe.to_dict())
         earliest: list[Ref] = []
         candidates: dict[str, dict[str, Any]] = {}
@@ -216,8 +216,8 @@ class Inspector:
             raise PeerError(503, f"partition {part} is restoring; ask again in a moment")
         return store
 
-    def _owner(self, topic: str, part: int) -> str:
-        url = self.peers.owner(topic, part)
+    async def _owner(self, topic: str, part: int) -> str:
+        url = await self.peers.owner(topic, part)
         if url is None or url == self.peers.own_url:
             raise PeerError(503, f"{topic}[{part}] has no owner yet (the group is rebalancing); ask again")
         return url

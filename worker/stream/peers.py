@@ -1,21 +1,25 @@
 """Which worker owns a partition, and asking it over HTTP: one URL serves a group of workers.
 
-Faust's partition assignor already shares every member's URL (``canonical_url``, here
-``NEARDUP_WEB_URL``) and the partitions each was given, with every member, at each
-rebalance; :meth:`Peers.owner` reads that. Faust's own ``route_req`` routes by Faust's key
+Each worker's Kafka client id is its URL (``NEARDUP_WEB_URL``), so the consumer group's own
+description, which the broker keeps and gives to anyone who asks, says which URL holds which
+partitions (:meth:`Peers.owner`; ``kafka-consumer-groups --describe`` shows the same). Faust's
+table routing shares URLs through its own partition assignor, which Faust only uses for apps
+with tables (ours keep their state in their own stores), and it routes by Faust's key
 partitioner, while our ids and buckets pick partitions by our own hashes
-(:func:`topology.stages.answer_partition`, :func:`~topology.stages.probe_partition`), so
-requests are forwarded here by partition instead.
+(:func:`topology.stages.answer_partition`, :func:`~topology.stages.probe_partition`).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import aiohttp
-import faust
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
 
 _TIMEOUT_S = 5.0
+_OWNERS_FRESH_S = 2.0  # a description this young is reused; a miss reads it again at once
 
 
 class PeerError(Exception):
@@ -30,18 +34,37 @@ class PeerError(Exception):
 class Peers:
     """The other workers of the group, by the partitions they own."""
 
-    def __init__(self, app: faust.App, own_url: str) -> None:
-        self.app = app
+    def __init__(self, client: dict[str, Any], group: str, own_url: str) -> None:
+        self._client = client  # aiokafka's connection keywords (worker.stream.connection)
+        self.group = group
         self.own_url = own_url.rstrip("/")
         self._session: aiohttp.ClientSession | None = None
+        self._admin: AIOKafkaAdminClient | None = None
+        self._owners: dict[tuple[str, int], str] = {}
+        self._read_at = 0.0
 
-    def owner(self, topic: str, partition: int) -> str | None:
-        """URL of the worker the group gave ``topic[partition]`` at the last rebalance."""
-        assignor: Any = self.app.assignor
-        for url, topics in assignor.external_topics_metadata().items():
-            if partition in topics.get(topic, ()):
-                return str(url).rstrip("/")
-        return None
+    async def owner(self, topic: str, partition: int) -> str | None:
+        """URL of the worker the group gave ``topic[partition]`` at its last rebalance."""
+        key = (topic, partition)
+        if key not in self._owners or time.monotonic() - self._read_at > _OWNERS_FRESH_S:
+            self._owners = await self._describe()
+            self._read_at = time.monotonic()
+        return self._owners.get(key)
+
+    async def _describe(self) -> dict[tuple[str, int], str]:
+        if self._admin is None:
+            self._admin = AIOKafkaAdminClient(**self._client)
+            await self._admin.start()
+        owners: dict[tuple[str, int], str] = {}
+        for response in await self._admin.describe_consumer_groups([self.group]):
+            for group in response.groups:
+                for member in group[5]:  # (member_id, client_id, client_host, metadata, assignment)
+                    url, assignment = str(member[1]).rstrip("/"), member[4]
+                    if not assignment:
+                        continue
+                    for topic, partitions in ConsumerProtocolMemberAssignment.decode(assignment).assignment:
+                        owners.update(((topic, p), url) for p in partitions)
+        return owners
 
     async def call(self, url: str, path: str, body: Any = None) -> Any:
         """GET ``path`` (or POST ``body`` as JSON) on worker ``url``; its JSON, or :class:`PeerError`."""
@@ -63,3 +86,6 @@ class Peers:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._admin is not None:
+            await self._admin.close()
+            self._admin = None

@@ -68,8 +68,9 @@ class Point:
 class Sampler:
     """Samples a worker once a second; answers ``/stats`` and ``/healthz`` from the samples."""
 
-    def __init__(self, app: faust.App, metrics: Metrics, observed: Observed, name: str) -> None:
+    def __init__(self, app: faust.App, metrics: Metrics, observed: Observed, name: str, prefix: str) -> None:
         self.app, self.metrics, self.observed, self.name = app, metrics, observed, name
+        self.prefix = prefix + "."  # our topics; Faust's own (its assignor's) are not the operator's
         self.started = time.time()
         self.history: deque[Point] = deque(maxlen=_HISTORY_S)
         self.broker_error: str | None = None
@@ -112,7 +113,7 @@ class Sampler:
         """End offset minus committed offset of every partition this worker consumes; None when
         the broker did not answer (``broker_error`` says why)."""
         consumer = self.app.consumer
-        tps = sorted(consumer.assignment())
+        tps = sorted(tp for tp in consumer.assignment() if tp.topic.startswith(self.prefix))
         if not tps:
             self.broker_error = None
             return {}

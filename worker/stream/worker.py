@@ -101,8 +101,8 @@ class Worker:
         # The operator's side (worker.stream.web): samples, explain and check.
         self.closing = False
         self.assigned_partitions = 0  # restores scheduled by assignments and not finished yet
-        self.sampler = Sampler(app, self.metrics, self, name or datadir.name)
-        self.peers = Peers(app, settings.web_address)
+        self.sampler = Sampler(app, self.metrics, self, name or datadir.name, settings.topic_prefix)
+        self.peers = Peers(settings.connection.aiokafka(), f"{settings.topic_prefix}-worker", settings.web_address)
         self.inspector = Inspector(
             settings,
             self.handoff,
