@@ -34,10 +34,13 @@ import json
 import os
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -79,6 +82,10 @@ agent, the same broker and sender, and a consumer group of two.
 
 
 EXACTLY_ONCE = ("neardup 1 worker, exactly once", 1, False)
+WEB = ("neardup 1 worker, web on, scraped", 1, False)
+"""With ``--web``: one worker with its web server on (histograms timed, the sampler running),
+its ``/metrics`` and ``/stats`` each fetched once a second throughout, as a Prometheus
+scraping often and the live page open would. Every other configuration runs without it."""
 
 
 def scratch_dir() -> Path:
@@ -302,6 +309,7 @@ def fresh_topics(
         "NEARDUP_PARTITIONS": str(partitions),
         "NEARDUP_STATE_DIR": str(tmp / prefix),
         "NEARDUP_ALLOWED_LATENESS_MS": str(lateness_ms),
+        "NEARDUP_WEB_PORT": "0",  # on only for the WEB configuration: two workers would share a port
     }
     return Topics(prefix), env
 
@@ -347,28 +355,39 @@ def running(
     lateness_ms: int,
     warm_events: list[tuple[bytes, bytes]] | None = None,
     guarantee: str = "at_least_once",
+    web: bool = False,
 ) -> Iterator[Topics]:
-    """Fresh topics with ``workers`` neardup workers (or passthrough agents) started and warmed up."""
+    """Fresh topics with ``workers`` neardup workers (or passthrough agents) started and warmed up;
+    with ``web``, their web servers on and scraped once a second (:data:`WEB`)."""
     prefix = f"bench{uuid.uuid4().hex[:6]}"
     names, env = fresh_topics(bootstrap, prefix, partitions, tmp, lateness_ms)
     env["NEARDUP_PROCESSING_GUARANTEE"] = guarantee
     procs: list[subprocess.Popen[bytes]] = []
     logs: list[Path] = []
+    urls: list[str] = []
+    stop = threading.Event()
     try:
         for i in range(workers):
             log = tmp / f"{prefix}-{i}.log"
+            worker_env = env
+            if web:
+                port = _free_port()
+                worker_env = {**env, "NEARDUP_WEB_PORT": str(port)}
+                urls.append(f"http://127.0.0.1:{port}")
             if passthrough:
                 cmd = [sys.executable, __file__, "--passthrough-worker", prefix, "--partitions", str(partitions)]
             else:
                 cmd = [sys.executable, "-m", "worker.cli.main", "worker", "--name", f"w{i}", "--loglevel", "info"]
-            procs.append(_start(cmd, env, log))
+            procs.append(_start(cmd, worker_env, log))
             logs.append(log)
         for log in logs:
             _wait_ready(log)
         time.sleep(3.0 if len(procs) > 1 else 0.5)  # let the group settle after the last join
+        threading.Thread(target=_scrape, args=(urls, stop), daemon=True).start()
         warm_up(bootstrap, names, warm_events)
         yield names
     finally:
+        stop.set()
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
         for proc in procs:
@@ -377,6 +396,24 @@ def running(
             except subprocess.TimeoutExpired:
                 proc.kill()
         drop_run(bootstrap, prefix, tmp)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _scrape(urls: list[str], stop: threading.Event) -> None:
+    """Fetch every worker's ``/metrics`` and ``/stats`` once a second until ``stop``."""
+    while urls and not stop.wait(1.0):
+        for url in urls:
+            for path in ("/metrics", "/stats"):
+                try:
+                    with urllib.request.urlopen(url + path, timeout=5) as response:
+                        response.read()
+                except OSError:
+                    pass  # not up yet, or stopping
 
 
 def run(
@@ -390,6 +427,7 @@ def run(
     rate: float | None = None,
     feed: str = "devset",
     guarantee: str = "at_least_once",
+    web: bool = False,
 ) -> dict[str, float]:
     """One measurement on fresh topics: a backlog as fast as possible, or a steady ``rate``.
 
@@ -398,7 +436,7 @@ def run(
     send until the outputs are read back (the read-back's share is a few percent).
     """
     events = _events(count, feed=feed)
-    with running(bootstrap, partitions, workers, passthrough, tmp, lateness_ms, guarantee=guarantee) as names:
+    with running(bootstrap, partitions, workers, passthrough, tmp, lateness_ms, guarantee=guarantee, web=web) as names:
         outputs = [names.unique] if passthrough else [names.unique, names.duplicates]
         worker_pids, broker = children(), broker_pids(bootstrap)
         worker_cpu, broker_cpu = cpu_seconds(worker_pids), cpu_seconds(broker)
@@ -450,6 +488,9 @@ def main() -> None:
     parser.add_argument(
         "--exactly-once", action="store_true", help="also run one worker with exactly-once outputs (its cost)"
     )
+    parser.add_argument(
+        "--web", action="store_true", help="also run one worker with its web server on and scraped (its cost)"
+    )
     parser.add_argument("--passthrough-worker", metavar="PREFIX", help=argparse.SUPPRESS)
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
@@ -464,6 +505,8 @@ def main() -> None:
     configs = [c for c in CONFIGS if not ("2workers" in args.skip and c[1] == 2)]
     if args.exactly_once:
         configs.append(EXACTLY_ONCE)
+    if args.web:
+        configs.append(WEB)
 
     def measure(label: str, workers: int, passthrough: bool, rate: float | None = None) -> dict[str, float]:
         guarantee = "exactly_once" if label == EXACTLY_ONCE[0] else "at_least_once"
@@ -478,6 +521,7 @@ def main() -> None:
             rate=rate,
             feed=args.feed,
             guarantee=guarantee,
+            web=label == WEB[0],
         )
 
     # Rounds go through every configuration in turn, so a broker warming up or a noisy

@@ -33,6 +33,7 @@ def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
     assert any(line.startswith("distance: how many of the 64 fingerprint bits differ") for line in lines)
+    assert "== live page: http://127.0.0.1:6066/" in proc.stdout
 
     shown: set[str] = set()
     corrections = 0

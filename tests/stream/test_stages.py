@@ -14,6 +14,7 @@ from typing import Any
 
 from topology import codec
 from topology.stages import Probe, Topics, answer_partition, probe_partition
+from worker.engine import match
 from worker.settings import Settings
 from worker.state.changelog import StoreSet
 from worker.state.partition import IndexPartition
@@ -186,3 +187,23 @@ def test_one_events_path_from_bytes_to_verdict_without_kafka(tmp_path: Path) -> 
     assert decided["repost"]["verdict"] == "duplicate"
     assert decided["repost"]["duplicate_of"] == "story"
     assert sends.metrics.verdicts == 3
+
+
+def test_check_finds_what_process_would_and_stores_nothing(tmp_path: Path) -> None:
+    """``/check``'s share of one partition: the index stage's matching, without its write."""
+    fingerprint, index = FingerprintStage(SETTINGS), IndexStage(SETTINGS, "t.events")
+    stores = index_stores(tmp_path)
+    out = fingerprint.process([event("story", STORY, 0)])
+    index.process(stores, as_messages(out.probes, out.intros))
+    before = {p: store.index.entry_count for p, store in stores.items()}
+    _, probes = fingerprint.fan_out(codec.dumps({"id": "check", "text": REPOST}), 0, 1, NOW_S + 1)
+    found = []
+    for part, store in stores.items():
+        mine = [p for p in probes if probe_partition(p.bucket, SETTINGS.partitions) == part]
+        if mine:
+            earliest, candidates = index.check(store, mine)
+            found.append(earliest)
+            assert all(c["id"] == "story" and c["verified"] and c["in_window"] for c in candidates)
+    best = match.first(ref for ref in found if ref is not None)
+    assert best is not None and best.id == "story"
+    assert {p: store.index.entry_count for p, store in stores.items()} == before

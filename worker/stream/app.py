@@ -22,7 +22,7 @@ from worker.state.changelog import ChangelogReader
 from worker.stream.batches import Windows
 from worker.stream.metrics import Metrics
 from worker.stream.transactions import Transactions
-from worker.stream.web import App, init_server
+from worker.stream.web import MAX_BODY, App, init_server
 from worker.stream.worker import install
 
 # Each internal hop waits this long for more records to share a produce request.
@@ -95,6 +95,7 @@ def create_app(
         web_tables_enabled=False,
         web_graph_enabled=False,
         web_stats_enabled=False,
+        web_application_options={"client_max_size": MAX_BODY},
         autodiscover=False,
         # The stages keep their state in their own stores (worker.state); no Faust tables.
         table_standby_replicas=0,

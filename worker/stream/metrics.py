@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 import time
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -28,8 +29,10 @@ from topology.verdicts import Output
 _LATENCY_BUCKETS = (0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 _STAGE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 _RECENT_LATENCIES = 4096  # samples kept for the live page's p50/p99
-_RECENT_PAIRS = 10  # duplicate pairs kept for the live page
+_RECENT_PAIRS = 6  # duplicate pairs kept for the live page
 _DECIDED_MAX = 200_000  # verdicts decided and not yet sent whose latency is still to be measured
+_TEXTS_KEPT = 2048  # texts of recently decided events, so the live page's pairs need no Kafka read
+TEXT_SHOWN = 1000  # characters of a text the live page shows
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class Metrics:
         self.latencies: deque[tuple[float, float]] = deque(maxlen=_RECENT_LATENCIES)
         self.pairs: deque[Pair] = deque(maxlen=_RECENT_PAIRS)
         self._decided: dict[str, tuple[int, int | None]] = {}  # id -> (its order, original's order)
+        self.texts: OrderedDict[int, str] = OrderedDict()  # order -> text, with a web server only
         self.histograms = histograms
         self.registry = CollectorRegistry(auto_describe=True)
         self.latency = Histogram(
@@ -95,11 +99,15 @@ class Metrics:
         for reason in reasons:
             self.deadletters[reason_label(reason)] += 1
 
-    def decided(self, event_id: str, order: int, original_order: int | None) -> None:
+    def decided(self, event_id: str, order: int, original_order: int | None, text: Any = None) -> None:
         """A verdict decided (or revised while held): its latency is measured when it is sent."""
         if len(self._decided) >= _DECIDED_MAX:
             self._decided.pop(next(iter(self._decided)))
         self._decided[event_id] = (order, original_order)
+        if self.histograms and isinstance(text, str):
+            self.texts[order] = text[:TEXT_SHOWN]
+            if len(self.texts) > _TEXTS_KEPT:
+                self.texts.popitem(last=False)
 
     def undecided(self, event_id: str) -> None:
         """A decided verdict that will not be sent after all (its id was dead-lettered)."""

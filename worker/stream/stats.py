@@ -24,7 +24,7 @@ import faust
 from faust.types import TP
 
 from topology import codec
-from worker.stream.metrics import Gauges, Metrics, Pair
+from worker.stream.metrics import TEXT_SHOWN, Gauges, Metrics, Pair
 
 log = logging.getLogger("neardup.worker")
 
@@ -33,7 +33,11 @@ _RATE_WINDOW_S = 5  # rates are averaged over this many seconds
 _LATENCY_WINDOW_S = 10.0
 _BROKER_TIMEOUT_S = 2.0
 _TEXTS_CACHED = 256
-_TEXT_SHOWN = 2000  # characters of a pair's text the page shows
+_DISK_EVERY_S = 5.0  # the stores' sizes change slowly, and reading them walks their files
+# The page's pairs change at most this often: a person cannot read six pairs a second, and
+# rendering one (its texts found, its differences marked) takes about a millisecond of the
+# event loop the stages share.
+_PAIRS_EVERY_S = 3.0
 # Words of Latin scripts, one CJK character at a time, any other visible character alone.
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+|\S")
 
@@ -75,7 +79,10 @@ class Sampler:
         self.history: deque[Point] = deque(maxlen=_HISTORY_S)
         self.broker_error: str | None = None
         self.assigned_once = False  # a worker is not consuming before its first assignment
-        self._texts: OrderedDict[int, str | None] = OrderedDict()
+        self._texts: OrderedDict[int, str | None] = OrderedDict()  # read back from Kafka
+        self._shown: dict[tuple[str, int], dict[str, Any]] = {}  # pairs already rendered
+        self._shown_at = 0.0
+        self._disk_at = 0.0
 
     async def run(self) -> None:
         while not self.app.should_stop:
@@ -88,10 +95,14 @@ class Sampler:
     async def sample(self) -> None:
         m = self.metrics
         lag = await self._lag()
+        sizes = m.gauges.state_bytes
+        if time.monotonic() - self._disk_at > _DISK_EVERY_S:
+            sizes = {store: _disk_bytes(path) for store, path in self.observed.state_dirs().items()}
+            self._disk_at = time.monotonic()
         m.gauges = Gauges(
             lag=lag if lag is not None else m.gauges.lag,
             index_entries=self.observed.index_entries(),
-            state_bytes={store: _disk_bytes(path) for store, path in self.observed.state_dirs().items()},
+            state_bytes=sizes,
             recovering=self.observed.recovering(),
         )
         p50, p99 = m.recent_latency(_LATENCY_WINDOW_S)
@@ -164,8 +175,20 @@ class Sampler:
             "index_entries": m.gauges.index_entries,
             "state_bytes": dict(m.gauges.state_bytes),
             "history": [_chart_point(points, i) for i in range(1, len(points))],
-            "pairs": [await self._pair(pair) for pair in reversed(m.pairs)],
+            "pairs": await self._pairs(list(reversed(m.pairs))),
         }
+
+    async def _pairs(self, pairs: list[Pair]) -> list[dict[str, Any]]:
+        """The recent pairs, each rendered once (its texts found and its differences marked)."""
+        if time.monotonic() - self._shown_at < _PAIRS_EVERY_S:
+            return list(self._shown.values())
+        self._shown_at = time.monotonic()
+        shown = {}
+        for pair in pairs:
+            key = (pair.event_id, pair.order)
+            shown[key] = self._shown.get(key) or await self._pair(pair)
+        self._shown = shown
+        return list(shown.values())
 
     async def _pair(self, pair: Pair) -> dict[str, Any]:
         text, original = await self._text(pair.order), await self._text(pair.original_order)
@@ -175,11 +198,14 @@ class Sampler:
         return shown
 
     async def _text(self, order: int) -> str | None:
+        """An event's text: from what this worker decided lately, else read back from Kafka."""
+        if order in self.metrics.texts:
+            return self.metrics.texts[order]
         if order in self._texts:
             self._texts.move_to_end(order)
             return self._texts[order]
         text = await self.observed.event_text(order)
-        self._texts[order] = None if text is None else text[:_TEXT_SHOWN]
+        self._texts[order] = None if text is None else text[:TEXT_SHOWN]
         if len(self._texts) > _TEXTS_CACHED:
             self._texts.popitem(last=False)
         return self._texts[order]

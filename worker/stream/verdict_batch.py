@@ -77,7 +77,8 @@ class VerdictBatch:
         self._set_verdict(event_id, first)
         self.states[event_id] = None
         self.decided.add(event_id)
-        self.metrics.decided(event_id, first.order, None if first.current is None else first.current.order)
+        original = None if first.current is None else first.current.order
+        self.metrics.decided(event_id, first.order, original, state.intro.event.get("text") if state.intro else None)
         self.held_ids.extend([event_id] * (1 + state.copies))
 
     def _set_verdict(self, event_id: str, published: Published) -> None:

@@ -73,7 +73,6 @@ class Worker:
         name: str = "",
     ) -> None:
         self.app, self.settings, self.reader, self.windows = app, settings, reader, windows
-        self.datadir = datadir
         self.metrics = Metrics(histograms=settings.web_port > 0)
         self.sends = Sends(app, settings, self.metrics)
         self.names = self.sends.names
@@ -100,7 +99,7 @@ class Worker:
         self.index_lock = asyncio.Lock()  # held by a batch, so shutdown never closes a store under it
         # The operator's side (worker.stream.web): samples, explain and check.
         self.closing = False
-        self.assigned_partitions = 0  # restores scheduled by assignments and not finished yet
+        self.restores_pending = 0  # restores that assignments started and that have not finished
         self.sampler = Sampler(app, self.metrics, self, name or datadir.name, settings.topic_prefix)
         self.peers = Peers(settings.connection.aiokafka(), f"{settings.topic_prefix}-worker", settings.web_address)
         self.inspector = Inspector(
@@ -177,7 +176,7 @@ class Worker:
     def assigned(self, sender: Any, assigned: set[Any], **_: Any) -> None:
         self.handoff.assigned(assigned)
         self.sampler.assigned_once = True
-        self.assigned_partitions += 1
+        self.restores_pending += 1
         task = asyncio.ensure_future(self.restore_assigned())
         task.add_done_callback(self._restored)
 
@@ -196,7 +195,7 @@ class Worker:
                 await self.verdict.take_over(part)
 
     def _restored(self, task: asyncio.Task[None]) -> None:
-        self.assigned_partitions -= 1
+        self.restores_pending -= 1
         if not task.cancelled() and task.exception() is not None:
             # The partitions' first batches restore them again, and fail the same way if they must.
             log.error("restoring assigned partitions failed", exc_info=task.exception())
@@ -238,7 +237,7 @@ class Worker:
 
     # ------------------------------------------------------- the operator's side
     def recovering(self) -> bool:
-        return bool(self.assigned_partitions or self.index_stores.restoring or self.verdict.stores.restoring)
+        return bool(self.restores_pending or self.index_stores.restoring or self.verdict.stores.restoring)
 
     def index_entries(self) -> int:
         owned = (self.index_stores.owned_store(part) for part in self.index_stores.owned())
@@ -293,11 +292,12 @@ def install(
     async def report() -> None:
         log.info("%s", worker.metrics.summary())
 
-    @app.task
-    async def sample() -> None:
-        await worker.sampler.run()
+    if settings.web_port:  # without a web server nobody reads the samples
 
-    if settings.web_port:
+        @app.task
+        async def sample() -> None:
+            await worker.sampler.run()
+
         install_web(app, settings, worker.metrics, worker.sampler, worker.inspector)
 
     # faust's stubs want a signal= parameter on receivers
