@@ -88,7 +88,10 @@ def install_web(app: faust.App, settings: Settings, metrics: Metrics, sampler: S
                 probes = body.get("probes")
                 if not isinstance(probes, list):
                     return self.error(400, "field 'probes' must be a list")
-                return self.json(inspector.local_check(probes))
+                try:
+                    return self.json(inspector.local_check(probes))
+                except (KeyError, TypeError, ValueError) as exc:  # what another worker sent is not a probe
+                    return self.error(400, f"unreadable probes: {type(exc).__name__} {exc}")
             text = body.get("text")
             if not isinstance(text, str) or not text:
                 return self.error(400, "field 'text' must be a non-empty string")
