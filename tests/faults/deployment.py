@@ -48,7 +48,12 @@ def kill_repeatedly(
     dep: Deployment, tmp: Path, reader: OutputReader, kills: int, events: int, seed: int, least_s: float, most_s: float
 ) -> None:
     """Start a worker and SIGKILL it once it has decided something, ``kills`` times, each run
-    living a random ``least_s`` to ``most_s`` more: every kill lands mid-stream, never while joining."""
+    living a random ``least_s`` to ``most_s`` more: every kill lands mid-stream, never while joining.
+
+    A run is also killed once it has decided its share of the stream (a random part of
+    ``events / (kills + 1)``): how many events a second a worker decides depends on the
+    machine and its load, and a fast run must not end the stream before the last kill.
+    """
     rng = random.Random(seed)
     for kill in range(kills):
         worker = WorkerProcess.start(dep.env, "victim", tmp)
@@ -59,8 +64,9 @@ def kill_repeatedly(
                 assert worker.alive(), worker.cli.tail()
                 reader.poll(200)
             deadline = time.monotonic() + rng.uniform(least_s, most_s)
-            while time.monotonic() < deadline:
-                reader.poll(200)
+            share = before + int(rng.uniform(0.2, 0.6) * events / (kills + 1))
+            while time.monotonic() < deadline and len(reader.verdicted) < share:
+                reader.poll(50)
             assert worker.alive(), worker.cli.tail()
             assert len(reader.verdicted) < events, "the stream ended before the last kill"
         finally:

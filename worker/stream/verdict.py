@@ -136,6 +136,12 @@ class VerdictStage:
         """A partition new to this worker: fence its previous owner, restore it, send its outbox again."""
         if part in self.stores.owned():
             return
+        # A transaction this worker began before the partition was revoked may still be under
+        # way. Its commit deletes its entries from the local store (``_published``), and a
+        # restore whose checkpoint already lies past its changelog record relies on that
+        # delete: restoring before it lands would find those entries unsent and publish them
+        # a second time. Restores at assignment come here without a batch's wait for this.
+        await self.outbox.settled()
         if self.transactions is not None:
             await self.transactions.open(part)  # fences a previous owner before reading the log's end
         store = await self.stores.restore(part)
