@@ -91,6 +91,34 @@ def test_a_batch_is_acked_only_after_the_loop_body_returns() -> None:
     assert [event.message.acked for event in seen.events[0]] == [True]
 
 
+def test_a_batch_whose_loop_body_is_stopped_mid_way_is_never_acked() -> None:
+    """A worker that stops (a crash, SIGTERM) cancels a stage waiting for a lock before its
+    batch took any hold: acking that batch would let the stop commit events never decided."""
+    app = faust.App("test-batches-stop", broker="kafka://127.0.0.1:1", web_enabled=False, autodiscover=False)
+    taken: list[faust.types.EventT] = []
+    stopped: list[bool] = []
+
+    @app.agent(value_type=bytes)
+    async def agent(stream: faust.StreamT[bytes]) -> None:
+        async for batch in take_batches(stream, 10, lambda: 0.0):
+            taken.extend(batch)
+            try:
+                await asyncio.Event().wait()  # the stage's lock, held by a restore
+            except asyncio.CancelledError:
+                stopped.append(True)
+                raise
+
+    async def main() -> None:
+        async with agent.test_context() as running:
+            await running.put(b"a")
+            while not taken:
+                await asyncio.sleep(0.002)
+
+    asyncio.run(main())
+    assert stopped == [True], "the body was stopped mid-way"
+    assert [event.message.acked for event in taken] == [False]
+
+
 def test_the_fingerprint_window_grows_after_a_backlog_batch_and_stays_put_at_moderate_load() -> None:
     windows = Windows()
     behind = windows.backlog_wait  # the batch's oldest event had waited this long: a backlog

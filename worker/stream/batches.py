@@ -92,7 +92,8 @@ async def take_batches(
     The gap runs from the end of one batch (when the loop body returns) to the start of the
     next; a full batch does not wait for it. As with ``take_events``, the stream does not
     ack events on its own: a batch's events are acked once the loop body has returned, so
-    the body decides when their offsets may be committed (see :class:`worker.stream.guard.OffsetHolds`).
+    the body decides when their offsets may be committed (see :class:`worker.stream.guard.OffsetHolds`);
+    a batch whose body never returns is never acked here, and its offsets never committed.
     """
     loop = asyncio.get_running_loop()
     pending: list[EventT] = []
@@ -138,12 +139,13 @@ async def take_batches(
                     room.set()
                 if not pending:
                     arrived.clear()
-            try:
-                yield batch
-            finally:
-                for event in batch:
-                    await stream.ack(event)
-                last_end = loop.time()
+            yield batch
+            # Only a body that returned: one stopped mid-way (a crash or a stop cancels it,
+            # say while it waits for a stage's lock) may not have taken its holds yet, and
+            # acking its events then let the stop commit offsets of events never decided.
+            for event in batch:
+                await stream.ack(event)
+            last_end = loop.time()
     finally:
         reader.cancel()
         stream.enable_acks = acks_enabled
