@@ -26,12 +26,14 @@ def entry(i: int, fp: int, ts: int) -> Entry:
     return Entry(event_id=f"ev-{i}", fingerprint=fp, order=i, ts=ts, sketch=random.Random(i).randbytes(130))
 
 
-KIND_OF = {b"t": "tables", b"e": "entries", b"x": "exact", b"r": "records"}
+KIND_OF = {b"e": "entries", b"x": "log", b"r": "records"}
 
 
 def rows_on_disk(path: Path) -> dict[str, int]:
     """Rows per keyspace and bucket (``entries@4``) of a closed index, read with plain rocksdict
-    (what is really stored): a bucket's family ``bucket@n`` leads each key with its keyspace's byte."""
+    (what is really stored): a bucket's family ``bucket@n`` leads each key with its keyspace's
+    byte; the shared ``tables`` and ``exact`` families end each row with its bucket's number
+    (modulo 2^16)."""
     with read_only(path) as db:
         counts: dict[str, int] = {}
         for name in Rdict.list_cf(str(path)):
@@ -39,7 +41,12 @@ def rows_on_disk(path: Path) -> dict[str, int]:
                 continue
             cf = db.get_column_family(name)
             for key in cf.keys():
-                label = f"{KIND_OF[key[:1]]}@{name.partition('@')[2]}" if "@" in name else name
+                if "@" in name:
+                    label = f"{KIND_OF[key[:1]]}@{name.partition('@')[2]}"
+                elif name in ("tables", "exact"):
+                    label = f"{name}@{int.from_bytes(key[-2:], 'big')}"
+                else:
+                    label = name
                 counts[label] = counts.get(label, 0) + 1
             del cf
         return counts
@@ -78,7 +85,10 @@ def test_buckets_are_dropped_whole_and_their_rows_are_gone(tmp_path: Path) -> No
     assert sum(v for n, v in rows.items() if n.startswith("entries@")) == len(kept)
     assert sum(v for n, v in rows.items() if n.startswith("tables@")) == len(kept) * len(PLAN.tables)
     assert sum(v for n, v in rows.items() if n.startswith("exact@")) == len(kept)
+    assert sum(v for n, v in rows.items() if n.startswith("log@")) == len(kept), "the exact rows' deletion log"
     assert sum(v for n, v in rows.items() if n.startswith("records@")) == len(kept)
+    live = {f"{kind}@{n}" for kind in ("tables", "exact") for n in range(4, 12)}
+    assert {n for n in rows if n.startswith(("tables@", "exact@"))} == live, "expired buckets' rows are deleted"
 
 
 def families(path: Path) -> set[str]:

@@ -1,31 +1,36 @@
-"""Retention by event time: the block index's storage cut into time buckets dropped whole.
+"""Retention by event time: the block index's storage cut into time buckets.
 
 An event goes to bucket ``ts // width`` with ``width = ceil(retention_ms / (buckets - 1))``
 (:mod:`worker.state.layout` for the keys). The *watermark* is the largest event ts stored;
 the *horizon* is ``watermark - retention_ms``. Entries older than the horizon are filtered
-out of every query at once, and a bucket whose whole range lies before the horizon is
-dropped with ``drop_column_family``, which deletes its files: at most ``buckets`` buckets
-are live, so disk holds one window plus one bucket however long the stream runs. Late
-events (older than the horizon on arrival) are decided but not stored: they can never be a
-candidate again, and writing them would re-create a dropped bucket.
+out of every query at once. A bucket whose whole range lies before the horizon *expires*:
+it leaves every read at once (its rows in the shared ``tables`` and ``exact`` families no
+longer name a live bucket), its rows there are deleted (:meth:`TimeBuckets._purge`, from its
+entries' fingerprints and its log of exact keys), and then its own family, which holds its
+entries, log and records, is dropped with ``drop_column_family``. At most ``buckets``
+buckets are live, so disk holds one window plus one bucket (and, until compaction meets
+them, the deletes' tombstones) however long the stream runs. Late events (older than the
+horizon on arrival) are decided but not stored: they can never be a candidate again.
 
-Why buckets rather than the alternatives: RocksDB's TTL compaction expires by *wall-clock*
-write time, not event time (replays and backfills would keep or drop the wrong entries);
-rocksdict exposes no compaction filter from Python; per-entry deletes write tombstones (more
-data, not less) until compaction. The price is one prefix seek per live bucket per table on
-every probe (docs/benchmarks.md, "Index").
+Why the probe's families are shared and the rest is bucketed: a family per bucket made a
+probe seek once per table *per live bucket* (8 times the seeks at the default retention);
+sharing makes it one per table, and the price, point deletes at expiry, is paid once per
+stored row, off the probe's path. RocksDB's TTL compaction expires by *wall-clock* write
+time, not event time, and rocksdict exposes no compaction filter or merge operator from
+Python, so deletes it is (docs/benchmarks.md, "Index layout").
 
 Creating or dropping a family rewrites RocksDB's MANIFEST and OPTIONS files with the GIL
-held, and costs more the more families there are. Inside a streaming batch that set the
-stream's p99, on every partition at once (event time crosses a bucket boundary everywhere
-together). So the stream calls :meth:`TimeBuckets.maintain` between batches: it creates the
-*next* bucket's family before any event needs it and, with ``lazy_drops``, drops an expired
-bucket's family later (the bucket leaves every read at once). Batch scans create and drop
-where the write happens.
+held, and costs more the more families there are; a purge is many deletes. Inside a
+streaming batch either set the stream's p99, on every partition at once (event time
+crosses a bucket boundary everywhere together). So the stream calls
+:meth:`TimeBuckets.maintain` between batches: it creates the *next* bucket's family before
+any event needs it and, with ``lazy_drops``, purges an expired bucket a slice at a time and
+drops its family after. Batch scans do all of it where the write happens.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from rocksdict import (
@@ -41,12 +46,18 @@ from rocksdict import (
     WriteOptions,
 )
 
+from worker.engine.blocks import Plan
 from worker.engine.match import Entry
 from worker.state.layout import (
     BUCKET,
     BUCKET_KEY,
+    ENTRIES,
     KIND_BYTE,
     KINDS,
+    LAYOUT,
+    LAYOUT_KEY,
+    LOG,
+    PLAN_KEY,
     PREFIXES,
     RECORDS,
     WATERMARK_KEY,
@@ -55,22 +66,39 @@ from worker.state.layout import (
     bucket_family,
 )
 
+PURGE_SLICE = 512  # entries (or exact keys) of an expired bucket deleted per maintain() step: a few ms
+
+
+@dataclass
+class _Purge:
+    """An expired bucket whose rows in the shared families are being deleted: where it got to."""
+
+    bucket: Bucket
+    name: str
+    kind: str = ENTRIES  # the keyspace walked now: its entries, then its log
+    after: bytes = b""  # the last key done in it
+
 
 class TimeBuckets:
     """The bucket bookkeeping of :class:`worker.state.index.BlockIndex` (which sets these fields)."""
 
     path: Path
+    plan: Plan
     retention_ms: int | None
     bucket_ms: int
     _db: Rdict
     _meta: ColumnFamily
     _records: Rdict
+    _tables_cf: Rdict
+    _exact_cf: Rdict
+    _tables_handle: ColumnFamily
+    _exact_handle: ColumnFamily
     _cache: Cache
     _codec: DBCompressionType
     _block_size: int
     _names: set[str]
     _lazy_drops: bool
-    _retired: list[str]
+    _retired: list[_Purge]
     _buckets: dict[int | None, Bucket]
     _newest_first: list[Bucket]
     _drop_at: int | None
@@ -92,7 +120,7 @@ class TimeBuckets:
         table.set_bloom_filter(10, False)
         opts.set_block_based_table_factory(table)
         opts.set_compression_type(self._codec)
-        prefix = PREFIXES.get(name.partition("@")[0])
+        prefix = PREFIXES.get(name)
         if prefix is not None:
             opts.set_prefix_extractor(SliceTransform.create_fixed_prefix(prefix))
             opts.set_memtable_prefix_bloom_ratio(0.1)
@@ -120,6 +148,13 @@ class TimeBuckets:
                 f"index at {self.path} keeps its time buckets as one column family per keyspace "
                 f"({', '.join(old[:4])}...), the layout of an older neardup; rebuild it"
             )
+        layout = self._db.get(LAYOUT_KEY)
+        if layout is None and self._db.get(PLAN_KEY) is not None:
+            raise StoreLayoutError(
+                f"index at {self.path} keeps a table per time bucket, the layout of an older neardup; rebuild it"
+            )
+        if layout is not None and bytes(layout) != LAYOUT:
+            raise StoreLayoutError(f"index at {self.path} has layout {bytes(layout)!r}, not {LAYOUT!r}; rebuild it")
 
     @property
     def watermark(self) -> int | None:
@@ -140,17 +175,20 @@ class TimeBuckets:
 
     def _open_bucket(self, number: int | None) -> Bucket:
         if number is None:
-            cf = {kind: self._family(kind) for kind in KINDS}
-            handle = {kind: self._db.get_column_family_handle(kind) for kind in KINDS}
-            lead = dict.fromkeys(KINDS, b"")
+            cf = {kind: self._family(kind) for kind in (ENTRIES, RECORDS)}
+            handle = {kind: self._db.get_column_family_handle(kind) for kind in (ENTRIES, RECORDS)}
+            lead = dict.fromkeys((ENTRIES, RECORDS), b"")
         else:
             name = bucket_family(number)
             family = self._family(name)
             cf = dict.fromkeys(KINDS, family)
             handle = dict.fromkeys(KINDS, self._db.get_column_family_handle(name))
             lead = dict(KIND_BYTE)
-        bucket = self._buckets[number] = Bucket(number, cf, handle, lead)
-        self._entry_counts[number] = self._scan(bucket, "entries")
+        bucket = Bucket(number, cf, handle, lead)
+        for purge in [p for p in self._retired if p.bucket.suffix == bucket.suffix]:
+            self._purge(purge, None)  # its rows would read as this bucket's
+        self._buckets[number] = bucket
+        self._entry_counts[number] = self._scan(bucket, ENTRIES)
         self._reorder()
         return bucket
 
@@ -163,6 +201,24 @@ class TimeBuckets:
         it.seek(lead)
         while it.valid() and it.key().startswith(lead):
             rows += 1
+            it.next()
+        del it
+        return rows
+
+    def _walk(self, bucket: Bucket, kind: str, after: bytes, limit: int | None) -> list[tuple[bytes, bytes]]:
+        """Up to ``limit`` (key without its lead, value) rows of a keyspace of ``bucket``, after ``after``."""
+        lead = bucket.lead[kind]
+        scan = ReadOptions()
+        scan.set_total_order_seek(True)
+        it = bucket.cf[kind].iter(scan)
+        it.seek(lead + after)
+        rows: list[tuple[bytes, bytes]] = []
+        while it.valid() and (limit is None or len(rows) < limit):
+            key = it.key()
+            if not key.startswith(lead):
+                break
+            if key[len(lead) :] != after or not after:
+                rows.append((key[len(lead) :], it.value()))
             it.next()
         del it
         return rows
@@ -209,7 +265,8 @@ class TimeBuckets:
         return bucket if bucket is not None else self._open_bucket(number)
 
     def _expire(self) -> None:
-        """Drop every bucket whose whole time range is older than the horizon."""
+        """Take every bucket whose whole time range is older than the horizon out of reads,
+        and purge it (now, or with ``lazy_drops`` in :meth:`maintain`)."""
         horizon = self.horizon
         if horizon is None or self._drop_at is None or horizon < self._drop_at:
             return
@@ -219,31 +276,65 @@ class TimeBuckets:
             bucket = self._buckets.pop(number)
             self._entry_counts.pop(number, None)
             self._recent = {k: e for k, e in self._recent.items() if k[0] != number}
-            # The files go only once no Python object holds the column family any more.
-            bucket.cf.clear()
-            bucket.handle.clear()
-            self._retired.append(bucket_family(number))
+            self._retired.append(_Purge(bucket, bucket_family(number)))
         self._reorder()
         if not self._lazy_drops:
             self._drop_retired()
 
-    def _drop_retired(self, count: int | None = None) -> None:
-        """Drop the first ``count`` retired families (default all)."""
-        count = len(self._retired) if count is None else count
-        for name in self._retired[:count]:
-            self._db.drop_column_family(name)
-            self._names.discard(name)
-        del self._retired[:count]
+    def _drop_retired(self) -> None:
+        """Purge and drop every retired bucket."""
+        while self._retired:
+            self._purge(self._retired[0], None)
+
+    def _purge(self, purge: _Purge, limit: int | None) -> bool:
+        """Delete up to ``limit`` (None: all) of an expired bucket's entries' rows from the shared
+        families; once all are gone, drop its family. Returns True when it was dropped."""
+        bucket = purge.bucket
+        while True:
+            rows = self._walk(bucket, purge.kind, purge.after, limit)
+            batch = WriteBatch(raw_mode=True)
+            for key, value in rows:
+                if purge.kind == ENTRIES:
+                    self._delete_rows(batch, int.from_bytes(value[0:8], "big"), key, bucket.suffix)
+                else:
+                    batch.delete(key + bucket.suffix, self._exact_handle)
+            if rows:
+                self._db.write(batch, self._write)
+                purge.after = rows[-1][0]
+            if limit is not None and len(rows) == limit:
+                return False
+            if purge.kind == LOG:
+                break
+            purge.kind, purge.after = LOG, b""
+        # The files go only once no Python object holds the column family any more.
+        bucket.cf.clear()
+        bucket.handle.clear()
+        self._retired.remove(purge)
+        self._db.drop_column_family(purge.name)
+        self._names.discard(purge.name)
+        return True
+
+    def _delete_rows(self, batch: WriteBatch, fingerprint: int, eid: bytes, suffix: bytes) -> None:
+        """Delete one stored fingerprint's rows from every table (absent ones cost a tombstone)."""
+        tail = fingerprint.to_bytes(8, "big") + eid + suffix
+        for table, block in enumerate(self.plan.keys(fingerprint)):
+            batch.delete(bytes((table,)) + block.to_bytes(4, "big") + tail, self._tables_handle)
+
+    @property
+    def purging(self) -> bool:
+        """An expired bucket's rows are still being deleted (:meth:`maintain` goes on with it)."""
+        return bool(self._retired)
 
     def maintain(self) -> bool:
-        """One step of bucket upkeep: drop one retired family, else create the family of the
-        bucket after the watermark's. Returns False when there was nothing to do.
+        """One step of bucket upkeep: a slice of an expired bucket's purge (or its drop), else
+        create the family of the bucket after the watermark's. Returns False when there was
+        nothing to do.
 
-        Each step is one MANIFEST and OPTIONS rewrite (see the module docstring); a caller
-        between batches spreads a bucket change into steps no event waits for.
+        A family's creation or drop is one MANIFEST and OPTIONS rewrite (see the module
+        docstring); a caller between batches spreads a bucket change into steps no event waits for.
         """
         if self._retired:
-            self._drop_retired(1)
+            self._purge(self._retired[0], PURGE_SLICE)
             return True
         if not self.bucket_ms or self._watermark is None:
             return False

@@ -1,7 +1,8 @@
 """The block index: the permuted-block tables of :mod:`worker.engine.blocks` in RocksDB (rocksdict).
 
-A probe of one table is one prefix scan of its bucket (:mod:`worker.state.layout`); with
-retention, one per live time bucket (:mod:`worker.state.buckets`). Every :meth:`BlockIndex.add`
+A probe of one table is one prefix scan of the shared ``tables`` family, and of one exact key
+one of ``exact``, whatever the retention (:mod:`worker.state.layout`); time buckets keep the
+entries and decide what expires (:mod:`worker.state.buckets`). Every :meth:`BlockIndex.add`
 is one atomic ``WriteBatch`` written straight into the memtable, so a query sees every entry
 added before it (read-your-writes) with no side buffer that queries would also have to consult.
 """
@@ -9,14 +10,13 @@ added before it (read-your-writes) with no side buffer that queries would also h
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import cast
 
 from rocksdict import (
     Cache,
+    Options,
     Rdict,
     ReadOptions,
     WriteBatch,
@@ -24,36 +24,40 @@ from rocksdict import (
 )
 
 from worker.engine.blocks import MAX_TABLES, Plan
-from worker.engine.match import Candidate, Entry
-from worker.state.buckets import TimeBuckets
+from worker.engine.match import Entry
 from worker.state.layout import (
     BUCKET_KEY,
     COMPRESSION,
-    LAST_FP,
+    ENTRIES,
+    EXACT,
+    LAYOUT,
+    LAYOUT_KEY,
+    LOG,
     MEMTABLE_BUDGET,
     PLAN_KEY,
-    PREFIX,
-    RECENT_ENTRIES,
     RECORDS,
+    SHARED,
+    TABLES,
     WAL_BUDGET,
     WATERMARK_KEY,
     Bucket,
     bucket_width,
-    decode_entry,
     encode_entry,
     exact_prefix,
     read_only,
 )
+from worker.state.reads import Reads
 
 
-class BlockIndex(TimeBuckets):
+class BlockIndex(Reads):
     """Near-duplicate candidate index: the plan's tables, an exact-hash keyspace and records.
 
     ``wal=False`` skips RocksDB's write-ahead log (faster adds); then :meth:`flush` and
     :meth:`close` write the memtables to disk and a crash loses what was added since.
     ``retention_ms`` keeps only events within that much event time of the newest one,
-    in ``buckets`` time buckets dropped whole (see the module docstring); ``lazy_drops`` leaves
-    an expired bucket's families for :meth:`maintain` to drop.
+    in ``buckets`` time buckets (see :mod:`worker.state.buckets`); ``lazy_drops`` leaves an
+    expired bucket's purge for :meth:`maintain`. ``statistics`` turns on RocksDB's own counters
+    (:meth:`counter`), for tests and benchmarks of what a probe costs.
     """
 
     def __init__(
@@ -68,6 +72,7 @@ class BlockIndex(TimeBuckets):
         retention_ms: int | None = None,
         buckets: int = 8,
         lazy_drops: bool = False,
+        statistics: bool = False,
     ) -> None:
         if plan.f > 64:
             raise ValueError(f"plan f={plan.f}: stored fingerprints are at most 64 bits")
@@ -85,7 +90,50 @@ class BlockIndex(TimeBuckets):
         self._block_size = block_size
         existing = Rdict.list_cf(str(self.path)) if Path(self.path, "CURRENT").exists() else []
         families = {name: self._options(name) for name in existing if name != "default"}
-        families.setdefault(RECORDS, self._options(RECORDS))
+        for name in (RECORDS, *SHARED):
+            families.setdefault(name, self._options(name))
+        self._db_options = self._database_options(statistics)
+        self._db = Rdict(str(self.path), self._db_options, column_families=families)
+        self._records = self._db.get_column_family(RECORDS)
+        self._tables_cf = self._db.get_column_family(TABLES)
+        self._exact_cf = self._db.get_column_family(EXACT)
+        self._tables_handle = self._db.get_column_family_handle(TABLES)
+        self._exact_handle = self._db.get_column_family_handle(EXACT)
+        self._meta = self._db.get_column_family_handle("default")
+        self._names = set(existing) | {RECORDS, *SHARED}
+        self._lazy_drops = lazy_drops
+        self._retired = []  # expired buckets whose rows are being deleted
+        self._buckets: dict[int | None, Bucket] = {}
+        self._newest_first: list[Bucket] = []
+        self._drop_at: int | None = None
+        self._write = WriteOptions()
+        # rocksdict's stub declares a method; at run time disable_wal is a property.
+        self._write.disable_wal = not wal  # type: ignore[method-assign, assignment]
+        self._prefix_read = ReadOptions()
+        self._prefix_read.set_prefix_same_as_start(True)
+        self._watermark: int | None = None
+        self._recent: dict[tuple[int | None, bytes], tuple[Entry, bytes]] = {}
+        self._entry_counts: dict[int | None, int] = {}
+        self._closed = False
+        try:
+            self._check_layout(existing)
+            self._check_plan()
+            self._check_buckets()
+            if not self.bucket_ms:
+                self._open_bucket(None)
+            else:
+                for number in sorted({int(n.partition("@")[2]) for n in existing if "@" in n}):
+                    self._open_bucket(number)
+                raw = self._db.get(WATERMARK_KEY)
+                if raw is not None:
+                    self._watermark = int(bytes(raw))
+                self._expire()
+                self._drop_retired()  # what expired before the last close, and this expiry
+        except BaseException:
+            self.close()
+            raise
+
+    def _database_options(self, statistics: bool) -> Options:
         db_options = self._options("default")
         # A bounded info LOG and MANIFEST: with buckets created and dropped forever, both
         # would otherwise be the only files that keep growing.
@@ -101,47 +149,16 @@ class BlockIndex(TimeBuckets):
             # RocksDB keeps a WAL file until every family with data in it is flushed, and its
             # default bound grows with the number of families.
             db_options.set_max_total_wal_size(WAL_BUDGET)
-        self._db = Rdict(str(self.path), db_options, column_families=families)
-        self._records = self._db.get_column_family(RECORDS)
-        self._meta = self._db.get_column_family_handle("default")
-        self._names = set(existing) | {RECORDS}
-        self._lazy_drops = lazy_drops
-        self._retired: list[str] = []  # families of expired buckets, not dropped yet
-        self._buckets: dict[int | None, Bucket] = {}
-        self._newest_first: list[Bucket] = []
-        self._drop_at: int | None = None
-        self._write = WriteOptions()
-        # rocksdict's stub declares a method; at run time disable_wal is a property.
-        self._write.disable_wal = not wal  # type: ignore[method-assign, assignment]
-        self._prefix_read = ReadOptions()
-        self._prefix_read.set_prefix_same_as_start(True)
-        self._watermark: int | None = None
-        self._recent: dict[tuple[int | None, bytes], tuple[Entry, bytes]] = {}
-        self._entry_counts: dict[int | None, int] = {}
-        self._closed = False
-        try:
-            self._check_plan()
-            self._check_buckets()
-            if not self.bucket_ms:
-                self._open_bucket(None)
-            else:
-                self._check_layout(existing)
-                for number in sorted({int(n.partition("@")[2]) for n in existing if "@" in n}):
-                    self._open_bucket(number)
-                raw = self._db.get(WATERMARK_KEY)
-                if raw is not None:
-                    self._watermark = int(bytes(raw))
-                self._expire()
-                self._drop_retired()
-        except BaseException:
-            self.close()
-            raise
+        if statistics:
+            db_options.enable_statistics()
+        return db_options
 
     def _check_plan(self) -> None:
         stored = self._db.get(PLAN_KEY)
         if stored is None:
             self._db.put(PLAN_KEY, self.plan.to_json().encode(), self._write)
             self._db.put(BUCKET_KEY, str(self.bucket_ms).encode(), self._write)
+            self._db.put(LAYOUT_KEY, LAYOUT, self._write)
             return
         existing = Plan.from_json(bytes(stored).decode())
         if existing != self.plan:
@@ -159,14 +176,6 @@ class BlockIndex(TimeBuckets):
         with read_only(path) as db:
             raw = db.get(PLAN_KEY)
         return None if raw is None else Plan.from_json(bytes(raw).decode())
-
-    def _tables(self, tables: Sequence[int] | None) -> Sequence[int]:
-        if tables is None:
-            return range(len(self.plan.tables))
-        for t in tables:
-            if not 0 <= t < len(self.plan.tables):
-                raise ValueError(f"table {t} is not in plan {self.plan.name}")
-        return tables
 
     def add(self, entry: Entry, tables: Sequence[int] | None = None, exact_keys: Sequence[int] = ()) -> bool:
         """Store ``entry`` in the given tables (default all) and under the given exact keys, in one
@@ -188,6 +197,7 @@ class BlockIndex(TimeBuckets):
         """
         batch = WriteBatch(raw_mode=True)
         added: list[tuple[int | None, bytes, Entry, bytes]] = []
+        fingerprints: dict[tuple[int | None, bytes], int] = {}  # what this batch stored, per bucket and id
         stored = 0
         for entry, tables, exact_keys in items:
             table_ids = self._tables(tables)
@@ -197,17 +207,19 @@ class BlockIndex(TimeBuckets):
             stored += 1
             eid = entry.event_id.encode()
             value = encode_entry(entry)
-            lead = bucket.lead
+            suffix = bucket.suffix
             if table_ids:
+                self._replace_rows(batch, bucket, eid, entry.fingerprint, fingerprints)
                 keys = self.plan.keys(entry.fingerprint)
-                tail = entry.fingerprint.to_bytes(8, "big") + eid
-                handle, row = bucket.handle["tables"], lead["tables"]
+                tail = entry.fingerprint.to_bytes(8, "big") + eid + suffix
                 for t in table_ids:
-                    batch.put(row + bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", handle)
-                batch.put(lead["entries"] + eid, value, bucket.handle["entries"])
+                    batch.put(bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", self._tables_handle)
+                batch.put(bucket.lead[ENTRIES] + eid, value, bucket.handle[ENTRIES])
                 added.append((bucket.number, eid, entry, value))
             for h in exact_keys:
-                batch.put(lead["exact"] + exact_prefix(h) + eid, value, bucket.handle["exact"])
+                batch.put(exact_prefix(h) + eid + suffix, value, self._exact_handle)
+                if bucket.number is not None:  # its expiry deletes the row above
+                    batch.put(bucket.lead[LOG] + exact_prefix(h) + eid, b"", bucket.handle[LOG])
         if not stored:
             return 0
         self._commit(batch)
@@ -217,107 +229,39 @@ class BlockIndex(TimeBuckets):
             self._remember(number, eid, entry, value)
         return stored
 
-    def _remember(self, number: int | None, eid: bytes, entry: Entry, value: bytes) -> None:
-        """Keep a recently added or read entry decoded: near-duplicates cluster in time, so the
-        same few entries are candidates of every table of every copy, and reading and decoding
-        one was most of a probe. Its stored value comes along, so an exact-key row can tell
-        at a glance whether it holds the same.
-
-        Only what the ``entries`` family holds is remembered: an exact-only add of an id stored
-        before with another text must not shadow its table rows' entry."""
-        recent = self._recent
-        if len(recent) >= RECENT_ENTRIES:
-            for key in list(islice(recent, RECENT_ENTRIES // 4)):
-                del recent[key]
-        recent[(number, eid)] = (entry, value)
+    def _replace_rows(
+        self,
+        batch: WriteBatch,
+        bucket: Bucket,
+        eid: bytes,
+        fingerprint: int,
+        batched: dict[tuple[int | None, bytes], int],
+    ) -> None:
+        """An id stored again in the same bucket with another fingerprint: delete the old one's
+        rows, which its expiry could no longer find (it walks the entries' fingerprints).
+        Known from this batch or the recent entries; one older than both keeps its rows, which
+        reads skip (their entry's fingerprint differs) until the shared families are rebuilt."""
+        key = (bucket.number, eid)
+        before = batched.get(key)
+        if before is None:
+            cached = self._recent.get(key)
+            before = None if cached is None else cached[0].fingerprint
+        if before is not None and before != fingerprint:
+            self._delete_rows(batch, before, eid, bucket.suffix)
+        batched[key] = fingerprint
 
     def remove(self, entry: Entry) -> None:
         """Delete ``entry`` from every table and the entry store of its bucket."""
         bucket = self._buckets.get(entry.ts // self.bucket_ms if self.bucket_ms else None)
         if bucket is None:
             return
-        keys = self.plan.keys(entry.fingerprint)
         eid = entry.event_id.encode()
-        tail = entry.fingerprint.to_bytes(8, "big") + eid
         batch = WriteBatch(raw_mode=True)
-        handle, row = bucket.handle["tables"], bucket.lead["tables"]
-        for t, key in enumerate(keys):
-            batch.delete(row + bytes((t,)) + key.to_bytes(4, "big") + tail, handle)
-        batch.delete(bucket.lead["entries"] + eid, bucket.handle["entries"])
+        self._delete_rows(batch, entry.fingerprint, eid, bucket.suffix)
+        batch.delete(bucket.lead[ENTRIES] + eid, bucket.handle[ENTRIES])
         self._db.write(batch, self._write)
         self._recent.pop((bucket.number, eid), None)
         self._entry_counts[bucket.number] = max(0, self._entry_counts[bucket.number] - 1)
-
-    def query(self, fingerprint: int, max_distance: int, tables: Sequence[int] | None = None) -> list[Candidate]:
-        """Every stored entry in the window sharing a key with ``fingerprint`` and within ``max_distance``, each once.
-
-        Completeness holds up to ``plan.k``; farther entries appear only if they share a key.
-        """
-        keys = self.plan.keys(fingerprint)
-        prefixes = [bytes((t,)) + keys[t].to_bytes(4, "big") for t in self._tables(tables)]
-        horizon = self.horizon
-        out: dict[str, Candidate] = {}
-        for bucket in self._live():
-            lead = bucket.lead["tables"]
-            start = len(lead) + PREFIX  # where a row's fingerprint starts
-            fp_at = slice(start, start + 8)
-            hits: dict[bytes, int] = {}
-            # Entries of one fingerprint share every table of the set they were added with
-            # (an add writes them all at once; equal fingerprints give equal keys, hence equal
-            # tables of a partition), so a fingerprint's rows read in one table are all of its
-            # rows: later tables skip them with one seek. A story reposted N times then costs
-            # N rows plus a seek per table, not N rows per table.
-            read: set[bytes] = set()
-            it = bucket.cf["tables"].iter(self._prefix_read)
-            for prefix in prefixes:
-                fresh: set[bytes] = set()
-                full = lead + prefix
-                it.seek(full)
-                while it.valid():
-                    row = it.key()
-                    fp = row[fp_at]
-                    if fp in read:
-                        if fp == LAST_FP:
-                            break
-                        it.seek(full + (int.from_bytes(fp, "big") + 1).to_bytes(8, "big"))
-                        continue
-                    distance = (int.from_bytes(fp, "big") ^ fingerprint).bit_count()
-                    if distance <= max_distance:
-                        hits[row[start:]] = distance
-                    fresh.add(fp)
-                    it.next()
-                read |= fresh
-            del it
-            if not hits:
-                continue
-            for row, entry in self._entries(bucket, list(hits)):
-                if entry.fingerprint.to_bytes(8, "big") != row[:8]:
-                    continue  # a stale row of an event since re-added with another fingerprint
-                if horizon is not None and entry.ts < horizon:
-                    continue
-                out.setdefault(entry.event_id, Candidate(entry, hits[row]))  # newest bucket wins
-        return list(out.values())
-
-    def _entries(self, bucket: Bucket, rows: list[bytes]) -> list[tuple[bytes, Entry]]:
-        """The stored entries of table rows (``fingerprint | event id``), from memory where recent."""
-        found: list[tuple[bytes, Entry]] = []
-        missing: list[bytes] = []
-        recent = self._recent
-        for row in rows:
-            cached = recent.get((bucket.number, row[8:]))
-            if cached is None:
-                missing.append(row)
-            else:
-                found.append((row, cached[0]))
-        if missing:
-            lead = bucket.lead["entries"]
-            values = cast(list[bytes | None], bucket.cf["entries"].get([lead + row[8:] for row in missing]))
-            for row, value in zip(missing, values, strict=False):
-                if value is not None:
-                    entry = decode_entry(row[8:].decode(), value)
-                    self._remember(bucket.number, row[8:], entry, value)
-                    found.append((row, entry))
-        return found
 
     def add_exact(self, h: int, entry: Entry) -> bool:
         """Store ``entry`` under the exact hash ``h`` (texts too short for a meaningful SimHash).
@@ -326,29 +270,8 @@ class BlockIndex(TimeBuckets):
         """
         return self.add(entry, tables=[], exact_keys=[h])
 
-    def query_exact(self, h: int) -> list[Entry]:
-        """Every entry in the window stored under exactly ``h``."""
-        prefix = exact_prefix(h)
-        horizon = self.horizon
-        out: dict[str, Entry] = {}
-        recent = self._recent
-        for bucket in self._live():
-            full = bucket.lead["exact"] + prefix
-            # One call a row (``items``), not four (``valid``, ``key``, ``value``, ``next``): a story
-            # reposted N times has N rows under each of its anchors.
-            rows = cast(
-                Iterator[tuple[bytes, bytes]], bucket.cf["exact"].items(from_key=full, read_opt=self._prefix_read)
-            )
-            for key, value in rows:
-                if key[: len(full)] != full:
-                    break
-                eid = key[len(full) :]
-                # The recent entry is reused only if it is what this row holds (an id may be reused).
-                cached = recent.get((bucket.number, eid))
-                entry = cached[0] if cached is not None and cached[1] == value else decode_entry(eid.decode(), value)
-                if horizon is None or entry.ts >= horizon:
-                    out.setdefault(entry.event_id, entry)
-        return list(out.values())
+    def _shared(self) -> list[tuple[str, Rdict]]:
+        return [(TABLES, self._tables_cf), (EXACT, self._exact_cf)]
 
     def get_record(self, key: str) -> bytes | None:
         """The record ``key``: a store-wide one, else the newest kept in a live time bucket."""
@@ -380,7 +303,7 @@ class BlockIndex(TimeBuckets):
 
     def _families(self) -> list[Rdict]:
         """Every open family once: a time bucket's keyspaces share one (by identity, in order)."""
-        families = {id(self._records): self._records}
+        families = {id(cf): cf for cf in (self._records, self._tables_cf, self._exact_cf)}
         for bucket in self._buckets.values():
             for cf in bucket.cf.values():
                 families.setdefault(id(cf), cf)
@@ -399,9 +322,8 @@ class BlockIndex(TimeBuckets):
         """Read every table row and entry once, so the block cache holds them (as far as it is
         large enough); returns the rows read. A probe then costs no disk read — what a long-running
         index converges to, and what a restarted one reaches at once."""
-        return sum(
-            self._scan(bucket, kind) for bucket in self._buckets.values() for kind in ("tables", "entries", "exact")
-        )
+        shared = sum(self._scan(Bucket(None, {kind: cf}, {}, {kind: b""}), kind) for kind, cf in self._shared())
+        return shared + sum(self._scan(bucket, ENTRIES) for bucket in self._buckets.values())
 
     def compact(self) -> None:
         """Flush and fully compact every keyspace (benchmarks measure the settled size)."""
@@ -409,6 +331,14 @@ class BlockIndex(TimeBuckets):
         for cf in self._families():
             cf.flush(True)
             cf.compact_range(None, None)
+
+    def counter(self, name: str) -> int:
+        """One of RocksDB's statistics tickers, e.g. ``rocksdb.number.db.seek`` (needs ``statistics``)."""
+        for line in (self._db_options.get_statistics() or "").splitlines():
+            ticker, _, count = line.partition(" COUNT : ")
+            if ticker == name:
+                return int(count)
+        raise KeyError(f"RocksDB reports no ticker {name!r} (was the index opened with statistics=True?)")
 
     def disk_bytes(self) -> int:
         """Bytes of every file in the index directory (SST, WAL, manifest)."""
@@ -427,9 +357,13 @@ class BlockIndex(TimeBuckets):
         for bucket in self._buckets.values():
             bucket.cf.clear()
             bucket.handle.clear()
+        for purge in self._retired:
+            purge.bucket.cf.clear()
+            purge.bucket.handle.clear()
         self._buckets.clear()
         self._newest_first.clear()
-        del self._records, self._meta
+        self._retired.clear()
+        del self._records, self._tables_cf, self._exact_cf, self._meta, self._tables_handle, self._exact_handle
         self._db.close()
 
     def __enter__(self) -> BlockIndex:

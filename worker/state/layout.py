@@ -1,24 +1,28 @@
 """How the block index lays out its keys in RocksDB, and its time buckets.
 
-Keyspaces of one *bucket* of stored events:
+Two families hold what a probe reads, for every time bucket at once, so that a probe costs
+one seek per table and one per exact key however many buckets are live:
 
-``tables``   one row per (table, stored fingerprint): ``table(1) | key(4) | fingerprint(8) | event id``,
-             empty value. The fixed 5-byte prefix (table | key) is the bucket, so a probe of one
-             table is ONE prefix scan; a prefix bloom filter skips files without the bucket.
-             The fingerprint sits in the row key, so the distance is known without a read.
-``entries``  ``event id -> fingerprint(8) | order(16) | ts(8) | sketch``, written once per event
+``tables``   one row per (table, stored fingerprint): ``table(1) | key(4) | fingerprint(8) | event id |
+             bucket(2)``, empty value. The fixed 5-byte prefix (table | key) is one seek; a
+             prefix bloom filter skips files without it. The fingerprint sits in the row key, so
+             the distance is known without a read; the bucket tells where the entry lives.
+``exact``    ``hash(16) | event id | bucket(2) -> entry``: texts too short for SimHash match on an
+             exact hash, and the anchors.
+
+and each time bucket keeps, in its own family ``bucket@n`` (dropped whole when it expires),
+each key led by its keyspace's byte:
+
+``entries``  ``e | event id -> fingerprint(8) | order(16) | ts(8) | sketch``, written once per event
              however many tables it is in, and read only for rows within ``max_distance``.
-``exact``    ``hash(16) | event id -> entry``: texts too short for SimHash match on an exact hash.
+``log``      ``x | hash(16) | event id``: the exact rows this bucket wrote, so that its expiry can
+             delete them (its table rows follow from its entries' fingerprints).
+``records``  ``r | key -> bytes``: records that expire with the bucket (verdicts).
 
-and of the whole store:
-
-``records``  small records (counters, checkpoints), ``str -> bytes``.
-``default``  the persisted plan, bucket width and watermark.
-
-Without retention each keyspace is a column family of that name, kept forever. With
-retention, time bucket ``n`` is ONE column family, ``bucket@n``, holding all four keyspaces,
-each key led by its keyspace's byte (``t``, ``e``, ``x``, ``r``); see
-:mod:`worker.state.buckets` for how buckets come and go.
+Store-wide: ``records`` (counters, checkpoints) and ``default`` (plan, bucket width,
+watermark, layout version). Without retention there is one bucket, kept forever, whose
+keyspaces are the families ``entries`` and ``records`` (no log: nothing expires). The bucket
+field of a row is the bucket number modulo 2^16: live buckets are never that far apart.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rocksdict import (
     AccessType,
@@ -39,20 +43,25 @@ from rocksdict import (
 from worker.engine.match import Entry
 
 PLAN_KEY = b"neardup:plan"
+LAYOUT_KEY = b"neardup:layout"
+LAYOUT = b"2"  # shared table and exact families, one seek per table whatever the retention
 BUCKET_KEY = b"neardup:bucket_ms"
 WATERMARK_KEY = b"neardup:watermark"
 RECORDS = "records"
-KINDS = ("tables", "entries", "exact", RECORDS)
+TABLES, EXACT, ENTRIES, LOG = "tables", "exact", "entries", "log"
+SHARED = (TABLES, EXACT)  # one family each, for every bucket
+KINDS = (ENTRIES, LOG, RECORDS)  # a bucket's own keyspaces
 BUCKET = "bucket"  # the one family of a time bucket: ``bucket@<n>``
 # Each keyspace's leading byte inside a bucket's family.
-KIND_BYTE = {"tables": b"t", "entries": b"e", "exact": b"x", RECORDS: b"r"}
+KIND_BYTE = {ENTRIES: b"e", LOG: b"x", RECORDS: b"r"}
+SUFFIX = 2  # bytes of a row's bucket field
 MEMTABLE_BUDGET = 256 << 20
 WAL_BUDGET = 256 << 20
 PREFIX = 5  # table id (1 byte) + block key (4 bytes)
 EXACT_PREFIX = 16
-# Prefix extractor lengths; a bucket's family leads with the keyspace byte, then a table
-# row's (table | key) or the first bytes of an exact hash (shorter keys skip the filter).
-PREFIXES = {"tables": PREFIX, "exact": EXACT_PREFIX, BUCKET: 1 + PREFIX}
+# Prefix extractor lengths of the families probes seek in; a bucket's family is read by
+# point lookups and whole scans, and filters whole keys.
+PREFIXES = {TABLES: PREFIX, EXACT: EXACT_PREFIX}
 LAST_FP = b"\xff" * 8
 RECENT_ENTRIES = 32_768  # decoded entries kept per index (~13 MB)
 COMPRESSION = {
@@ -122,12 +131,22 @@ class StoreLayoutError(ValueError):
 @dataclass
 class Bucket:
     """Where each keyspace of one time bucket (or of the whole store without retention) lives:
-    its column family, and the bytes its keys start with there."""
+    its column family, and the bytes its keys start with there; ``suffix`` ends its rows in
+    the shared families."""
 
     number: int | None
     cf: dict[str, Rdict]
     handle: dict[str, ColumnFamily]
     lead: dict[str, bytes]
+    suffix: bytes = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.suffix = bucket_suffix(self.number)
+
+
+def bucket_suffix(number: int | None) -> bytes:
+    """A row's bucket field: the bucket number modulo 2^16 (0 without retention)."""
+    return ((number or 0) & 0xFFFF).to_bytes(SUFFIX, "big")
 
 
 def bucket_family(number: int) -> str:

@@ -69,6 +69,10 @@ class IndexPartition:
         """One step of bucket upkeep (:meth:`BlockIndex.maintain`); False when none was due."""
         return self.index.maintain()
 
+    @property
+    def purging(self) -> bool:
+        return self.index.purging
+
     def take_ops(self) -> list[Any]:
         ops = list(self._ops.values())
         self._ops.clear()

@@ -181,8 +181,14 @@ class IndexStage:
         return earlier, later, len(others) < len(candidates)
 
     def upkeep(self, stores: list[IndexPartition]) -> None:
-        """Now and then, one column family created or dropped after a batch, so the next time
-        bucket is ready before its first event (:meth:`worker.state.index.BlockIndex.maintain`)."""
+        """After a batch, a slice of an expired bucket's purge where one is under way (a few ms:
+        expiry keeps pace with the stream); else, now and then, one column family created or
+        dropped, so the next time bucket is ready before its first event
+        (:meth:`worker.state.buckets.TimeBuckets.maintain`)."""
+        for store in stores:
+            if store.purging:
+                store.maintain()
+                return
         now = time.monotonic()
         if now - self._last_upkeep < _UPKEEP_S:
             return

@@ -1,0 +1,205 @@
+"""The block index's layout against the one before it, in one run: what a probe costs with retention.
+
+Each layout builds an index of N events spread over one retention window (7 days, 8 time
+buckets, all of them live: the probe's worst case), one ``add`` an event with its two anchors
+as exact keys, as ``neardup scan`` stores them. Then 2,000 probes, half near duplicates of a
+stored event (0-3 bits flipped, its anchors) and half random, each a ``query`` of every
+table at k = 3 plus two ``query_exact``. Reported per layout, medians over rounds:
+
+- seeks a probe, from RocksDB's own statistics (``rocksdb.number.db.seek``);
+- probe p50/p99 with a *warm* block cache (the probes' second pass) and a *cold* one (the
+  index reopened with a new block cache; the files may still be in the OS page cache);
+- inserts/s (one ``add`` an event) and bytes a stored event on disk after a full compaction.
+
+The previous layout runs from a ``git worktree`` of ``--baseline`` (default: the parent of the
+commit that introduced layout 2), each layout in its own process, alternated round by round.
+
+    python bench/index_layout.py                      # 1 M events, 3 rounds
+    python bench/index_layout.py --sizes 1000000,10000000 --rounds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DAY_MS = 86_400_000
+RETENTION_MS = 7 * DAY_MS
+PROBES = 2000
+SEEKS = "rocksdb.number.db.seek"
+
+
+# ------------------------------------------------------------------ one layout, in its own process
+def _child(tree: Path, size: int, workdir: Path, seed: int) -> dict[str, Any]:
+    """Build, probe and measure one layout: the ``worker`` package is imported from ``tree``."""
+    sys.path.insert(0, str(tree))
+    from worker.engine.blocks import plan_for
+    from worker.engine.match import Entry
+    from worker.state.buckets import TimeBuckets
+    from worker.state.index import BlockIndex
+
+    options: list[Any] = []
+    plain = TimeBuckets._options
+
+    def counted(self: Any, name: str) -> Any:  # both layouts open their DB with _options("default")
+        opts = plain(self, name)
+        if name == "default":
+            opts.enable_statistics()
+            options.append(opts)
+        return opts
+
+    TimeBuckets._options = counted  # type: ignore[method-assign]
+    plan = plan_for(k=3, expected=10_000_000)
+    rng = random.Random(seed)
+    path = workdir / "index"
+    fps = [rng.getrandbits(64) for _ in range(size)]
+    anchors = [(rng.getrandbits(128), rng.getrandbits(128)) for _ in range(size)]
+    step = RETENTION_MS // size
+    index = BlockIndex(path, plan, wal=False, retention_ms=RETENTION_MS)
+    began = time.perf_counter()
+    for i in range(size):
+        entry = Entry(f"event-{i:09d}", fps[i], i, i * step, rng.randbytes(130))
+        index.add(entry, exact_keys=anchors[i])
+    insert_s = time.perf_counter() - began
+    live = len(index.live_buckets)
+    index.compact()
+    disk = index.disk_bytes()
+    index.close()
+    probes = _probes(rng, fps, anchors)
+    out: dict[str, Any] = {"size": size, "insert_per_s": size / insert_s, "bytes_per_event": disk / size, "live": live}
+    index = BlockIndex(path, plan, wal=False, retention_ms=RETENTION_MS)  # a new, empty block cache
+    stats = options[-1]
+    before = _ticker(stats, SEEKS)
+    out["cold_p50_us"], out["cold_p99_us"] = _time(index, probes)
+    out["seeks_per_probe"] = (_ticker(stats, SEEKS) - before) / len(probes)
+    out["warm_p50_us"], out["warm_p99_us"] = _time(index, probes)
+    index.close()
+    return out
+
+
+def _probes(rng: random.Random, fps: list[int], anchors: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    out = []
+    for n in range(PROBES):
+        if n % 2:
+            out.append((rng.getrandbits(64), rng.getrandbits(128), rng.getrandbits(128)))
+            continue
+        i = rng.randrange(len(fps))
+        fp = fps[i]
+        for bit in rng.sample(range(64), rng.randint(0, 3)):
+            fp ^= 1 << bit
+        out.append((fp, *anchors[i]))
+    return out
+
+
+def _time(index: Any, probes: Sequence[tuple[int, int, int]]) -> tuple[float, float]:
+    samples = []
+    clock = time.perf_counter
+    for fp, first, last in probes:
+        began = clock()
+        index.query(fp, 3)
+        index.query_exact(first)
+        index.query_exact(last)
+        samples.append(clock() - began)
+    samples.sort()
+    return statistics.median(samples) * 1e6, samples[int(0.99 * (len(samples) - 1))] * 1e6
+
+
+def _ticker(options: Any, name: str) -> int:
+    for line in (options.get_statistics() or "").splitlines():
+        ticker, _, count = line.partition(" COUNT : ")
+        if ticker == name:
+            return int(count)
+    raise KeyError(name)
+
+
+# ------------------------------------------------------------------ the run
+def _baseline_rev() -> str:
+    """The parent of the commit that introduced layout 2 (HEAD itself while it is uncommitted)."""
+    found = subprocess.run(
+        ["git", "log", "--format=%H", "--reverse", "-S", "LAYOUT_KEY", "--", "worker/state/layout.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return f"{found[0]}^" if found else "HEAD"
+
+
+def _run_child(tree: Path, size: int, seed: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="neardup-layout-") as tmp:
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        args = [sys.executable, str(Path(__file__).resolve()), "--child", str(tree), "--sizes", str(size)]
+        args += ["--workdir", tmp, "--seed", str(seed)]
+        done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        return result
+
+
+COLUMNS = [
+    ("seeks_per_probe", "seeks/probe", "{:.1f}"),
+    ("warm_p50_us", "warm p50 µs", "{:.1f}"),
+    ("warm_p99_us", "warm p99 µs", "{:.1f}"),
+    ("cold_p50_us", "cold p50 µs", "{:.1f}"),
+    ("cold_p99_us", "cold p99 µs", "{:.1f}"),
+    ("insert_per_s", "inserts/s", "{:,.0f}"),
+    ("bytes_per_event", "B/event", "{:.0f}"),
+]
+
+
+def _report(size: int, runs: dict[str, list[dict[str, Any]]]) -> None:
+    print(
+        f"\n{size:,} events over one window, {runs['current'][0]['live']} live buckets; medians of {len(runs['current'])}"
+    )
+    print(f"{'layout':<10}" + "".join(f"{title:>14}" for _, title, _ in COLUMNS))
+    medians = {
+        name: {key: statistics.median(r[key] for r in rows) for key, _, _ in COLUMNS} for name, rows in runs.items()
+    }
+    for name in ("previous", "current"):
+        print(f"{name:<10}" + "".join(f"{fmt.format(medians[name][key]):>14}" for key, _, fmt in COLUMNS))
+    ratio = {key: medians["current"][key] / medians["previous"][key] for key, _, _ in COLUMNS}
+    print(f"{'ratio':<10}" + "".join(f"{ratio[key]:>14.2f}" for key, _, _ in COLUMNS))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1000000", help="comma-separated event counts")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (medians are reported)")
+    parser.add_argument("--baseline", default=None, help="git revision of the previous layout")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.child:
+        print(json.dumps(_child(Path(args.child), sizes[0], Path(args.workdir), args.seed)))
+        return
+    rev = args.baseline or _baseline_rev()
+    worktree = Path(tempfile.mkdtemp(prefix="neardup-baseline-"))
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(worktree), rev], cwd=ROOT, check=True)
+    print(f"previous layout: {rev} ({worktree}); current: this tree")
+    try:
+        for size in sizes:
+            runs: dict[str, list[dict[str, Any]]] = {"previous": [], "current": []}
+            for n in range(args.rounds):
+                for name, tree in (("previous", worktree), ("current", ROOT)):
+                    runs[name].append(_run_child(tree, size, args.seed + n))
+            _report(size, runs)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
+        shutil.rmtree(worktree, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

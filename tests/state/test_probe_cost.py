@@ -1,0 +1,131 @@
+"""Index layout 2: what a probe costs whatever the retention, and what expiry leaves behind."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rocksdict import Options, Rdict
+
+from tests.state.test_retention import rows_on_disk
+from worker.engine.blocks import hamming, plan_for
+from worker.engine.match import Entry
+from worker.state.buckets import PURGE_SLICE
+from worker.state.index import BlockIndex
+from worker.state.layout import LAYOUT_KEY, StoreLayoutError
+from worker.state.partition import IndexPartition
+
+PLAN = plan_for(k=3, expected=10_000_000)
+SECOND = 1_000
+SEEKS = "rocksdb.number.db.seek"
+
+
+def entry(i: int, fp: int, ts: int) -> Entry:
+    return Entry(event_id=f"ev-{i}", fingerprint=fp, order=i, ts=ts, sketch=random.Random(i).randbytes(130))
+
+
+def seeks_of(index: BlockIndex, probe: object) -> int:
+    before = index.counter(SEEKS)
+    if callable(probe):
+        probe()
+    return index.counter(SEEKS) - before
+
+
+def test_a_probe_seeks_once_per_table_and_once_per_exact_key_however_many_buckets_are_live(tmp_path: Path) -> None:
+    rng = random.Random(1)
+    with BlockIndex(tmp_path / "ix", PLAN, retention_ms=7 * SECOND, buckets=8, statistics=True) as index:
+        for i in range(800):  # 8 s of event time: every one of the 8 buckets is live
+            e = entry(i, rng.getrandbits(64), ts=i * 10)
+            index.add(e, exact_keys=[i % 50])
+        assert len(index.live_buckets) == 8
+        probes = [rng.getrandbits(64) for _ in range(50)]
+        per_probe = [seeks_of(index, lambda fp=fp: index.query(fp, 3)) for fp in probes]
+        assert max(per_probe) == len(PLAN.tables), per_probe
+        per_exact = [seeks_of(index, lambda k=k: index.query_exact(k)) for k in range(50)]
+        assert set(per_exact) == {1}, per_exact
+        in_window = [i for i in range(7, 800, 50) if i * 10 >= (index.horizon or 0)]
+        assert len(in_window) == 14
+        found = sorted(int(e.event_id[3:]) for e in index.query_exact(7))
+        assert found == in_window, "each exact key's rows from every live bucket, in one seek"
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 40 * SECOND), st.integers(0, 7)), min_size=1, max_size=60),
+    st.integers(0, (1 << 64) - 1),
+)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_with_retention_every_stored_fingerprint_within_k_in_the_window_is_found(
+    tmp_path_factory: pytest.TempPathFactory, events: list[tuple[int, int]], probe: int
+) -> None:
+    """Events at random times (buckets come and expire as the watermark moves), each close to the
+    probe or not: a query finds exactly those within k whose time is not before the horizon."""
+    rng = random.Random(probe)
+    path = tmp_path_factory.mktemp("ix")
+    stored: dict[str, tuple[int, int]] = {}
+    with BlockIndex(path, PLAN, retention_ms=10 * SECOND, buckets=5, lazy_drops=bool(probe & 1)) as index:
+        for i, (ts, flips) in enumerate(events):
+            fp = probe
+            for bit in rng.sample(range(64), flips):
+                fp ^= 1 << bit
+            if index.add(entry(i, fp, ts)):
+                stored[f"ev-{i}"] = (fp, ts)
+            index.maintain()
+            horizon = index.horizon
+            found = {c.entry.event_id: c.distance for c in index.query(probe, 3)}
+            must = {
+                eid: hamming(fp, probe)
+                for eid, (fp, t) in stored.items()
+                if hamming(fp, probe) <= 3 and (horizon is None or t >= horizon)
+            }
+            assert found == must
+
+
+def test_an_expired_bucket_is_purged_in_slices_and_leaves_no_row_behind(tmp_path: Path) -> None:
+    path = tmp_path / "ix"
+    rng = random.Random(2)
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=8, lazy_drops=True) as index:
+        for i in range(10_000):  # 1 s of event time: bucket 0 alone
+            index.add(entry(i, rng.getrandbits(64), ts=i // 10), exact_keys=[i])
+        index.add(entry(10_000, 5, ts=9 * SECOND))
+        assert index.query_exact(3) == [], "out of every read at once"
+        steps = 0
+        while index.maintain():
+            steps += 1
+        assert steps >= 10_000 * 2 // PURGE_SLICE, "a slice at a time (entries, then the exact log)"
+    rows = rows_on_disk(path)
+    assert {name for name in rows if name.endswith("@0")} == set(), rows
+
+
+def test_an_id_stored_again_with_another_fingerprint_leaves_no_stale_row(tmp_path: Path) -> None:
+    path = tmp_path / "ix"
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=8) as index:
+        index.add(entry(1, 0xAAAA_AAAA_AAAA_AAAA, ts=100))
+        index.add(entry(1, 0x5555_5555_5555_5555, ts=200))
+        index.add_many([(entry(2, 1, ts=300), None, ()), (entry(2, 2 << 40, ts=300), None, ())])
+        assert [c.entry.fingerprint for c in index.query(0x5555_5555_5555_5555, 0)] == [0x5555_5555_5555_5555]
+        assert index.query(0xAAAA_AAAA_AAAA_AAAA, 3) == []
+        index.add(entry(3, 9, ts=20 * SECOND))  # expire bucket 0 and purge it
+    assert rows_on_disk(path).get("tables@0") is None
+
+
+def _written_by_the_previous_layout(path: Path) -> None:
+    """An index as layout 1 left it: no layout version, a table per time bucket."""
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND) as index:
+        index.add(entry(1, 0xAAAA, ts=500))
+    db = Rdict(str(path), column_families={n: Options(raw_mode=True) for n in Rdict.list_cf(str(path))})
+    db.delete(LAYOUT_KEY)
+    db.close()
+
+
+def test_an_index_in_the_previous_layout_is_refused_and_a_partition_rebuilt(tmp_path: Path) -> None:
+    _written_by_the_previous_layout(tmp_path / "ix")
+    with pytest.raises(StoreLayoutError, match=r"a table per time bucket, the layout of an older neardup; rebuild"):
+        BlockIndex(tmp_path / "ix", PLAN, retention_ms=7 * SECOND)
+    part = IndexPartition(tmp_path / "ix", PLAN, retention_ms=7 * SECOND)
+    try:
+        assert part.index.query(0xAAAA, 0) == [], "its entries come back from the changelog"
+    finally:
+        part.close()

@@ -1,0 +1,149 @@
+"""The block index's reads: one seek per table and one per exact key, whatever the retention.
+
+A probe reads the shared ``tables`` and ``exact`` families (:mod:`worker.state.layout`) and
+looks up the entries its rows name in their buckets' families, newest bucket first; rows of
+a bucket that is no longer live are skipped (:mod:`worker.state.buckets`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import cast
+
+from rocksdict import ReadOptions
+
+from worker.engine.blocks import Plan
+from worker.engine.match import Candidate, Entry
+from worker.state.buckets import TimeBuckets
+from worker.state.layout import ENTRIES, LAST_FP, PREFIX, RECENT_ENTRIES, SUFFIX, Bucket, decode_entry, exact_prefix
+
+
+class Reads(TimeBuckets):
+    """Queries of :class:`worker.state.index.BlockIndex` (which sets these fields)."""
+
+    plan: Plan
+    _prefix_read: ReadOptions
+
+    def _tables(self, tables: Sequence[int] | None) -> Sequence[int]:
+        if tables is None:
+            return range(len(self.plan.tables))
+        for t in tables:
+            if not 0 <= t < len(self.plan.tables):
+                raise ValueError(f"table {t} is not in plan {self.plan.name}")
+        return tables
+
+    def query(self, fingerprint: int, max_distance: int, tables: Sequence[int] | None = None) -> list[Candidate]:
+        """Every stored entry in the window sharing a key with ``fingerprint`` and within ``max_distance``, each once.
+
+        Completeness holds up to ``plan.k``; farther entries appear only if they share a key.
+        """
+        keys = self.plan.keys(fingerprint)
+        hits = self._scan_tables([bytes((t,)) + keys[t].to_bytes(4, "big") for t in self._tables(tables)], fingerprint)
+        if not hits:
+            return []
+        horizon = self.horizon
+        by_bucket: dict[bytes, list[bytes]] = {}
+        for row, distance in hits.items():
+            if distance <= max_distance:
+                by_bucket.setdefault(row[-SUFFIX:], []).append(row)
+        out: dict[str, Candidate] = {}
+        for bucket in self._live():  # newest first: the newest bucket's entry of an id wins
+            rows = by_bucket.get(bucket.suffix)
+            if not rows:
+                continue
+            for row, entry in self._entries(bucket, rows):
+                if entry.fingerprint.to_bytes(8, "big") != row[:8]:
+                    continue  # a stale row of an event since re-added with another fingerprint
+                if horizon is not None and entry.ts < horizon:
+                    continue
+                out.setdefault(entry.event_id, Candidate(entry, hits[row]))
+        return list(out.values())
+
+    def _scan_tables(self, prefixes: list[bytes], fingerprint: int) -> dict[bytes, int]:
+        """``fingerprint | event id | bucket`` of every row under ``prefixes``, with its distance."""
+        hits: dict[bytes, int] = {}
+        # Entries of one fingerprint share every table of the set they were added with
+        # (an add writes them all at once; equal fingerprints give equal keys, hence equal
+        # tables of a partition), so a fingerprint's rows read in one table are all of its
+        # rows: later tables skip them with one seek. A story reposted N times then costs
+        # N rows plus a seek per table, not N rows per table.
+        read: set[bytes] = set()
+        fp_at = slice(PREFIX, PREFIX + 8)
+        it = self._tables_cf.iter(self._prefix_read)
+        for prefix in prefixes:
+            fresh: set[bytes] = set()
+            it.seek(prefix)
+            while it.valid():
+                row = it.key()
+                fp = row[fp_at]
+                if fp in read:
+                    if fp == LAST_FP:
+                        break
+                    it.seek(prefix + (int.from_bytes(fp, "big") + 1).to_bytes(8, "big"))
+                    continue
+                hits[row[PREFIX:]] = (int.from_bytes(fp, "big") ^ fingerprint).bit_count()
+                fresh.add(fp)
+                it.next()
+            read |= fresh
+        del it
+        return hits
+
+    def _entries(self, bucket: Bucket, rows: list[bytes]) -> list[tuple[bytes, Entry]]:
+        """The stored entries of table rows (``fingerprint | event id | bucket``), from memory where recent."""
+        found: list[tuple[bytes, Entry]] = []
+        missing: list[bytes] = []
+        recent = self._recent
+        for row in rows:
+            cached = recent.get((bucket.number, row[8:-SUFFIX]))
+            if cached is None:
+                missing.append(row)
+            else:
+                found.append((row, cached[0]))
+        if missing:
+            lead = bucket.lead[ENTRIES]
+            values = cast(list[bytes | None], bucket.cf[ENTRIES].get([lead + row[8:-SUFFIX] for row in missing]))
+            for row, value in zip(missing, values, strict=False):
+                if value is not None:
+                    eid = row[8:-SUFFIX]
+                    entry = decode_entry(eid.decode(), value)
+                    self._remember(bucket.number, eid, entry, value)
+                    found.append((row, entry))
+        return found
+
+    def query_exact(self, h: int) -> list[Entry]:
+        """Every entry in the window stored under exactly ``h``."""
+        full = exact_prefix(h)
+        horizon = self.horizon
+        found: dict[bytes, list[tuple[bytes, bytes]]] = {}  # bucket -> its (event id, value) rows
+        # One call a row (``items``), not four (``valid``, ``key``, ``value``, ``next``): a story
+        # reposted N times has N rows under each of its anchors.
+        rows = cast(Iterator[tuple[bytes, bytes]], self._exact_cf.items(from_key=full, read_opt=self._prefix_read))
+        for key, value in rows:
+            if key[: len(full)] != full:
+                break
+            found.setdefault(key[-SUFFIX:], []).append((key[len(full) : -SUFFIX], value))
+        out: dict[str, Entry] = {}
+        recent = self._recent
+        for bucket in self._live():  # newest first, as for table rows
+            for eid, value in found.get(bucket.suffix, ()):
+                # The recent entry is reused only if it is what this row holds (an id may be reused).
+                cached = recent.get((bucket.number, eid))
+                entry = cached[0] if cached is not None and cached[1] == value else decode_entry(eid.decode(), value)
+                if horizon is None or entry.ts >= horizon:
+                    out.setdefault(entry.event_id, entry)
+        return list(out.values())
+
+    def _remember(self, number: int | None, eid: bytes, entry: Entry, value: bytes) -> None:
+        """Keep a recently added or read entry decoded: near-duplicates cluster in time, so the
+        same few entries are candidates of every table of every copy, and reading and decoding
+        one was most of a probe. Its stored value comes along, so an exact-key row can tell
+        at a glance whether it holds the same.
+
+        Only what the ``entries`` family holds is remembered: an exact-only add of an id stored
+        before with another text must not shadow its table rows' entry."""
+        recent = self._recent
+        if len(recent) >= RECENT_ENTRIES:
+            for key in list(islice(recent, RECENT_ENTRIES // 4)):
+                del recent[key]
+        recent[(number, eid)] = (entry, value)
