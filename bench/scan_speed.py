@@ -1,0 +1,110 @@
+"""``neardup scan`` whole-process time against the textbook script and the tree before, in one run.
+
+The feed replays the development set (real Chinese and English text, its copies and hard
+negatives) under fresh ids, spread evenly over 18 days of event time, so that with the
+default 7-day retention buckets fill, expire and are purged as they do in a long feed. Each
+command is one process, timed from start to exit (imports, set-up and output included), in
+turn round by round; medians are reported with each one's ratio to the textbook script:
+
+- ``neardup scan`` of this tree;
+- ``neardup scan`` of ``--baseline`` (default: the parent of the commit that introduced
+  index layout 2), from a ``git worktree`` with this tree's native extension copied in;
+- ``bench/textbook.py`` (jieba, term frequencies, mmh3, four 16-bit tables in memory).
+
+    python bench/scan_speed.py                 # 20 000 events, 3 rounds
+    python bench/scan_speed.py --sizes 20000,200000 --rounds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):
+    sys.path.insert(0, str(ROOT))
+
+from bench import devset  # noqa: E402
+from bench.index_layout import _baseline_rev  # noqa: E402
+
+SPAN_MS = 18 * 86_400_000
+START_MS = 1_790_000_000_000
+
+
+def write_feed(path: Path, total: int) -> None:
+    events, _ = devset.build(size=3000)
+    with path.open("w", encoding="utf-8") as out:
+        for n in range(total):
+            event = events[n % len(events)]
+            record = {"id": f"r{n // len(events)}-{event['id']}", "text": event["text"]}
+            record["ts"] = START_MS + n * SPAN_MS // total
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def timed(command: list[str], env: dict[str, str]) -> float:
+    """Seconds of one process, run from its tree (``python -m`` puts the working directory first)."""
+    began = time.perf_counter()
+    cwd = env.get("PYTHONPATH", str(ROOT))
+    subprocess.run(command, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - began
+
+
+def commands(feed: Path, work: Path, baseline: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
+    def scan(tree: Path, name: str) -> tuple[list[str], dict[str, str]]:
+        state = work / f"state-{name}"
+        shutil.rmtree(state, ignore_errors=True)
+        command = [sys.executable, "-m", "worker.cli.main", "scan", str(feed), "-o", str(work / f"{name}.jsonl")]
+        return command + ["--state", str(state)], {**os.environ, "PYTHONPATH": str(tree)}
+
+    textbook = [sys.executable, str(ROOT / "bench" / "textbook.py"), str(feed), str(work / "textbook.jsonl")]
+    return {
+        "neardup scan": scan(ROOT, "current"),
+        "neardup scan, before": scan(baseline, "before"),
+        "textbook": (textbook, dict(os.environ)),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="20000", help="comma-separated event counts")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", default=None, help="git revision of the tree before")
+    args = parser.parse_args(argv)
+    rev = args.baseline or _baseline_rev()
+    baseline = Path(tempfile.mkdtemp(prefix="neardup-baseline-"))
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(baseline), rev], cwd=ROOT, check=True)
+    for native in (ROOT / "worker").glob("_native*.so"):
+        shutil.copy(native, baseline / "worker")
+    print(f"before: {rev}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="neardup-scan-speed-") as tmp:
+            work = Path(tmp)
+            for size in (int(s) for s in args.sizes.split(",")):
+                feed = work / f"feed-{size}.jsonl"
+                write_feed(feed, size)
+                seconds: dict[str, list[float]] = {}
+                for _ in range(args.rounds):
+                    for name, (command, env) in commands(feed, work, baseline).items():
+                        seconds.setdefault(name, []).append(timed(command, env))
+                textbook = statistics.median(seconds["textbook"])
+                print(f"\n{size:,} events over 18 days, median of {args.rounds} whole-process runs")
+                print(f"{'command':<22}{'seconds':>10}{'docs/s':>10}{'x textbook':>12}")
+                for name, runs in seconds.items():
+                    median = statistics.median(runs)
+                    print(f"{name:<22}{median:>10.2f}{size / median:>10,.0f}{textbook / median:>12.2f}")
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False)
+        shutil.rmtree(baseline, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
