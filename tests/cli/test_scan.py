@@ -197,3 +197,27 @@ def test_same_opening_different_story_is_unique(tmp_path: Path, zh: list[str], e
     )
     assert status == 0
     assert [v["verdict"] for v in verdicts] == ["unique"] * 4
+
+
+def test_fingerprints_computed_ahead_give_exactly_the_verdicts_of_one_process(tmp_path: Path) -> None:
+    """A large file is fingerprinted ahead by a helper process; the decision must not change.
+
+    The shipped sample twice over (every second copy a repost of the first), with refused and
+    blank lines among them, through ``scan`` with and without the helper."""
+    import io
+
+    from worker.cli.scan import scan
+    from worker.settings import Settings
+
+    lines = SAMPLE.read_bytes().splitlines()
+    copies = [json.dumps({**json.loads(line), "id": "copy-" + json.loads(line)["id"]}).encode() for line in lines]
+    feed = b"\n".join(lines + [b"", b"{not json", b'{"id": 7, "text": "x"}'] + copies) + b"\n"
+    results = {}
+    for ahead in (False, True):
+        out, dead = io.StringIO(), tmp_path / f"dead-{ahead}.jsonl"
+        summary = scan(io.BytesIO(feed), out, dead, Settings(), tmp_path / f"state-{ahead}", ahead=ahead)
+        results[ahead] = (out.getvalue(), dead.read_text(encoding="utf-8"), summary.events, summary.rejected)
+    assert results[True] == results[False]
+    verdicts = [json.loads(line) for line in results[True][0].splitlines()]
+    assert len(verdicts) == 2 * len(lines) and results[True][3] == 2
+    assert sum(v["verdict"] == "duplicate" and v["id"].startswith("copy-") for v in verdicts) == len(lines)

@@ -52,13 +52,15 @@ class Deduplicator:
         stored = index.get_record(_NEXT_ORDER)
         self._next_order = int(stored) if stored else 0
 
-    def decide(self, event: Event, now_ms: int | None = None) -> Verdict:
-        """The verdict for ``event``; indexes it when it is new."""
+    def decide(self, event: Event, now_ms: int | None = None, probe: Fingerprint | None = None) -> Verdict:
+        """The verdict for ``event``; indexes it when it is new. ``probe``: its text's
+        fingerprint, if already computed (``neardup scan`` computes them ahead)."""
         seen = self.index.get_record(_VERDICT_PREFIX + event.id)
         if seen is not None:
             return Verdict.from_dict(json.loads(seen))
         ts = event.ts if event.ts is not None else (now_ms if now_ms is not None else int(time.time() * 1000))
-        probe = fingerprint(event.text, self.settings)
+        if probe is None:
+            probe = fingerprint(event.text, self.settings)
         order = self._next_order
         self._next_order += 1
         match = self._best_match(probe, ts)

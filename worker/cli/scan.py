@@ -8,21 +8,31 @@ the dead-letter file (and stderr) with its line number and reason, and the run g
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
+from topology.records import Event
 from topology.validate import InvalidEvent, parse_event
 from worker.cli.deduplicator import Deduplicator
+from worker.engine.fingerprint import Fingerprint, fingerprint
 from worker.settings import Settings
 from worker.state.index import BlockIndex
 
 _FLUSH_EVERY = 1000
+_CHUNK = 256  # lines fingerprinted ahead at a time
+# Inputs at least this large are fingerprinted ahead by a helper process (it takes ~1 s to
+# start and load its tables, which a small file would not win back).
+AHEAD_BYTES = 2 << 20
 _SNIPPET_CHARS = 200
 
 
@@ -55,48 +65,143 @@ def scan(
     state_dir: Path,
     progress: IO[str] | None = None,
     total_bytes: int | None = None,
+    ahead: bool = False,
 ) -> Summary:
-    """Decide every line of ``source`` against the index in ``state_dir``."""
-    plan = settings.block_plan
+    """Decide every line of ``source`` against the index in ``state_dir``.
+
+    With ``ahead``, a helper process fingerprints each chunk of lines while this one decides
+    the chunk before it: the decision is sequential (each event against every earlier one),
+    its fingerprints are not, and the two together used one core of two.
+    """
     summary = Summary()
     started = time.perf_counter()
-    last_report = started
-    done_bytes = 0
+    report = _Progress(progress, summary, started, total_bytes)
     with ExitStack() as stack:
-        retention_ms = settings.retention_ms
+        # Forked before RocksDB starts its threads: the helper only fingerprints.
+        pool = stack.enter_context(_helper()) if ahead else None
         index = stack.enter_context(
-            BlockIndex(state_dir, plan, retention_ms=retention_ms, cache_bytes=settings.cache_mb << 20)
+            BlockIndex(
+                state_dir, settings.block_plan, retention_ms=settings.retention_ms, cache_bytes=settings.cache_mb << 20
+            )
         )
         dedup = Deduplicator(index, settings)
-        rejects: IO[str] | None = None
-        for number, raw in enumerate(source, start=1):
-            done_bytes += len(raw)
-            line = raw.rstrip(b"\r\n")
-            if not line.strip():
-                continue
-            try:
-                event = parse_event(line, settings)
-            except InvalidEvent as exc:
-                summary.rejected += 1
-                if rejects is None:
-                    rejects = stack.enter_context(dead_letter.open("w", encoding="utf-8"))
-                rejects.write(json.dumps(_rejection(number, exc.reason, line), ensure_ascii=False) + "\n")
-                print(f"neardup scan: line {number} rejected: {exc.reason}", file=sys.stderr)
-                continue
-            verdict = dedup.decide(event)
-            summary.events += 1
-            summary.duplicates += verdict.verdict == "duplicate"
-            out.write(json.dumps(verdict.to_dict(), ensure_ascii=False) + "\n")
-            if summary.events % _FLUSH_EVERY == 0:
-                dedup.flush()
-            if progress is not None and time.perf_counter() - last_report > 0.25:
-                last_report = time.perf_counter()
-                _report(progress, summary, last_report - started, done_bytes, total_bytes)
+        rejects = _Rejects(stack, dead_letter)
+        queued: deque[tuple[list[_Line], Future[list[Fingerprint]] | None]] = deque()
+        for chunk in _chunks(source, settings):
+            texts = [line.event.text for line in chunk if line.event is not None]
+            queued.append((chunk, pool.submit(_fingerprints, texts, settings) if pool else None))
+            if len(queued) > 1:
+                _decide(*queued.popleft(), dedup, out, rejects, summary, report)
+        while queued:
+            _decide(*queued.popleft(), dedup, out, rejects, summary, report)
         dedup.flush()
     summary.seconds = time.perf_counter() - started
-    if progress is not None:
-        progress.write("\r\033[K")
+    report.clear()
     return summary
+
+
+@dataclass
+class _Line:
+    """One input line: its number and size, and the event it holds or why it was refused."""
+
+    number: int
+    size: int
+    raw: bytes
+    event: Event | None = None
+    refused: str = ""
+
+
+def _chunks(source: BinaryIO, settings: Settings) -> Iterator[list[_Line]]:
+    chunk: list[_Line] = []
+    for number, raw in enumerate(source, start=1):
+        line = _Line(number, len(raw), raw.rstrip(b"\r\n"))
+        if line.raw.strip():
+            try:
+                line.event = parse_event(line.raw, settings)
+            except InvalidEvent as exc:
+                line.refused = exc.reason
+        chunk.append(line)
+        if len(chunk) == _CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _decide(
+    chunk: list[_Line],
+    fingerprints: Future[list[Fingerprint]] | None,
+    dedup: Deduplicator,
+    out: IO[str],
+    rejects: _Rejects,
+    summary: Summary,
+    report: _Progress,
+) -> None:
+    """Decide one chunk's events in order; its refused lines go to the dead letters."""
+    probes = iter(fingerprints.result()) if fingerprints is not None else None
+    for line in chunk:
+        report.done_bytes += line.size
+        if line.refused:
+            summary.rejected += 1
+            rejects.write(line.number, line.refused, line.raw)
+            continue
+        if line.event is None:
+            continue
+        verdict = dedup.decide(line.event, probe=next(probes) if probes is not None else None)
+        summary.events += 1
+        summary.duplicates += verdict.verdict == "duplicate"
+        out.write(json.dumps(verdict.to_dict(), ensure_ascii=False) + "\n")
+        if summary.events % _FLUSH_EVERY == 0:
+            dedup.flush()
+        report.tick()
+
+
+def _fingerprints(texts: list[str], settings: Settings) -> list[Fingerprint]:
+    return [fingerprint(text, settings) for text in texts]
+
+
+@contextmanager
+def _helper() -> Iterator[ProcessPoolExecutor]:
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+    try:
+        yield pool
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+class _Rejects:
+    """The dead-letter file, opened at the first refused line; each refusal also goes to stderr."""
+
+    def __init__(self, stack: ExitStack, path: Path) -> None:
+        self._stack, self._path = stack, path
+        self._file: IO[str] | None = None
+
+    def write(self, number: int, reason: str, line: bytes) -> None:
+        if self._file is None:
+            self._file = self._stack.enter_context(self._path.open("w", encoding="utf-8"))
+        self._file.write(json.dumps(_rejection(number, reason, line), ensure_ascii=False) + "\n")
+        print(f"neardup scan: line {number} rejected: {reason}", file=sys.stderr)
+
+
+class _Progress:
+    """The progress line on a terminal, redrawn at most four times a second."""
+
+    def __init__(self, stream: IO[str] | None, summary: Summary, started: float, total: int | None) -> None:
+        self.stream, self.summary, self.started, self.total = stream, summary, started, total
+        self.done_bytes = 0
+        self._last = started
+
+    def tick(self) -> None:
+        if self.stream is None:
+            return
+        now = time.perf_counter()
+        if now - self._last > 0.25:
+            self._last = now
+            _report(self.stream, self.summary, now - self.started, self.done_bytes, self.total)
+
+    def clear(self) -> None:
+        if self.stream is not None:
+            self.stream.write("\r\033[K")
 
 
 def _rejection(number: int, reason: str, line: bytes) -> dict[str, object]:
@@ -140,7 +245,8 @@ def run(
         )
         out = stack.enter_context(open(output_path, "w", encoding="utf-8")) if output_path else sys.stdout
         state_dir = Path(state) if state else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="neardup-")))
-        summary = scan(source, out, dead_letter, settings, state_dir, progress, total)
+        ahead = (os.cpu_count() or 1) > 1 and total is not None and total >= AHEAD_BYTES
+        summary = scan(source, out, dead_letter, settings, state_dir, progress, total, ahead)
     print(f"neardup scan: {summary.line()}", file=sys.stderr)
     if summary.rejected:
         print(f"neardup scan: {summary.rejected} rejected lines written to {dead_letter}", file=sys.stderr)
