@@ -18,6 +18,9 @@ broker of scripts/kafka-local, used per event in the max run and in the half-loa
 (medians), and the cores the workers, broker and sender took together at half load: a
 figure near the machine's cores means the half load saturates it.
 
+With ``--before REV`` one more configuration runs: one worker of that revision's code, in
+the same rounds as this tree's, so that a change is measured against the code before it.
+
 The input (``--feed``): ``devset`` (default) is a stream of bench/devset.py — real Chinese
 and English text with the edits feeds make, a quarter of it near-duplicate copies, most
 stories told once, as in a real feed. ``sample`` is the 200-line shipped sample repeated
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
 import shutil
@@ -38,6 +42,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -82,6 +87,9 @@ agent, the same broker and sender, and a consumer group of two.
 
 
 EXACTLY_ONCE = ("neardup 1 worker, exactly once", 1, False)
+BEFORE = ("neardup 1 worker, before", 1, False)
+"""With ``--before REV``: one worker of that revision's code (a ``git worktree``, this tree's
+native extension copied in), next to this tree's in the same rounds."""
 WEB = ("neardup 1 worker, web on, scraped", 1, False)
 """With ``--web``: one worker with its web server on (histograms timed, the sampler running),
 its ``/metrics`` and ``/stats`` each fetched once a second throughout, as a Prometheus
@@ -170,9 +178,12 @@ def _events(count: int, prefix: str = "b", feed: str = "devset") -> list[tuple[b
     return out
 
 
-def _start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+def _start(cmd: list[str], env: dict[str, str], log: Path, tree: Path = REPO) -> subprocess.Popen[bytes]:
+    """Start one process of ``tree``'s code (``python -m`` puts the working directory first)."""
+    if tree != REPO:
+        env = {**env, "PYTHONPATH": str(tree)}
     with log.open("wb") as out:
-        return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(cmd, env=env, cwd=tree, stdout=out, stderr=subprocess.STDOUT)
 
 
 def _wait_ready(log: Path, timeout: float = 90.0) -> None:
@@ -356,6 +367,7 @@ def running(
     warm_events: list[tuple[bytes, bytes]] | None = None,
     guarantee: str = "at_least_once",
     web: bool = False,
+    tree: Path = REPO,
 ) -> Iterator[Topics]:
     """Fresh topics with ``workers`` neardup workers (or passthrough agents) started and warmed up;
     with ``web``, their web servers on and scraped once a second (:data:`WEB`)."""
@@ -378,7 +390,7 @@ def running(
                 cmd = [sys.executable, __file__, "--passthrough-worker", prefix, "--partitions", str(partitions)]
             else:
                 cmd = [sys.executable, "-m", "worker.cli.main", "worker", "--name", f"w{i}", "--loglevel", "info"]
-            procs.append(_start(cmd, worker_env, log))
+            procs.append(_start(cmd, worker_env, log, REPO if passthrough else tree))
             logs.append(log)
         for log in logs:
             _wait_ready(log)
@@ -428,6 +440,7 @@ def run(
     feed: str = "devset",
     guarantee: str = "at_least_once",
     web: bool = False,
+    tree: Path = REPO,
 ) -> dict[str, float]:
     """One measurement on fresh topics: a backlog as fast as possible, or a steady ``rate``.
 
@@ -436,7 +449,9 @@ def run(
     send until the outputs are read back (the read-back's share is a few percent).
     """
     events = _events(count, feed=feed)
-    with running(bootstrap, partitions, workers, passthrough, tmp, lateness_ms, guarantee=guarantee, web=web) as names:
+    with running(
+        bootstrap, partitions, workers, passthrough, tmp, lateness_ms, guarantee=guarantee, web=web, tree=tree
+    ) as names:
         outputs = [names.unique] if passthrough else [names.unique, names.duplicates]
         worker_pids, broker = children(), broker_pids(bootstrap)
         worker_cpu, broker_cpu = cpu_seconds(worker_pids), cpu_seconds(broker)
@@ -454,6 +469,16 @@ def box_cores(result: dict[str, float]) -> float:
     """
     rate = result["events_per_s"]
     return rate * (result["worker_ms"] + result["broker_ms"]) / 1000 + result["sender_cpu"]
+
+
+def _worktree(rev: str) -> Path:
+    """A checkout of ``rev`` beside this tree (removed at exit) with this tree's native extension."""
+    path = Path(tempfile.mkdtemp(prefix="neardup-before-"))
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=REPO, check=True)
+    atexit.register(subprocess.run, ["git", "worktree", "remove", "--force", str(path)], cwd=REPO, check=False)
+    for native in (REPO / "worker").glob("_native*.so"):
+        shutil.copy(native, path / "worker")
+    return path
 
 
 def _spread(values: list[float]) -> str:
@@ -491,6 +516,7 @@ def main() -> None:
     parser.add_argument(
         "--web", action="store_true", help="also run one worker with its web server on and scraped (its cost)"
     )
+    parser.add_argument("--before", metavar="REV", help="also run one worker of this git revision (see BEFORE)")
     parser.add_argument("--passthrough-worker", metavar="PREFIX", help=argparse.SUPPRESS)
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
@@ -507,6 +533,9 @@ def main() -> None:
         configs.append(EXACTLY_ONCE)
     if args.web:
         configs.append(WEB)
+    before = _worktree(args.before) if args.before else REPO
+    if args.before:
+        configs.append(BEFORE)
 
     def measure(label: str, workers: int, passthrough: bool, rate: float | None = None) -> dict[str, float]:
         guarantee = "exactly_once" if label == EXACTLY_ONCE[0] else "at_least_once"
@@ -522,6 +551,7 @@ def main() -> None:
             feed=args.feed,
             guarantee=guarantee,
             web=label == WEB[0],
+            tree=before if label == BEFORE[0] else REPO,
         )
 
     # Rounds go through every configuration in turn, so a broker warming up or a noisy
