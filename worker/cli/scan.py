@@ -78,7 +78,7 @@ def scan(
     report = _Progress(progress, summary, started, total_bytes)
     with ExitStack() as stack:
         # Forked before RocksDB starts its threads: the helper only fingerprints.
-        pool = stack.enter_context(_helper()) if ahead else None
+        pool = stack.enter_context(_helper(settings)) if ahead else None
         index = stack.enter_context(
             BlockIndex(
                 state_dir, settings.block_plan, retention_ms=settings.retention_ms, cache_bytes=settings.cache_mb << 20
@@ -161,8 +161,11 @@ def _fingerprints(texts: list[str], settings: Settings) -> list[Fingerprint]:
 
 
 @contextmanager
-def _helper() -> Iterator[ProcessPoolExecutor]:
+def _helper(settings: Settings) -> Iterator[ProcessPoolExecutor]:
     pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+    # A pool forks at its first task: this one forks it now, before RocksDB starts its
+    # threads, and loads the helper's tables while this process opens the index.
+    pool.submit(_fingerprints, ["warm up"], settings)
     try:
         yield pool
     finally:
