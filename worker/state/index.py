@@ -239,8 +239,9 @@ class BlockIndex(Reads):
     ) -> None:
         """An id stored again in the same bucket with another fingerprint: delete the old one's
         rows, which its expiry could no longer find (it walks the entries' fingerprints).
-        Known from this batch or the recent entries; one older than both keeps its rows, which
-        reads skip (their entry's fingerprint differs) until the shared families are rebuilt."""
+        Known from this batch or the recent entries; one older than both keeps its rows: reads
+        skip them (their entry's fingerprint differs), but its bucket's purge does not find
+        them, so they stay until the store is rebuilt (an id re-sent with another text, late)."""
         key = (bucket.number, eid)
         before = batched.get(key)
         if before is None:
