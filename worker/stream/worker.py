@@ -136,7 +136,7 @@ class Worker:
         self.metrics.stage_done("fingerprint", time.perf_counter() - started)
         self.metrics.events += fanout.accepted
         await self.sends.dead_letter(fanout.dead)
-        local = await self.handoff.probes(fanout)
+        local = await self.handoff.probes(fanout, holds.hold())
         if local:
             async with self.index_lock:
                 await self.index_step(local, holds)
@@ -149,8 +149,9 @@ class Worker:
     async def index_step(self, messages: dict[int, list[ProbeMessage]], holds: OffsetHolds) -> None:
         """Probes per index partition, from Kafka or this worker's fingerprint stage.
 
-        The source offsets stay uncommitted until this batch's index record, and the verdict
-        record of what it decided here, are acknowledged (one hold each).
+        The source offsets stay uncommitted until this batch's index record, its answers sent
+        to other workers, and the verdict record of what it decided here are acknowledged
+        (one hold each).
         """
         tx = Transaction(self.index_stores)
         for part in messages:
@@ -159,7 +160,7 @@ class Worker:
         result = self.index.process(tx.touched, messages)
         self.metrics.stage_done("index", time.perf_counter() - started)
         await self.sends.dead_letter(result.dead)
-        local = await self.handoff.answers(result.replies)
+        local = await self.handoff.answers(result.replies, holds.hold())
         await tx.commit(self.sends.changelog(self.names.index_changelog), holds.hold(), self.sends.write_failed)
         if local:
             async with self.verdict.lock:
