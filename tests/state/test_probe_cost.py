@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,10 +28,9 @@ def entry(i: int, fp: int, ts: int) -> Entry:
     return Entry(event_id=f"ev-{i}", fingerprint=fp, order=i, ts=ts, sketch=random.Random(i).randbytes(130))
 
 
-def seeks_of(index: BlockIndex, probe: object) -> int:
+def seeks_of(index: BlockIndex, probe: Callable[[], object]) -> int:
     before = index.counter(SEEKS)
-    if callable(probe):
-        probe()
+    probe()
     return index.counter(SEEKS) - before
 
 

@@ -30,8 +30,11 @@ drops its family after. Batch scans do all of it where the write happens.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
+from typing import cast
 
 from rocksdict import (
     BlockBasedOptions,
@@ -74,7 +77,6 @@ class _Purge:
     """An expired bucket whose rows in the shared families are being deleted: where it got to."""
 
     bucket: Bucket
-    name: str
     kind: str = ENTRIES  # the keyspace walked now: its entries, then its log
     after: bytes = b""  # the last key done in it
 
@@ -194,34 +196,26 @@ class TimeBuckets:
 
     def _scan(self, bucket: Bucket, kind: str) -> int:
         """Read every row of one keyspace of ``bucket`` once; returns how many there are."""
-        lead, rows = bucket.lead[kind], 0
-        scan = ReadOptions()
-        scan.set_total_order_seek(True)
-        it = bucket.cf[kind].iter(scan)
-        it.seek(lead)
-        while it.valid() and it.key().startswith(lead):
-            rows += 1
-            it.next()
-        del it
-        return rows
+        return sum(1 for _ in self._rows(bucket, kind))
 
-    def _walk(self, bucket: Bucket, kind: str, after: bytes, limit: int | None) -> list[tuple[bytes, bytes]]:
-        """Up to ``limit`` (key without its lead, value) rows of a keyspace of ``bucket``, after ``after``."""
+    def _rows(
+        self, bucket: Bucket, kind: str, after: bytes = b"", values: bool = False
+    ) -> Iterator[tuple[bytes, bytes]]:
+        """(key without its lead, value if ``values`` else b"") of a keyspace of ``bucket``, in
+        key order, from just after ``after``."""
         lead = bucket.lead[kind]
         scan = ReadOptions()
         scan.set_total_order_seek(True)
         it = bucket.cf[kind].iter(scan)
         it.seek(lead + after)
-        rows: list[tuple[bytes, bytes]] = []
-        while it.valid() and (limit is None or len(rows) < limit):
+        if after and it.valid() and it.key() == lead + after:
+            it.next()
+        while it.valid():
             key = it.key()
             if not key.startswith(lead):
                 break
-            if key[len(lead) :] != after or not after:
-                rows.append((key[len(lead) :], it.value()))
+            yield key[len(lead) :], it.value() if values else b""
             it.next()
-        del it
-        return rows
 
     @property
     def entry_count(self) -> int:
@@ -276,7 +270,7 @@ class TimeBuckets:
             bucket = self._buckets.pop(number)
             self._entry_counts.pop(number, None)
             self._recent = {k: e for k, e in self._recent.items() if k[0] != number}
-            self._retired.append(_Purge(bucket, bucket_family(number)))
+            self._retired.append(_Purge(bucket))
         self._reorder()
         if not self._lazy_drops:
             self._drop_retired()
@@ -291,7 +285,7 @@ class TimeBuckets:
         families; once all are gone, drop its family. Returns True when it was dropped."""
         bucket = purge.bucket
         while True:
-            rows = self._walk(bucket, purge.kind, purge.after, limit)
+            rows = list(islice(self._rows(bucket, purge.kind, purge.after, values=True), limit))
             batch = WriteBatch(raw_mode=True)
             for key, value in rows:
                 if purge.kind == ENTRIES:
@@ -310,8 +304,9 @@ class TimeBuckets:
         bucket.cf.clear()
         bucket.handle.clear()
         self._retired.remove(purge)
-        self._db.drop_column_family(purge.name)
-        self._names.discard(purge.name)
+        name = bucket_family(cast(int, bucket.number))  # only time buckets expire
+        self._db.drop_column_family(name)
+        self._names.discard(name)
         return True
 
     def _delete_rows(self, batch: WriteBatch, fingerprint: int, eid: bytes, suffix: bytes) -> None:

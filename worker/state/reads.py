@@ -39,14 +39,14 @@ class Reads(TimeBuckets):
         Completeness holds up to ``plan.k``; farther entries appear only if they share a key.
         """
         keys = self.plan.keys(fingerprint)
-        hits = self._scan_tables([bytes((t,)) + keys[t].to_bytes(4, "big") for t in self._tables(tables)], fingerprint)
+        prefixes = [bytes((t,)) + keys[t].to_bytes(4, "big") for t in self._tables(tables)]
+        hits = self._scan_tables(prefixes, fingerprint, max_distance)
         if not hits:
             return []
         horizon = self.horizon
         by_bucket: dict[bytes, list[bytes]] = {}
-        for row, distance in hits.items():
-            if distance <= max_distance:
-                by_bucket.setdefault(row[-SUFFIX:], []).append(row)
+        for row in hits:
+            by_bucket.setdefault(row[-SUFFIX:], []).append(row)
         out: dict[str, Candidate] = {}
         for bucket in self._live():  # newest first: the newest bucket's entry of an id wins
             rows = by_bucket.get(bucket.suffix)
@@ -60,8 +60,8 @@ class Reads(TimeBuckets):
                 out.setdefault(entry.event_id, Candidate(entry, hits[row]))
         return list(out.values())
 
-    def _scan_tables(self, prefixes: list[bytes], fingerprint: int) -> dict[bytes, int]:
-        """``fingerprint | event id | bucket`` of every row under ``prefixes``, with its distance."""
+    def _scan_tables(self, prefixes: list[bytes], fingerprint: int, max_distance: int) -> dict[bytes, int]:
+        """``fingerprint | event id | bucket`` of every row under ``prefixes`` within ``max_distance``, with its distance."""
         hits: dict[bytes, int] = {}
         # Entries of one fingerprint share every table of the set they were added with
         # (an add writes them all at once; equal fingerprints give equal keys, hence equal
@@ -82,7 +82,9 @@ class Reads(TimeBuckets):
                         break
                     it.seek(prefix + (int.from_bytes(fp, "big") + 1).to_bytes(8, "big"))
                     continue
-                hits[row[PREFIX:]] = (int.from_bytes(fp, "big") ^ fingerprint).bit_count()
+                distance = (int.from_bytes(fp, "big") ^ fingerprint).bit_count()
+                if distance <= max_distance:
+                    hits[row[PREFIX:]] = distance
                 fresh.add(fp)
                 it.next()
             read |= fresh
