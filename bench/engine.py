@@ -134,7 +134,7 @@ def bench_rocksdb(
     *,
     k: int = 3,
     plan: str = "auto",
-    compression: str = "lz4",
+    compression: str = "zstd",
     block_size: int = 4096,
     wal: bool = False,
     workdir: Path,
@@ -240,7 +240,7 @@ def bench_index(
     *,
     k: int = 3,
     plan: str = "auto",
-    compression: str = "lz4",
+    compression: str = "zstd",
     block_size: int = 4096,
     wal: bool = False,
     simhash_size: int = 100_000,
@@ -564,7 +564,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--doc-bytes", type=int, default=FP_DOC_BYTES, help="fingerprint: UTF-8 size of a document")
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--plan", default="auto")
-    parser.add_argument("--compression", default="lz4", choices=["none", "lz4", "zstd", "snappy"])
+    parser.add_argument("--compression", default="zstd", choices=["none", "lz4", "zstd", "snappy"])
     parser.add_argument("--block-size", type=int, default=4096)
     parser.add_argument("--wal", action="store_true", help="keep RocksDB's write-ahead log on")
     parser.add_argument(

@@ -16,7 +16,7 @@ from worker.engine.blocks import hamming, plan_for
 from worker.engine.match import Entry
 from worker.state.buckets import PURGE_SLICE
 from worker.state.index import BlockIndex
-from worker.state.layout import LAYOUT_KEY, StoreLayoutError
+from worker.state.layout import LAYOUT_KEY, StoreLayoutError, read_only
 from worker.state.partition import IndexPartition
 
 PLAN = plan_for(k=3, expected=10_000_000)
@@ -129,3 +129,32 @@ def test_an_index_in_the_previous_layout_is_refused_and_a_partition_rebuilt(tmp_
         assert part.index.query(0xAAAA, 0) == [], "its entries come back from the changelog"
     finally:
         part.close()
+
+
+def test_an_event_id_and_its_entry_are_stored_once_however_many_rows_name_them(tmp_path: Path) -> None:
+    path = tmp_path / "ix"
+    long_id = "https://news.example.com/2026/11/25/" + "x" * 60
+    stored = Entry(event_id=long_id, fingerprint=0x1234_5678_9ABC_DEF0, order=1, ts=100, sketch=b"\x07" * 130)
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND) as index:
+        index.add(stored, exact_keys=[11, 12])
+        assert [e.event_id for e in index.query_exact(12)] == [long_id], "an anchor row finds its entry"
+    with read_only(path) as db:
+        values = []
+        for name in Rdict.list_cf(str(path)):
+            cf = db.get_column_family(name)
+            values += [bytes(k) + bytes(v) for k, v in cf.items()]
+            del cf
+    assert sum(v.count(long_id.encode()) for v in values) == 1, "ten table rows and two anchors, one id"
+    assert sum(v.count(stored.sketch) for v in values) == 1, "and one sketch"
+
+
+def test_an_index_with_event_ids_in_its_rows_is_refused(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", PLAN, retention_ms=7 * SECOND) as index:
+        index.add(entry(1, 0xAAAA, ts=500))
+    db = Rdict(
+        str(tmp_path / "ix"), column_families={n: Options(raw_mode=True) for n in Rdict.list_cf(str(tmp_path / "ix"))}
+    )
+    db.put(LAYOUT_KEY, b"2")
+    db.close()
+    with pytest.raises(StoreLayoutError, match=r"has layout b'2', not b'3'; rebuild it"):
+        BlockIndex(tmp_path / "ix", PLAN, retention_ms=7 * SECOND)

@@ -309,9 +309,9 @@ class TimeBuckets:
         self._names.discard(name)
         return True
 
-    def _delete_rows(self, batch: WriteBatch, fingerprint: int, eid: bytes, suffix: bytes) -> None:
+    def _delete_rows(self, batch: WriteBatch, fingerprint: int, ref: bytes, suffix: bytes) -> None:
         """Delete one stored fingerprint's rows from every table (absent ones cost a tombstone)."""
-        tail = fingerprint.to_bytes(8, "big") + eid + suffix
+        tail = fingerprint.to_bytes(8, "big") + ref + suffix
         for table, block in enumerate(self.plan.keys(fingerprint)):
             batch.delete(bytes((table,)) + block.to_bytes(4, "big") + tail, self._tables_handle)
 

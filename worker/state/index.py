@@ -45,6 +45,7 @@ from worker.state.layout import (
     encode_entry,
     exact_prefix,
     read_only,
+    ref_of,
 )
 from worker.state.reads import Reads
 
@@ -66,7 +67,7 @@ class BlockIndex(Reads):
         plan: Plan,
         *,
         wal: bool = True,
-        compression: str = "lz4",
+        compression: str = "zstd",
         block_size: int = 4096,
         cache_bytes: int = 64 << 20,
         retention_ms: int | None = None,
@@ -197,7 +198,7 @@ class BlockIndex(Reads):
         """
         batch = WriteBatch(raw_mode=True)
         added: list[tuple[int | None, bytes, Entry, bytes]] = []
-        fingerprints: dict[tuple[int | None, bytes], int] = {}  # what this batch stored, per bucket and id
+        fingerprints: dict[tuple[int | None, bytes], int] = {}  # what this batch stored, per bucket and ref
         stored = 0
         for entry, tables, exact_keys in items:
             table_ids = self._tables(tables)
@@ -205,35 +206,37 @@ class BlockIndex(Reads):
             if bucket is None:
                 continue
             stored += 1
-            eid = entry.event_id.encode()
+            ref = ref_of(entry.event_id.encode())
             value = encode_entry(entry)
             suffix = bucket.suffix
             if table_ids:
-                self._replace_rows(batch, bucket, eid, entry.fingerprint, fingerprints)
+                self._replace_rows(batch, bucket, ref, entry.fingerprint, fingerprints)
                 keys = self.plan.keys(entry.fingerprint)
-                tail = entry.fingerprint.to_bytes(8, "big") + eid + suffix
+                tail = entry.fingerprint.to_bytes(8, "big") + ref + suffix
                 for t in table_ids:
                     batch.put(bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", self._tables_handle)
-                batch.put(bucket.lead[ENTRIES] + eid, value, bucket.handle[ENTRIES])
-                added.append((bucket.number, eid, entry, value))
+                batch.put(bucket.lead[ENTRIES] + ref, value, bucket.handle[ENTRIES])
+                added.append((bucket.number, ref, entry, value))
+            # An anchor's row points at the entry just written; an exact-only text's row is its entry.
+            exact_value = b"" if table_ids else value
             for h in exact_keys:
-                batch.put(exact_prefix(h) + eid + suffix, value, self._exact_handle)
+                batch.put(exact_prefix(h) + ref + suffix, exact_value, self._exact_handle)
                 if bucket.number is not None:  # its expiry deletes the row above
-                    batch.put(bucket.lead[LOG] + exact_prefix(h) + eid, b"", bucket.handle[LOG])
+                    batch.put(bucket.lead[LOG] + exact_prefix(h) + ref, b"", bucket.handle[LOG])
         if not stored:
             return 0
         self._commit(batch)
-        for number, eid, entry, value in added:
+        for number, ref, entry, value in added:
             if number in self._entry_counts:  # its bucket outlived this very write
-                self._entry_counts[number] += (number, eid) not in self._recent
-            self._remember(number, eid, entry, value)
+                self._entry_counts[number] += (number, ref) not in self._recent
+            self._remember(number, ref, entry, value)
         return stored
 
     def _replace_rows(
         self,
         batch: WriteBatch,
         bucket: Bucket,
-        eid: bytes,
+        ref: bytes,
         fingerprint: int,
         batched: dict[tuple[int | None, bytes], int],
     ) -> None:
@@ -242,13 +245,13 @@ class BlockIndex(Reads):
         Known from this batch or the recent entries; one older than both keeps its rows: reads
         skip them (their entry's fingerprint differs), but its bucket's purge does not find
         them, so they stay until the store is rebuilt (an id re-sent with another text, late)."""
-        key = (bucket.number, eid)
+        key = (bucket.number, ref)
         before = batched.get(key)
         if before is None:
             cached = self._recent.get(key)
             before = None if cached is None else cached[0].fingerprint
         if before is not None and before != fingerprint:
-            self._delete_rows(batch, before, eid, bucket.suffix)
+            self._delete_rows(batch, before, ref, bucket.suffix)
         batched[key] = fingerprint
 
     def remove(self, entry: Entry) -> None:
@@ -256,12 +259,12 @@ class BlockIndex(Reads):
         bucket = self._buckets.get(entry.ts // self.bucket_ms if self.bucket_ms else None)
         if bucket is None:
             return
-        eid = entry.event_id.encode()
+        ref = ref_of(entry.event_id.encode())
         batch = WriteBatch(raw_mode=True)
-        self._delete_rows(batch, entry.fingerprint, eid, bucket.suffix)
-        batch.delete(bucket.lead[ENTRIES] + eid, bucket.handle[ENTRIES])
+        self._delete_rows(batch, entry.fingerprint, ref, bucket.suffix)
+        batch.delete(bucket.lead[ENTRIES] + ref, bucket.handle[ENTRIES])
         self._db.write(batch, self._write)
-        self._recent.pop((bucket.number, eid), None)
+        self._recent.pop((bucket.number, ref), None)
         self._entry_counts[bucket.number] = max(0, self._entry_counts[bucket.number] - 1)
 
     def add_exact(self, h: int, entry: Entry) -> bool:

@@ -3,19 +3,24 @@
 Two families hold what a probe reads, for every time bucket at once, so that a probe costs
 one seek per table and one per exact key however many buckets are live:
 
-``tables``   one row per (table, stored fingerprint): ``table(1) | key(4) | fingerprint(8) | event id |
+``tables``   one row per (table, stored fingerprint): ``table(1) | key(4) | fingerprint(8) | ref(8) |
              bucket(2)``, empty value. The fixed 5-byte prefix (table | key) is one seek; a
              prefix bloom filter skips files without it. The fingerprint sits in the row key, so
              the distance is known without a read; the bucket tells where the entry lives.
-``exact``    ``hash(16) | event id | bucket(2) -> entry``: texts too short for SimHash match on an
-             exact hash, and the anchors.
+``exact``    ``hash(16) | ref(8) | bucket(2) -> b"" or entry``: texts too short for SimHash match
+             on an exact hash, and the anchors. An anchor's row is empty (its entry is in the
+             bucket); a text stored under exact hashes only keeps its entry in the row.
 
-and each time bucket keeps, in its own family ``bucket@n`` (dropped whole when it expires),
+A *ref* is an 8-byte hash of the event id (:func:`ref_of`): rows name their event with it
+instead of repeating the id (ids are 15-40 bytes, and a fingerprint has ten table rows),
+and being a function of the id it keeps a replayed add idempotent with no lookup.
+Each time bucket keeps, in its own family ``bucket@n`` (dropped whole when it expires),
 each key led by its keyspace's byte:
 
-``entries``  ``e | event id -> fingerprint(8) | order(16) | ts(8) | sketch``, written once per event
-             however many tables it is in, and read only for rows within ``max_distance``.
-``log``      ``x | hash(16) | event id``: the exact rows this bucket wrote, so that its expiry can
+``entries``  ``e | ref -> fingerprint(8) | order(16) | ts(8) | id length(2) | event id | sketch``,
+             written once per event however many tables and anchors it has, and read only for
+             rows within ``max_distance``.
+``log``      ``x | hash(16) | ref(8)``: the exact rows this bucket wrote, so that its expiry can
              delete them (its table rows follow from its entries' fingerprints).
 ``records``  ``r | key -> bytes``: records that expire with the bucket (verdicts).
 
@@ -23,10 +28,13 @@ Store-wide: ``records`` (counters, checkpoints) and ``default`` (plan, bucket wi
 watermark, layout version). Without retention there is one bucket, kept forever, whose
 keyspaces are the families ``entries`` and ``records`` (no log: nothing expires). The bucket
 field of a row is the bucket number modulo 2^16: live buckets are never that far apart.
+Two ids of one bucket whose refs collide (odds about n^2 / 2^65 for n events a bucket) would
+share an entry: the later add replaces the earlier, which stops being a candidate.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,7 +52,7 @@ from worker.engine.match import Entry
 
 PLAN_KEY = b"neardup:plan"
 LAYOUT_KEY = b"neardup:layout"
-LAYOUT = b"2"  # shared table and exact families, one seek per table whatever the retention
+LAYOUT = b"3"  # shared table and exact families (one seek per table whatever the retention), refs
 BUCKET_KEY = b"neardup:bucket_ms"
 WATERMARK_KEY = b"neardup:watermark"
 RECORDS = "records"
@@ -63,6 +71,7 @@ EXACT_PREFIX = 16
 # point lookups and whole scans, and filters whole keys.
 PREFIXES = {TABLES: PREFIX, EXACT: EXACT_PREFIX}
 LAST_FP = b"\xff" * 8
+REF = 8  # bytes of a ref
 RECENT_ENTRIES = 32_768  # decoded entries kept per index (~13 MB)
 COMPRESSION = {
     "none": DBCompressionType.none,
@@ -88,22 +97,35 @@ def read_only(path: str | os.PathLike[str]) -> Iterator[Rdict]:
         db.close()
 
 
+def ref_of(event_id: bytes) -> bytes:
+    """The 8 bytes that name an event in table and exact rows and key its entry."""
+    return hashlib.blake2b(event_id, digest_size=REF).digest()
+
+
 def encode_entry(entry: Entry) -> bytes:
-    return (
-        entry.fingerprint.to_bytes(8, "big")
-        + entry.order.to_bytes(16, "big")
-        + entry.ts.to_bytes(8, "big", signed=True)
-        + entry.sketch
+    eid = entry.event_id.encode()
+    if len(eid) >= 1 << 16:
+        raise ValueError(f"event id of {len(eid)} bytes: at most 65535 are stored")
+    return b"".join(
+        (
+            entry.fingerprint.to_bytes(8, "big"),
+            entry.order.to_bytes(16, "big"),
+            entry.ts.to_bytes(8, "big", signed=True),
+            len(eid).to_bytes(2, "big"),
+            eid,
+            entry.sketch,
+        )
     )
 
 
-def decode_entry(event_id: str, value: bytes) -> Entry:
+def decode_entry(value: bytes) -> Entry:
+    end = 34 + int.from_bytes(value[32:34], "big")
     return Entry(
-        event_id=event_id,
+        event_id=bytes(value[34:end]).decode(),
         fingerprint=int.from_bytes(value[0:8], "big"),
         order=int.from_bytes(value[8:24], "big"),
         ts=int.from_bytes(value[24:32], "big", signed=True),
-        sketch=bytes(value[32:]),
+        sketch=bytes(value[end:]),
     )
 
 

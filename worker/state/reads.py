@@ -61,7 +61,7 @@ class Reads(TimeBuckets):
         return list(out.values())
 
     def _scan_tables(self, prefixes: list[bytes], fingerprint: int, max_distance: int) -> dict[bytes, int]:
-        """``fingerprint | event id | bucket`` of every row under ``prefixes`` within ``max_distance``, with its distance."""
+        """``fingerprint | ref | bucket`` of every row under ``prefixes`` within ``max_distance``, with its distance."""
         hits: dict[bytes, int] = {}
         # Entries of one fingerprint share every table of the set they were added with
         # (an add writes them all at once; equal fingerprints give equal keys, hence equal
@@ -92,32 +92,35 @@ class Reads(TimeBuckets):
         return hits
 
     def _entries(self, bucket: Bucket, rows: list[bytes]) -> list[tuple[bytes, Entry]]:
-        """The stored entries of table rows (``fingerprint | event id | bucket``), from memory where recent."""
-        found: list[tuple[bytes, Entry]] = []
-        missing: list[bytes] = []
+        """The stored entries of table rows (``fingerprint | ref | bucket``), from memory where recent."""
+        entries = self._by_ref(bucket, [row[8:-SUFFIX] for row in rows])
+        return [(row, entry) for row, entry in zip(rows, entries, strict=True) if entry is not None]
+
+    def _by_ref(self, bucket: Bucket, refs: list[bytes]) -> list[Entry | None]:
+        """The entries of ``bucket`` named by ``refs`` (None where there is none), from memory where recent."""
         recent = self._recent
-        for row in rows:
-            cached = recent.get((bucket.number, row[8:-SUFFIX]))
+        found: list[Entry | None] = []
+        missing: list[int] = []
+        for i, ref in enumerate(refs):
+            cached = recent.get((bucket.number, ref))
+            found.append(None if cached is None else cached[0])
             if cached is None:
-                missing.append(row)
-            else:
-                found.append((row, cached[0]))
+                missing.append(i)
         if missing:
             lead = bucket.lead[ENTRIES]
-            values = cast(list[bytes | None], bucket.cf[ENTRIES].get([lead + row[8:-SUFFIX] for row in missing]))
-            for row, value in zip(missing, values, strict=False):
+            values = cast(list[bytes | None], bucket.cf[ENTRIES].get([lead + refs[i] for i in missing]))
+            for i, value in zip(missing, values, strict=True):
                 if value is not None:
-                    eid = row[8:-SUFFIX]
-                    entry = decode_entry(eid.decode(), value)
-                    self._remember(bucket.number, eid, entry, value)
-                    found.append((row, entry))
+                    entry = decode_entry(value)
+                    self._remember(bucket.number, refs[i], entry, value)
+                    found[i] = entry
         return found
 
     def query_exact(self, h: int) -> list[Entry]:
         """Every entry in the window stored under exactly ``h``."""
         full = exact_prefix(h)
         horizon = self.horizon
-        found: dict[bytes, list[tuple[bytes, bytes]]] = {}  # bucket -> its (event id, value) rows
+        found: dict[bytes, list[tuple[bytes, bytes]]] = {}  # bucket -> its (ref, value) rows
         # One call a row (``items``), not four (``valid``, ``key``, ``value``, ``next``): a story
         # reposted N times has N rows under each of its anchors.
         rows = cast(Iterator[tuple[bytes, bytes]], self._exact_cf.items(from_key=full, read_opt=self._prefix_read))
@@ -126,17 +129,25 @@ class Reads(TimeBuckets):
                 break
             found.setdefault(key[-SUFFIX:], []).append((key[len(full) : -SUFFIX], value))
         out: dict[str, Entry] = {}
-        recent = self._recent
         for bucket in self._live():  # newest first, as for table rows
-            for eid, value in found.get(bucket.suffix, ()):
-                # The recent entry is reused only if it is what this row holds (an id may be reused).
-                cached = recent.get((bucket.number, eid))
-                entry = cached[0] if cached is not None and cached[1] == value else decode_entry(eid.decode(), value)
+            for entry in self._exact_entries(bucket, found.get(bucket.suffix, [])):
                 if horizon is None or entry.ts >= horizon:
                     out.setdefault(entry.event_id, entry)
         return list(out.values())
 
-    def _remember(self, number: int | None, eid: bytes, entry: Entry, value: bytes) -> None:
+    def _exact_entries(self, bucket: Bucket, rows: list[tuple[bytes, bytes]]) -> list[Entry]:
+        """The entries of one bucket's exact rows: an anchor's from the bucket's entries, an
+        exact-only text's from its row (the recent entry reused only if it is what the row holds)."""
+        anchors = [ref for ref, value in rows if not value]
+        out = [entry for entry in self._by_ref(bucket, anchors) if entry is not None]
+        recent = self._recent
+        for ref, value in rows:
+            if value:
+                cached = recent.get((bucket.number, ref))
+                out.append(cached[0] if cached is not None and cached[1] == value else decode_entry(value))
+        return out
+
+    def _remember(self, number: int | None, ref: bytes, entry: Entry, value: bytes) -> None:
         """Keep a recently added or read entry decoded: near-duplicates cluster in time, so the
         same few entries are candidates of every table of every copy, and reading and decoding
         one was most of a probe. Its stored value comes along, so an exact-key row can tell
@@ -148,4 +159,4 @@ class Reads(TimeBuckets):
         if len(recent) >= RECENT_ENTRIES:
             for key in list(islice(recent, RECENT_ENTRIES // 4)):
                 del recent[key]
-        recent[(number, eid)] = (entry, value)
+        recent[(number, ref)] = (entry, value)
