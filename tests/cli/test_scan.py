@@ -214,7 +214,7 @@ def test_fingerprints_computed_ahead_give_exactly_the_verdicts_of_one_process(tm
     feed = b"\n".join(lines + [b"", b"{not json", b'{"id": 7, "text": "x"}'] + copies) + b"\n"
     results = {}
     for ahead in (False, True):
-        out, dead = io.StringIO(), tmp_path / f"dead-{ahead}.jsonl"
+        out, dead = io.BytesIO(), tmp_path / f"dead-{ahead}.jsonl"
         summary = scan(io.BytesIO(feed), out, dead, Settings(), tmp_path / f"state-{ahead}", ahead=ahead)
         results[ahead] = (out.getvalue(), dead.read_text(encoding="utf-8"), summary.events, summary.rejected)
     assert results[True] == results[False]

@@ -65,7 +65,7 @@ INVALID: list[tuple[bytes, str]] = [
 
 
 def _scan_reference(lines: list[bytes], settings: Settings, tmp: Path) -> dict[str, dict[str, Any]]:
-    out = io.StringIO()
+    out = io.BytesIO()
     scan(io.BytesIO(b"\n".join(lines) + b"\n"), out, tmp / "rejects.jsonl", settings, tmp / "scan-state")
     reference: dict[str, dict[str, Any]] = {}
     for line in out.getvalue().splitlines():

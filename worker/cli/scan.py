@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
+from topology.codec import dumps
 from topology.records import Event
 from topology.validate import InvalidEvent, parse_event
 from worker.cli.deduplicator import Deduplicator
@@ -59,7 +60,7 @@ class Summary:
 
 def scan(
     source: BinaryIO,
-    out: IO[str],
+    out: IO[bytes],
     dead_letter: Path,
     settings: Settings,
     state_dir: Path,
@@ -132,7 +133,7 @@ def _decide(
     chunk: list[_Line],
     fingerprints: Future[list[Fingerprint]] | None,
     dedup: Deduplicator,
-    out: IO[str],
+    out: IO[bytes],
     rejects: _Rejects,
     summary: Summary,
     report: _Progress,
@@ -150,7 +151,7 @@ def _decide(
         verdict = dedup.decide(line.event, probe=next(probes) if probes is not None else None)
         summary.events += 1
         summary.duplicates += verdict.verdict == "duplicate"
-        out.write(json.dumps(verdict.to_dict(), ensure_ascii=False) + "\n")
+        out.write(dumps(verdict.to_dict()) + b"\n")
         if summary.events % _FLUSH_EVERY == 0:
             dedup.flush()
         report.tick()
@@ -246,7 +247,7 @@ def run(
         source = stack.enter_context(
             open(sys.stdin.fileno(), "rb", closefd=False) if input_path == "-" else source_path.open("rb")
         )
-        out = stack.enter_context(open(output_path, "w", encoding="utf-8")) if output_path else sys.stdout
+        out = stack.enter_context(open(output_path, "wb")) if output_path else sys.stdout.buffer
         state_dir = Path(state) if state else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="neardup-")))
         ahead = (os.cpu_count() or 1) > 1 and total is not None and total >= AHEAD_BYTES
         summary = scan(source, out, dead_letter, settings, state_dir, progress, total, ahead)
