@@ -34,7 +34,8 @@ from typing import Any, Protocol
 
 import mmh3
 
-from worker.engine.features import hashed_features, lexicon_table
+from worker.engine.features import hashed_features
+from worker.engine.lexicon_cache import cached_lexicon_table
 from worker.engine.normalize import normalize, normalize_reference
 from worker.engine.segment import char_classes, tokenize
 from worker.engine.simhash import simhash_from_hashes
@@ -106,7 +107,7 @@ def native_engine() -> Any | None:
         from worker import _native
     except ImportError:
         return None
-    table = lexicon_table()
+    table = cached_lexicon_table()
     return _native.Engine(
         char_classes(), table.rows, table.shift, table.width, table.zh_default, table.en_default, donor_order()
     )
