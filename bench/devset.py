@@ -215,6 +215,14 @@ def newsgroup_body(post: str) -> str:
 
 
 @cache
+def _newsgroup_posts() -> tuple[str, ...]:
+    """The raw posts (headers included) of gensim's mini_newsgroup, in corpus order."""
+    raw = zlib.decompress((_package_dir("gensim") / "test" / "test_data" / "mini_newsgroup").read_bytes())
+    bunch = _BunchUnpickler(io.BytesIO(raw), encoding="latin1").load()
+    return tuple(str(post) for post in bunch["data"])
+
+
+@cache
 def _en_news() -> tuple[Source, ...]:
     data = _package_dir("gensim") / "test" / "test_data"
     out: list[Source] = []
@@ -222,10 +230,8 @@ def _en_news() -> tuple[Source, ...]:
         for i, line in enumerate(_read_text(data.joinpath(name)).splitlines()):
             if line.strip():
                 out.extend(_split_long(f"{name}:{i}", line.strip()))
-    raw = zlib.decompress(data.joinpath("mini_newsgroup").read_bytes())
-    bunch = _BunchUnpickler(io.BytesIO(raw), encoding="latin1").load()
-    for i, post in enumerate(bunch["data"]):
-        body = newsgroup_body(str(post))
+    for i, post in enumerate(_newsgroup_posts()):
+        body = newsgroup_body(post)
         paragraphs = [p.strip() for p in body.split("\n\n") if p.strip()]
         for p, text in enumerate(_pack([], paragraphs, "\n\n", EN_MAX_DOC_CHARS)):
             out.append(Source(f"mini_newsgroup:{i}:{p}", "en", "news", text))
@@ -955,7 +961,12 @@ def build(
             t = original.time + _delay(rng, size)
             copies.append(_Item(doc, t, original.cluster, "copy", original.source, applied, None, idx))
 
-    everything = items + hard + copies
+    return rows(items + hard + copies)
+
+
+def rows(everything: Sequence[_Item]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Events in arrival order (ids by arrival position, ``ts`` from the synthetic clock) and their
+    truth rows; ``related`` indexes into ``everything``. Shared with ``bench/heldout.py``."""
     arrival = sorted(range(len(everything)), key=lambda j: (everything[j].time, j))
     ids = {j: f"ev{pos:06d}" for pos, j in enumerate(arrival)}
     t0 = everything[arrival[0]].time

@@ -1,8 +1,10 @@
 """Precision, recall and F1 of ``neardup scan`` and two textbook baselines, measured in one run.
 
 Why: a threshold or feature change is only an improvement if it beats the obvious alternatives on
-the same realistic stream. Systems, all fed the development set (``bench/devset.py``) in arrival
-order and asked, per event, "is this a copy of something earlier, and of what?":
+the same realistic stream, and only real if it holds on text it was not tuned on. Each set — the
+development set (``bench/devset.py``, tuned on) and the held-out set (``bench/heldout.py``, never
+tuned on) — is fed to every system in arrival order, asking per event "is this a copy of
+something earlier, and of what?":
 
 * ``neardup``: the ``neardup scan`` CLI next to ``sys.executable``, run as a subprocess;
 * ``simhash``: jieba words (``jieba.lcut``, HMM on) with TF weights, PyPI ``simhash`` Simhash and
@@ -13,10 +15,13 @@ order and asked, per event, "is this a copy of something earlier, and of what?":
 
 Streaming scoring: an event is a true duplicate if an earlier event of its cluster exists. A
 "duplicate" verdict is a true positive iff ``duplicate_of`` is in the event's cluster.
-Precision = TP / duplicate verdicts, recall = TP / true duplicates.
+Precision = TP / duplicate verdicts, recall = TP / true duplicates. Per class: recall of the
+copies made by each transformation (a copy with two counts in both), recall by language and text
+length, and for each hard-negative kind its precision, 1 - (duplicate verdicts on it) / (its
+events): a hard negative is never a true duplicate, so every duplicate verdict on one is false.
 
-Run from the repository root: ``python -m bench.quality [--size N --seed N | --devset F --truth F]
-[--systems neardup,simhash,...] [--json]``.
+Run from the repository root: ``python -m bench.quality [--sets dev,heldout] [--size N --seed N
+--heldout-seed N | --devset F --truth F] [--systems neardup,simhash,...] [--json]``.
 """
 
 from __future__ import annotations
@@ -38,10 +43,12 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import devset
+from bench import devset, heldout
 
 SYSTEMS = ("neardup", "simhash", "minhash", "minhash_verified")
 ORIGINAL_AFTER_COPY = "(original after its copy)"
+SETS = ("dev", "heldout")
+LENGTH_BANDS = ((100, "<100"), (300, "100-299"), (None, ">=300"))  # characters of the duplicate
 
 
 @dataclass(frozen=True)
@@ -68,13 +75,24 @@ class Score:
     docs_per_s: float = 0.0
     recall_by_transform: dict[str, list[int]] = field(default_factory=dict)
     recall_by_lang: dict[str, list[int]] = field(default_factory=dict)
+    recall_by_length: dict[str, list[int]] = field(default_factory=dict)
     hard_negative_fp: dict[str, list[int]] = field(default_factory=dict)
     fp_by_role: dict[str, int] = field(default_factory=dict)
     error: str | None = None
 
 
-def score(system: str, verdicts: Sequence[Verdict], truth: Sequence[dict[str, Any]]) -> Score:
-    """Streaming-dedup precision/recall/F1 of ``verdicts`` against truth rows in arrival order."""
+def _band(lang: str, chars: int) -> str:
+    return next(f"{lang} {name}" for limit, name in LENGTH_BANDS if limit is None or chars < limit)
+
+
+def score(
+    system: str,
+    verdicts: Sequence[Verdict],
+    truth: Sequence[dict[str, Any]],
+    lengths: dict[str, int] | None = None,
+) -> Score:
+    """Streaming-dedup precision/recall/F1 of ``verdicts`` against truth rows in arrival order;
+    ``lengths`` (characters by event id) adds recall by language and length band."""
     cluster = {row["id"]: row["cluster"] for row in truth}
     by_id = {v.id: v for v in verdicts}
     out = Score(system)
@@ -101,6 +119,10 @@ def score(system: str, verdicts: Sequence[Verdict], truth: Sequence[dict[str, An
             out.recall_by_lang.setdefault(row["lang"], [0, 0])
             out.recall_by_lang[row["lang"]][0] += hit
             out.recall_by_lang[row["lang"]][1] += 1
+            if lengths is not None:
+                band = out.recall_by_length.setdefault(_band(row["lang"], lengths[row["id"]]), [0, 0])
+                band[0] += hit
+                band[1] += 1
         if row["hard_negative"]:
             counts = out.hard_negative_fp.setdefault(row["hard_negative"], [0, 0])
             counts[0] += said_dup and not hit
@@ -224,6 +246,7 @@ def measure(
         "minhash": lambda: run_minhash(events, verify=False),
         "minhash_verified": lambda: run_minhash(events, verify=True),
     }
+    lengths = {ev["id"]: len(ev["text"]) for ev in events}
     scores: list[Score] = []
     for name in systems:
         start = time.perf_counter()
@@ -233,7 +256,7 @@ def measure(
             scores.append(Score(name, error=f"{type(exc).__name__}: {exc}"))
             continue
         elapsed = time.perf_counter() - start
-        s = score(name, verdicts, truth)
+        s = score(name, verdicts, truth, lengths)
         s.seconds = elapsed
         s.docs_per_s = len(events) / elapsed if elapsed else 0.0
         scores.append(s)
@@ -251,11 +274,19 @@ def _pct(pair: list[int] | None) -> str:
     return f"{pair[0] / pair[1]:.2f}"
 
 
-def render(scores: Sequence[Score], summary: dict[str, Any]) -> str:
-    """Plain-text tables: headline figures, recall per transformation, FPs per hard-negative kind."""
+def _hard_precision(counts: list[int] | None) -> str:
+    """A hard-negative kind's precision, 1 - FP/n, and its false positives."""
+    if not counts or not counts[1]:
+        return "-"
+    return f"{1 - counts[0] / counts[1]:.2f} ({counts[0]})"
+
+
+def render(scores: Sequence[Score], summary: dict[str, Any], name: str = "dev") -> str:
+    """Plain-text tables: headline figures, recall per transformation/language/length, and the
+    precision of each hard-negative kind."""
     ok = [s for s in scores if s.error is None]
     lines = [
-        f"dev set: {summary['events']} events, {summary['true_duplicates']} true duplicates, "
+        f"{name} set: {summary['events']} events, {summary['true_duplicates']} true duplicates, "
         f"languages {summary['lang']}, hard negatives {summary['hard_negative']}",
         "",
         f"{'system':<18}{'P':>7}{'R':>7}{'F1':>7}{'TP':>7}{'FP':>6}{'dups':>7}{'docs/s':>9}",
@@ -279,21 +310,37 @@ def render(scores: Sequence[Score], summary: dict[str, Any]) -> str:
     for lang in sorted(ok[0].recall_by_lang):
         n = ok[0].recall_by_lang[lang][1]
         lines.append(f"{f'lang={lang} ({n})':<32}" + "".join(f"{_pct(s.recall_by_lang.get(lang)):>18}" for s in ok))
-    lines += ["", f"{'false positives on hard negatives':<32}{names}"]
-    for kind in devset.HARD_NEGATIVE_KINDS:
+    bands = [f"{lang} {band}" for lang in sorted(ok[0].recall_by_lang) for _limit, band in LENGTH_BANDS]
+    for band in (b for b in bands if b in ok[0].recall_by_length):
+        n = ok[0].recall_by_length[band][1]
+        lines.append(f"{f'{band} chars ({n})':<32}" + "".join(f"{_pct(s.recall_by_length.get(band)):>18}" for s in ok))
+    kinds = [k for k in (*devset.HARD_NEGATIVE_KINDS, *heldout.HARD_NEGATIVE_KINDS) if k in summary["hard_negative"]]
+    lines += ["", f"{'hard negatives: P (FPs)':<32}{names}"]
+    for kind in kinds:
         n = ok[0].hard_negative_fp.get(kind, [0, 0])[1]
-        lines.append(f"{f'{kind} ({n})':<32}" + "".join(f"{s.hard_negative_fp.get(kind, [0, 0])[0]:>18}" for s in ok))
+        lines.append(
+            f"{f'{kind} ({n})':<32}" + "".join(f"{_hard_precision(s.hard_negative_fp.get(kind)):>18}" for s in ok)
+        )
     for role in ("original", "copy", "hard_negative"):
         lines.append(f"{f'FP on role={role}':<32}" + "".join(f"{s.fp_by_role.get(role, 0):>18}" for s in ok))
     return "\n".join(lines)
 
 
+def build_set(name: str, size: int, seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Events and truth of the named set: ``dev`` (tuned on) or ``heldout`` (never tuned on)."""
+    if name == "dev":
+        return devset.build(size, seed)
+    return heldout.build(size, seed)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--devset", type=Path, help="events file to read instead of building one")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated subset of {','.join(SETS)}")
+    parser.add_argument("--devset", type=Path, help="dev events file to read instead of building one")
     parser.add_argument("--truth", type=Path, help="truth file matching --devset")
-    parser.add_argument("--size", type=int, default=devset.DEFAULT_SIZE)
-    parser.add_argument("--seed", type=int, default=devset.DEFAULT_SEED)
+    parser.add_argument("--size", type=int, default=devset.DEFAULT_SIZE, help="events per set")
+    parser.add_argument("--seed", type=int, default=devset.DEFAULT_SEED, help="dev set seed")
+    parser.add_argument("--heldout-seed", type=int, default=heldout.DEFAULT_SEED)
     parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated subset of {','.join(SYSTEMS)}")
     parser.add_argument("--neardup", type=Path, help="neardup executable (default: next to sys.executable)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of tables")
@@ -302,24 +349,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
         parser.error(f"unknown systems {unknown}; choose from {SYSTEMS}")
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if not sets or [s for s in sets if s not in SETS]:
+        parser.error(f"--sets takes a comma-separated subset of {SETS}")
     if (args.devset is None) != (args.truth is None):
         parser.error("--devset and --truth go together")
-    with tempfile.TemporaryDirectory(prefix="neardup-devset-") as tmp:
-        if args.devset:
-            events_path = args.devset
-            events, truth = devset.read_jsonl(args.devset), devset.read_jsonl(args.truth)
-        else:
-            events, truth = devset.build(args.size, args.seed)
-            events_path = Path(tmp) / "devset.jsonl"
-            devset.write_jsonl(events_path, events)
-        if [e["id"] for e in events] != [t["id"] for t in truth]:
-            parser.error("events and truth do not list the same ids in the same order")
-        scores = measure(systems, events, truth, events_path, args.neardup)
-    summary = devset.summary(truth)
+    results = []
+    for name in sets:
+        with tempfile.TemporaryDirectory(prefix=f"neardup-{name}-") as tmp:
+            if name == "dev" and args.devset:
+                events_path = args.devset
+                events, truth = devset.read_jsonl(args.devset), devset.read_jsonl(args.truth)
+            else:
+                events, truth = build_set(name, args.size, args.seed if name == "dev" else args.heldout_seed)
+                events_path = Path(tmp) / f"{name}.jsonl"
+                devset.write_jsonl(events_path, events)
+            if [e["id"] for e in events] != [t["id"] for t in truth]:
+                parser.error(f"{name}: events and truth do not list the same ids in the same order")
+            scores = measure(systems, events, truth, events_path, args.neardup)
+        results.append((name, devset.summary(truth), scores))
+        if not args.json:
+            print(render(scores, results[-1][1], name) + "\n", flush=True)
     if args.json:
-        print(json.dumps({"devset": summary, "systems": [asdict(s) for s in scores]}, ensure_ascii=False, indent=1))
-    else:
-        print(render(scores, summary))
+        out = [
+            {"set": name, "summary": summary, "systems": [asdict(s) for s in scores]}
+            for name, summary, scores in results
+        ]
+        print(json.dumps(out, ensure_ascii=False, indent=1))
     return 0
 
 
