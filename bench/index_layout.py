@@ -8,14 +8,20 @@ table at k = 3 plus two ``query_exact``. Reported per layout, medians over round
 
 - seeks a probe, from RocksDB's own statistics (``rocksdb.number.db.seek``);
 - probe p50/p99 with a *warm* block cache (the probes' second pass) and a *cold* one (the
-  index reopened with a new block cache; the files may still be in the OS page cache);
+  index reopened with a new block cache after the OS page cache was dropped, when this
+  process may write ``/proc/sys/vm/drop_caches``, i.e. as root; else the files may still
+  be in the page cache, and the report says so);
 - inserts/s (one ``add`` an event) and bytes a stored event on disk after a full compaction.
+
+``--cache-mb`` then reopens the current layout with each block cache size, cold and warm,
+to choose the default by measurement.
 
 The previous layout runs from a ``git worktree`` of ``--baseline`` (default: the parent of the
 commit that introduced layout 2), each layout in its own process, alternated round by round.
 
     python bench/index_layout.py                      # 1 M events, 3 rounds
     python bench/index_layout.py --sizes 1000000,10000000 --rounds 1
+    python bench/index_layout.py --sizes 10000000 --rounds 1 --cache-mb 16,64,256,1024
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ SEEKS = "rocksdb.number.db.seek"
 
 
 # ------------------------------------------------------------------ one layout, in its own process
-def _child(tree: Path, size: int, workdir: Path, seed: int) -> dict[str, Any]:
+def _child(tree: Path, size: int, workdir: Path, seed: int, cache_mb: Sequence[int] = ()) -> dict[str, Any]:
     """Build, probe and measure one layout: the ``worker`` package is imported from ``tree``."""
     sys.path.insert(0, str(tree))
     from worker.engine.blocks import plan_for
@@ -79,6 +85,7 @@ def _child(tree: Path, size: int, workdir: Path, seed: int) -> dict[str, Any]:
     index.close()
     probes = _probes(rng, fps, anchors)
     out: dict[str, Any] = {"size": size, "insert_per_s": size / insert_s, "bytes_per_event": disk / size, "live": live}
+    out["page_cache_dropped"] = _drop_page_cache()
     index = BlockIndex(path, plan, wal=False, retention_ms=RETENTION_MS)  # a new, empty block cache
     stats = options[-1]
     before = _ticker(stats, SEEKS)
@@ -86,7 +93,21 @@ def _child(tree: Path, size: int, workdir: Path, seed: int) -> dict[str, Any]:
     out["seeks_per_probe"] = (_ticker(stats, SEEKS) - before) / len(probes)
     out["warm_p50_us"], out["warm_p99_us"] = _time(index, probes)
     index.close()
+    for mb in cache_mb:
+        _drop_page_cache()
+        with BlockIndex(path, plan, wal=False, retention_ms=RETENTION_MS, cache_bytes=mb << 20) as index:
+            out[f"cache_{mb}"] = [*_time(index, probes), *_time(index, probes)]
     return out
+
+
+def _drop_page_cache() -> bool:
+    """Empty the OS page cache so that a cold probe reads the disk; False where not allowed."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError:
+        return False
+    return True
 
 
 def _probes(rng: random.Random, fps: list[int], anchors: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
@@ -137,11 +158,13 @@ def _baseline_rev() -> str:
     return f"{found[0]}^" if found else "HEAD"
 
 
-def _run_child(tree: Path, size: int, seed: int) -> dict[str, Any]:
+def _run_child(tree: Path, size: int, seed: int, cache_mb: Sequence[int] = ()) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="neardup-layout-") as tmp:
         env = {**os.environ, "PYTHONPATH": str(tree)}
         args = [sys.executable, str(Path(__file__).resolve()), "--child", str(tree), "--sizes", str(size)]
         args += ["--workdir", tmp, "--seed", str(seed)]
+        if cache_mb:
+            args += ["--cache-mb", ",".join(map(str, cache_mb))]
         done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
         result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         return result
@@ -170,6 +193,14 @@ def _report(size: int, runs: dict[str, list[dict[str, Any]]]) -> None:
         print(f"{name:<10}" + "".join(f"{fmt.format(medians[name][key]):>14}" for key, _, fmt in COLUMNS))
     ratio = {key: medians["current"][key] / medians["previous"][key] for key, _, _ in COLUMNS}
     print(f"{'ratio':<10}" + "".join(f"{ratio[key]:>14.2f}" for key, _, _ in COLUMNS))
+    dropped = all(r["page_cache_dropped"] for rows in runs.values() for r in rows)
+    print("cold: " + ("OS page cache dropped before" if dropped else "new block cache only (page cache not dropped)"))
+    sizes = sorted(int(key[6:]) for key in runs["current"][0] if key.startswith("cache_"))
+    if sizes:
+        print("\ncurrent layout by block cache size: cold p50, p99, then warm p50, p99 (µs)")
+    for mb in sizes:
+        figures = [statistics.median(r[f"cache_{mb}"][i] for r in runs["current"]) for i in range(4)]
+        print(f"{mb:>8} MiB" + "".join(f"{value:>14.1f}" for value in figures))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -178,12 +209,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (medians are reported)")
     parser.add_argument("--baseline", default=None, help="git revision of the previous layout")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cache-mb", default="", help="comma-separated block cache sizes to try (current layout)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
+    cache_mb = [int(mb) for mb in args.cache_mb.split(",") if mb]
     if args.child:
-        print(json.dumps(_child(Path(args.child), sizes[0], Path(args.workdir), args.seed)))
+        print(json.dumps(_child(Path(args.child), sizes[0], Path(args.workdir), args.seed, cache_mb)))
         return
     rev = args.baseline or _baseline_rev()
     worktree = Path(tempfile.mkdtemp(prefix="neardup-baseline-"))
@@ -193,8 +226,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for size in sizes:
             runs: dict[str, list[dict[str, Any]]] = {"previous": [], "current": []}
             for n in range(args.rounds):
-                for name, tree in (("previous", worktree), ("current", ROOT)):
-                    runs[name].append(_run_child(tree, size, args.seed + n))
+                runs["previous"].append(_run_child(worktree, size, args.seed + n))
+                runs["current"].append(_run_child(ROOT, size, args.seed + n, cache_mb))
             _report(size, runs)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)

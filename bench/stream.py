@@ -163,8 +163,9 @@ FEEDS = ("devset", "sample")
 _DEVSET_SEED = 11  # not the shipped sample's seed, so the feed does not start with the warm-up's stories
 
 
-def _events(count: int, prefix: str = "b", feed: str = "devset") -> list[tuple[bytes, bytes]]:
-    """``count`` events under the ids ``{prefix}<n>``, keyed by id (``feed``: see the module doc)."""
+def _events(count: int, prefix: str = "b", feed: str = "devset", days: float = 0) -> list[tuple[bytes, bytes]]:
+    """``count`` events under the ids ``{prefix}<n>``, keyed by id (``feed``: see the module doc);
+    with ``days``, their event times spread evenly over that many days from the first."""
     if feed == "devset":
         texts, _ = devset.build(count, _DEVSET_SEED)
     else:
@@ -174,6 +175,8 @@ def _events(count: int, prefix: str = "b", feed: str = "devset") -> list[tuple[b
     for i, text in enumerate(texts):
         event = dict(text)
         event["id"] = f"{prefix}{i:07d}"
+        if days:
+            event["ts"] = devset.EPOCH_MS + int(i * days * 86_400_000 / count)
         out.append((event["id"].encode(), json.dumps(event, ensure_ascii=False).encode()))
     return out
 
@@ -441,6 +444,7 @@ def run(
     guarantee: str = "at_least_once",
     web: bool = False,
     tree: Path = REPO,
+    days: float = 0,
 ) -> dict[str, float]:
     """One measurement on fresh topics: a backlog as fast as possible, or a steady ``rate``.
 
@@ -448,7 +452,7 @@ def run(
     local broker (``broker_ms``, NaN for another cluster) used per event, from the first
     send until the outputs are read back (the read-back's share is a few percent).
     """
-    events = _events(count, feed=feed)
+    events = _events(count, feed=feed, days=days)
     with running(
         bootstrap, partitions, workers, passthrough, tmp, lateness_ms, guarantee=guarantee, web=web, tree=tree
     ) as names:
@@ -504,6 +508,13 @@ def main() -> None:
     parser.add_argument("--lateness-ms", type=int, default=20, help="NEARDUP_ALLOWED_LATENESS_MS of the workers")
     parser.add_argument("--feed", choices=FEEDS, default="devset", help="the input (see above)")
     parser.add_argument(
+        "--days",
+        type=float,
+        default=0,
+        help="spread the events' times evenly over this many days (7: every time bucket of the default"
+        " retention live, and the first ones expiring)",
+    )
+    parser.add_argument(
         "--skip",
         action="append",
         default=[],
@@ -527,6 +538,7 @@ def main() -> None:
     print(
         f"{args.events} events ({args.feed} feed), {args.partitions} partitions,"
         f" allowed_lateness_ms {args.lateness_ms}, broker {bootstrap}"
+        + (f", event times over {args.days:g} days" if args.days else "")
     )
     configs = [c for c in CONFIGS if not ("2workers" in args.skip and c[1] == 2)]
     if args.exactly_once:
@@ -552,6 +564,7 @@ def main() -> None:
             guarantee=guarantee,
             web=label == WEB[0],
             tree=before if label == BEFORE[0] else REPO,
+            days=args.days,
         )
 
     # Rounds go through every configuration in turn, so a broker warming up or a noisy
