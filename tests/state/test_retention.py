@@ -154,6 +154,19 @@ def test_records_with_an_event_time_expire_and_store_wide_records_stay(tmp_path:
         assert index.get_record("v:late") is None
 
 
+def test_a_record_added_with_its_entry_expires_with_it_and_a_late_one_is_not_kept(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "ix", PLAN, retention_ms=10 * SECOND) as index:
+        assert index.add(entry(1, 5, ts=0), record=("v:ev-1", b"unique"))
+        assert index.get_record("v:ev-1") == b"unique"
+        assert [c.entry.event_id for c in index.query(5, 0)] == ["ev-1"]
+        index.add(entry(2, 6, ts=40 * SECOND), record=("v:ev-2", b"unique"))
+        assert index.get_record("v:ev-1") is None and index.query(5, 0) == []
+        assert not index.add(entry(3, 7, ts=1 * SECOND), record=("v:ev-3", b"late"))
+        assert index.get_record("v:ev-3") is None
+    with BlockIndex(tmp_path / "ix", PLAN, retention_ms=10 * SECOND) as index:
+        assert index.get_record("v:ev-2") == b"unique", "written in the same batch as its entry"
+
+
 def test_late_events_are_not_indexed_and_do_not_resurrect_a_bucket(tmp_path: Path) -> None:
     with BlockIndex(tmp_path / "ix", PLAN, retention_ms=10 * SECOND) as index:
         index.add(entry(1, 1, ts=0))

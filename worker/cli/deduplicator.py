@@ -18,10 +18,10 @@ For each event, in arrival order:
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 
+from topology.codec import dumps, loads
 from topology.records import Event, Verdict
 from worker.engine import match
 from worker.engine.blocks import hamming
@@ -57,15 +57,13 @@ class Deduplicator:
         fingerprint, if already computed (``neardup scan`` computes them ahead)."""
         seen = self.index.get_record(_VERDICT_PREFIX + event.id)
         if seen is not None:
-            return Verdict.from_dict(json.loads(seen))
+            return Verdict.from_dict(loads(seen))
         ts = event.ts if event.ts is not None else (now_ms if now_ms is not None else int(time.time() * 1000))
         if probe is None:
             probe = fingerprint(event.text, self.settings)
         order = self._next_order
         self._next_order += 1
         match = self._best_match(probe, ts)
-        entry = Entry(event_id=event.id, fingerprint=probe.simhash, order=order, ts=ts, sketch=probe.sketch)
-        self.index.add(entry, tables=None if probe.exact is None else [], exact_keys=probe.exact_keys)
         if match is None:
             verdict = Verdict(event.id, "unique", None, None, to_hex(probe.simhash), ts)
         else:
@@ -78,8 +76,10 @@ class Deduplicator:
                 ts,
                 round(match.similarity, 3),
             )
+        entry = Entry(event_id=event.id, fingerprint=probe.simhash, order=order, ts=ts, sketch=probe.sketch)
         # The first verdict is kept as long as the event's own entries (retention by event time).
-        self.index.put_record(_VERDICT_PREFIX + event.id, json.dumps(verdict.to_dict()).encode(), ts=ts)
+        record = (_VERDICT_PREFIX + event.id, dumps(verdict.to_dict()))
+        self.index.add(entry, tables=None if probe.exact is None else [], exact_keys=probe.exact_keys, record=record)
         return verdict
 
     def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:

@@ -178,20 +178,33 @@ class BlockIndex(Reads):
             raw = db.get(PLAN_KEY)
         return None if raw is None else Plan.from_json(bytes(raw).decode())
 
-    def add(self, entry: Entry, tables: Sequence[int] | None = None, exact_keys: Sequence[int] = ()) -> bool:
+    def add(
+        self,
+        entry: Entry,
+        tables: Sequence[int] | None = None,
+        exact_keys: Sequence[int] = (),
+        record: tuple[str, bytes] | None = None,
+    ) -> bool:
         """Store ``entry`` in the given tables (default all) and under the given exact keys, in one
         atomic write; visible to the next query at once. ``tables=[]`` stores exact keys only.
+        ``record`` (key, value) goes into the same write, to expire with the entry (as
+        :meth:`put_record` with the entry's ts): one write an event instead of two.
 
         Entries of equal fingerprints must be given equal tables (all of them, or the same
         partition's share): :meth:`query` reads a fingerprint's rows in one table only.
 
         Returns False, storing nothing, for an entry older than the retention window.
         """
-        return self.add_many([(entry, tables, exact_keys)]) == 1
+        return self.add_many([(entry, tables, exact_keys)], [] if record is None else [(entry.ts, *record)]) == 1
 
-    def add_many(self, items: Iterable[tuple[Entry, Sequence[int] | None, Sequence[int]]]) -> int:
-        """:meth:`add` of each ``(entry, tables, exact_keys)``, in one atomic write; returns how
-        many were stored.
+    def add_many(
+        self,
+        items: Iterable[tuple[Entry, Sequence[int] | None, Sequence[int]]],
+        records: Iterable[tuple[int, str, bytes]] = (),
+    ) -> int:
+        """:meth:`add` of each ``(entry, tables, exact_keys)``, and :meth:`put_record` of each
+        ``(ts, key, value)`` in ``records``, in one atomic write; returns how many entries were
+        stored.
 
         For a changelog's replay, where no query runs between two adds: one write a record
         instead of one an event (docs/benchmarks.md, "Restoring an index partition").
@@ -223,7 +236,13 @@ class BlockIndex(Reads):
                 batch.put(exact_prefix(h) + ref + suffix, exact_value, self._exact_handle)
                 if bucket.number is not None:  # its expiry deletes the row above
                     batch.put(bucket.lead[LOG] + exact_prefix(h) + ref, b"", bucket.handle[LOG])
-        if not stored:
+        kept = 0
+        for ts, key, value in records:
+            bucket = self._target(ts, batch)
+            if bucket is not None:
+                batch.put(bucket.lead[RECORDS] + key.encode(), value, bucket.handle[RECORDS])
+                kept += 1
+        if not stored and not kept:
             return 0
         self._commit(batch)
         for number, ref, entry, value in added:

@@ -130,7 +130,10 @@ class Reads(TimeBuckets):
             found.setdefault(key[-SUFFIX:], []).append((key[len(full) : -SUFFIX], value))
         out: dict[str, Entry] = {}
         for bucket in self._live():  # newest first, as for table rows
-            for entry in self._exact_entries(bucket, found.get(bucket.suffix, [])):
+            mine = found.get(bucket.suffix)
+            if not mine:
+                continue
+            for entry in self._exact_entries(bucket, mine):
                 if horizon is None or entry.ts >= horizon:
                     out.setdefault(entry.event_id, entry)
         return list(out.values())
