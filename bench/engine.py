@@ -19,6 +19,14 @@ and half random fingerprints; recall is over the near ones, checked against brut
     python bench/engine.py --quick
     python bench/engine.py --only fingerprint --reps 9
     python bench/engine.py --sweep 200000       # RocksDB options (compression, block size, WAL)
+
+Two more parts, each its own script, run in the same run when no ``--only`` is given:
+``layout`` (``bench/index_layout.py``: seeks, cold and warm probes, inserts and bytes of the
+index layout against the previous one, with retention) and ``scan``
+(``bench/scan_speed.py``: ``neardup scan`` whole-process time against the textbook script).
+
+    python bench/engine.py --only layout --sizes 1000000 --layout-rounds 3
+    python bench/engine.py --only scan --scan-sizes 20000,200000
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import devset
+from bench import devset, index_layout, scan_speed
 from worker.engine.blocks import parse_plan
 from worker.engine.features import hashed_features
 from worker.engine.fingerprint import fingerprint, fingerprint_reference, native_engine
@@ -558,7 +566,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="index: 100k stored, simhash baseline at 20k; fingerprint: 100 docs per language, 3 repetitions",
     )
-    parser.add_argument("--only", choices=["fingerprint", "index"], default=None, help="run one part only")
+    parser.add_argument(
+        "--only", choices=["fingerprint", "index", "layout", "scan"], default=None, help="run one part only"
+    )
+    parser.add_argument("--layout-rounds", type=int, default=3, help="layout: alternated rounds")
+    parser.add_argument("--scan-sizes", default="20000", help="scan: comma-separated event counts")
+    parser.add_argument("--scan-rounds", type=int, default=3, help="scan: alternated rounds")
     parser.add_argument("--docs", type=int, default=150, help="fingerprint: documents per language (<= 173 at 1 KB)")
     parser.add_argument("--reps", type=int, default=7, help="fingerprint: repetitions (medians are reported)")
     parser.add_argument("--doc-bytes", type=int, default=FP_DOC_BYTES, help="fingerprint: UTF-8 size of a document")
@@ -583,27 +596,31 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.sweep:
         sweep_options(args.sweep, k=args.k, plan="10x25" if args.plan == "auto" else args.plan, workdir=args.workdir)
         return
-    if args.only != "index":
+    parts = [args.only] if args.only else ["fingerprint", "index", "layout", "scan"]
+    if "fingerprint" in parts:
         bench_fingerprint(
             docs_per_lang=100 if args.quick else args.docs,
             reps=3 if args.quick else args.reps,
             doc_bytes=args.doc_bytes,
         )
-    if args.only == "fingerprint":
-        return
-    print()
-    sizes = [100_000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
-    bench_index(
-        sizes,
-        k=args.k,
-        plan=args.plan,
-        compression=args.compression,
-        block_size=args.block_size,
-        wal=args.wal,
-        simhash_size=20_000 if args.quick else args.simhash_size,
-        workdir=args.workdir,
-        warm_cache_mb=args.warm_cache_mb,
-    )
+    if "index" in parts:
+        print()
+        sizes = [100_000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
+        bench_index(
+            sizes,
+            k=args.k,
+            plan=args.plan,
+            compression=args.compression,
+            block_size=args.block_size,
+            wal=args.wal,
+            simhash_size=20_000 if args.quick else args.simhash_size,
+            workdir=args.workdir,
+            warm_cache_mb=args.warm_cache_mb,
+        )
+    if "layout" in parts:
+        index_layout.main(["--sizes", "100000" if args.quick else args.sizes, "--rounds", str(args.layout_rounds)])
+    if "scan" in parts:
+        scan_speed.main(["--sizes", args.scan_sizes, "--rounds", str(args.scan_rounds)])
 
 
 if __name__ == "__main__":
