@@ -82,9 +82,11 @@ def _child(tree: Path, size: int, workdir: Path, seed: int, cache_mb: Sequence[i
     live = len(index.live_buckets)
     index.compact()
     disk = index.disk_bytes()
+    families = _family_bytes(index._db, path)
     index.close()
     probes = _probes(rng, fps, anchors)
     out: dict[str, Any] = {"size": size, "insert_per_s": size / insert_s, "bytes_per_event": disk / size, "live": live}
+    out["family_bytes_per_event"] = {name: n / size for name, n in families.items()}
     out["page_cache_dropped"] = _drop_page_cache()
     index = BlockIndex(path, plan, wal=False, retention_ms=RETENTION_MS)  # a new, empty block cache
     stats = options[-1]
@@ -97,6 +99,19 @@ def _child(tree: Path, size: int, workdir: Path, seed: int, cache_mb: Sequence[i
         _drop_page_cache()
         with BlockIndex(path, plan, wal=False, retention_ms=RETENTION_MS, cache_bytes=mb << 20) as index:
             out[f"cache_{mb}"] = [*_time(index, probes), *_time(index, probes)]
+    return out
+
+
+def _family_bytes(db: Any, path: Path) -> dict[str, int]:
+    """SST bytes per column family, families of one kind (``bucket@3``, ``bucket@4``) summed."""
+    from rocksdict import Rdict
+
+    out: dict[str, int] = {}
+    for name in Rdict.list_cf(str(path)):
+        family = db.get_column_family(name)
+        kind = name.partition("@")[0]
+        out[kind] = out.get(kind, 0) + (family.property_int_value("rocksdb.total-sst-files-size") or 0)
+        del family
     return out
 
 
@@ -193,6 +208,9 @@ def _report(size: int, runs: dict[str, list[dict[str, Any]]]) -> None:
         print(f"{name:<10}" + "".join(f"{fmt.format(medians[name][key]):>14}" for key, _, fmt in COLUMNS))
     ratio = {key: medians["current"][key] / medians["previous"][key] for key, _, _ in COLUMNS}
     print(f"{'ratio':<10}" + "".join(f"{ratio[key]:>14.2f}" for key, _, _ in COLUMNS))
+    for name in ("previous", "current"):
+        kinds = runs[name][0]["family_bytes_per_event"]
+        print(f"{name} B/event by family: " + ", ".join(f"{kind} {n:.0f}" for kind, n in sorted(kinds.items())))
     dropped = all(r["page_cache_dropped"] for rows in runs.values() for r in rows)
     print("cold: " + ("OS page cache dropped before" if dropped else "new block cache only (page cache not dropped)"))
     sizes = sorted(int(key[6:]) for key in runs["current"][0] if key.startswith("cache_"))
