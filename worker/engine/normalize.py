@@ -36,11 +36,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from worker.engine.boilerplate import DOMAIN_HINT, LINKS, TAGS, strip_dateline, strip_footers
+from worker.engine.boilerplate import DOMAIN_HINT, LINKS, TAGS, strip_dateline, strip_footers, strip_reposts
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
 
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+# Repost wrappers without a mention ("RT:", "【转】", "转：", a trailing "RT"): checked only then.
+_REPOST_HINT = re.compile(r"\brt\b|转")
 
 
 # --- character tables (built lazily) ------------------------------------------------------
@@ -350,7 +352,9 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
        English dateline is recognised by its capitals).
     6. Case folding.
     7. If ``strip_links``: URLs (http/https/www. and bare domains with a path) and e-mail
-       addresses removed. If ``strip_tags``: @mentions, #hashtags and #话题# removed.
+       addresses removed. If ``strip_tags``: repost wrappers ("RT @a:", "via @a", "转发微博//@a:",
+       "分享自@a", "【转】": ``boilerplate.strip_reposts``), then @mentions, #hashtags and #话题#
+       removed.
     8. Trailing footers stripped (``boilerplate.strip_footers``; after 7, so a hashtag or link in front of a
        footer does not hide it). Datelines and footers are anchored to the ends of the text
        so body text is never eaten.
@@ -379,8 +383,8 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
     text = text.casefold()
     if strip_links and ("://" in text or "www." in text or "@" in text or DOMAIN_HINT.search(text)):
         text = LINKS.sub(" ", text)
-    if strip_tags and ("#" in text or "@" in text):
-        text = TAGS.sub(" ", text)
+    if strip_tags and ("#" in text or "@" in text or _REPOST_HINT.search(text)):
+        text = TAGS.sub(" ", strip_reposts(text))
     text = strip_footers(text)
     if _COPYRIGHT in text:
         text = text.replace(_COPYRIGHT, " ")
