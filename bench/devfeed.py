@@ -130,14 +130,13 @@ def _delay(rng: random.Random, size: int) -> float:
     return rng.expovariate(1 / 20) if r < 0.8 else rng.uniform(0.1, 0.5) * size
 
 
-def _stream(posts: list[Post], size: int, rng: random.Random) -> list[_Event]:
+def _stream(posts: list[Post], size: int, rng: random.Random, accept: Callable[[str], bool]) -> list[_Event]:
     """Originals, one hard negative per 16 events (half short_wrapper, half short_numbers with
     its own original) and one copy per 3.3 events."""
     pools = {lang: [p for p in posts if p.lang == lang] for lang in ("zh", "en")}
     spare = {"zh": 300, "en": 60}  # posts that never enter the stream: sentences to append
     donors = {lang: [p.text for p in pool[: spare[lang]]] for lang, pool in pools.items()}
     pools = {lang: pool[spare[lang] :] for lang, pool in pools.items()}
-    accept = devset._OverlapFilter().accept
     n_hard, n_copies = round(size / 16), round(size * 0.3)
     out: list[_Event] = []
     for i in range(size - n_hard - n_copies):
@@ -183,7 +182,11 @@ def extend(
     rng = random.Random(seed ^ _SEED_SALT)
     posts = load_posts(events, truth, rng)
     rng.shuffle(posts)
-    made = _stream(posts, round(SHARE * len(events)) if size is None else size, rng)
+    # The first part's texts (and its copies' added sentences) first: no post may overlap them.
+    accept = devset._OverlapFilter().accept
+    for event in events:
+        accept(event["text"])
+    made = _stream(posts, round(SHARE * len(events)) if size is None else size, rng, accept)
     arrival = sorted(range(len(made)), key=lambda j: (made[j].time, j))
     ids = {j: f"fd{pos:06d}" for pos, j in enumerate(arrival)}
     start = (events[-1]["ts"] if events else devset.EPOCH_MS) + devset.GAP_MS
