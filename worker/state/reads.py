@@ -118,16 +118,24 @@ class Reads(TimeBuckets):
 
     def query_exact(self, h: int) -> list[Entry]:
         """Every entry in the window stored under exactly ``h``."""
-        full = exact_prefix(h)
+        return self.query_exact_many([h])
+
+    def query_exact_many(self, keys: Sequence[int]) -> list[Entry]:
+        """Every entry in the window stored under any of ``keys``, each id once (its newest
+        bucket's entry): one iterator for all of them, as a short text has a dozen keys."""
         horizon = self.horizon
         found: dict[bytes, list[tuple[bytes, bytes]]] = {}  # bucket -> its (ref, value) rows
         # One call a row (``items``), not four (``valid``, ``key``, ``value``, ``next``): a story
         # reposted N times has N rows under each of its anchors.
-        rows = cast(Iterator[tuple[bytes, bytes]], self._exact_cf.items(from_key=full, read_opt=self._prefix_read))
-        for key, value in rows:
-            if key[: len(full)] != full:
-                break
-            found.setdefault(key[-SUFFIX:], []).append((key[len(full) : -SUFFIX], value))
+        for h in keys:
+            full = exact_prefix(h)
+            rows = cast(Iterator[tuple[bytes, bytes]], self._exact_cf.items(from_key=full, read_opt=self._prefix_read))
+            for key, value in rows:
+                if key[: len(full)] != full:
+                    break
+                found.setdefault(key[-SUFFIX:], []).append((key[len(full) : -SUFFIX], value))
+        if not found:
+            return []
         out: dict[str, Entry] = {}
         for bucket in self._live():  # newest first, as for table rows
             for entry in self._exact_entries(bucket, found.get(bucket.suffix, [])):
