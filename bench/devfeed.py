@@ -12,9 +12,11 @@ sources (``bench/heldout.py``).
 
 The part comes after the first in arrival order (ids ``fd…``, clusters ``f…``), so the first
 part's verdicts, and so its figures, are the same with or without it. One class per copy, so
-recall reads class by class. Two hard-negative kinds: ``short_wrapper``, two different short
-posts in one long social wrapper, and ``short_numbers``, two short templated reports that
-differ only in their numbers and place (the templates are written here).
+recall reads class by class. Three hard-negative kinds: ``short_wrapper``, two different short
+posts in one long social wrapper; ``short_numbers``, two short templated reports that differ
+only in their numbers and place (the templates are written here); ``short_opening``, two
+different posts behind the same opener ("Hot take:", "【求助】"), half of them sharing the
+first one's opening words too.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import devset
-from bench.feededits import TRANSFORMS, apply, short_report, short_wrapper
+from bench.feededits import TRANSFORMS, apply, short_opening, short_report, short_wrapper
 
-HARD_NEGATIVE_KINDS = ("short_wrapper", "short_numbers")
+HARD_NEGATIVE_KINDS = ("short_wrapper", "short_numbers", "short_opening")
 SHARE = 0.5  # events of the feed part per event of the first part
 _SEED_SALT = 0xFEED
 
@@ -132,7 +134,7 @@ def _delay(rng: random.Random, size: int) -> float:
 
 def _stream(posts: list[Post], size: int, rng: random.Random, accept: Callable[[str], bool]) -> list[_Event]:
     """Originals, one hard negative per 16 events (half short_wrapper, half short_numbers with
-    its own original) and one copy per 3.3 events."""
+    its own original), one copy per 3.3 events, then short_opening pairs (half as many again)."""
     pools = {lang: [p for p in posts if p.lang == lang] for lang in ("zh", "en")}
     spare = {"zh": 300, "en": 60}  # posts that never enter the stream: sentences to append
     donors = {lang: [p.text for p in pool[: spare[lang]]] for lang, pool in pools.items()}
@@ -171,7 +173,30 @@ def _stream(posts: list[Post], size: int, rng: random.Random, accept: Callable[[
             t = out[a].time + _delay(rng, size)
             out.append(_Event(text, out[a].lang, t, out[a].cluster, "copy", out[a].source, [name], None, a))
             made += 1
+    _add_openings(out, pools, accept, n_hard // 2, size, rng)
     return out
+
+
+def _add_openings(
+    out: list[_Event],
+    pools: dict[str, list[Post]],
+    accept: Callable[[str], bool],
+    n: int,
+    size: int,
+    rng: random.Random,
+) -> None:
+    """``n`` short_opening pairs of new posts (drawn last, so the events before stay as they were)."""
+    for h in range(n):
+        lang = ("zh", "en")[h % 2]
+        a = _draw(pools[lang], accept, lambda p: len(p.text) <= 120)
+        b = _draw(pools[lang], accept, lambda p: len(p.text) <= 120)
+        if a is None or b is None:
+            continue
+        text_a, text_b = short_opening(a.text, b.text, lang, rng)
+        t = rng.uniform(0, size)
+        out.append(_Event(text_a, lang, t, len(out), "original", a.sid, []))
+        out.append(_Event(text_b, lang, t + rng.expovariate(1 / 20), len(out), "hard_negative", b.sid, []))
+        out[-1].hard_negative, out[-1].related = "short_opening", len(out) - 2
 
 
 def extend(

@@ -235,3 +235,20 @@ def short_report(lang: str, rng: random.Random, form: int) -> str:
         f"Route {n[0]} bus to {place} delayed by {n[1]} minutes, next departure {hh}:{mm:02d}.",
         f"Power outage in {place}: about {n[0] * 10} homes affected, repairs expected by {hh}:{mm:02d}.",
     )[form % 3]
+
+
+_EN_OPENERS = ("Quick question: ", "Hot take: ", "TIL ", "Heads up: ", "Breaking news: ", "Reminder: ", "Fun fact: ")
+_ZH_OPENERS = ("【求助】", "【紧急通知】", "【吐槽】", "【爆料】", "#每日一问# ", "【提醒】", "【分享】")
+
+
+def short_opening(a: str, b: str, lang: str, rng: random.Random) -> tuple[str, str]:
+    """Two different posts behind the same opener; in half of the pairs the second also starts
+    with the first one's opening words."""
+    opener = rng.choice(_EN_OPENERS if lang == "en" else _ZH_OPENERS)
+    if rng.random() < 0.5:
+        return opener + a, opener + b
+    if lang == "zh":
+        lead = a[: rng.randint(4, 8)]
+    else:
+        lead = " ".join(a.split()[: rng.randint(2, 4)]) + " "
+    return opener + a, opener + lead + b
