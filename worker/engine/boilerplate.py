@@ -222,6 +222,20 @@ _REPOST_TAIL = re.compile(
     r")\s*\Z"
 )
 _REPOST_WINDOW = 120
+# Wrappers without a mention ("RT:", a trailing "RT", "【转】", "转：", "转发微博:").
+_REPOST_HINT = re.compile(r"\brt\b|【转|转(?:发微博|发|载)?\s*:")
+
+
+def may_have_repost(text: str) -> bool:
+    """Whether :func:`strip_reposts` may change ``text``: it has a mention, or one of its ends a
+    mention-less wrapper. A substring test first: a regular expression over the whole text would
+    cost ~15 µs/KB on every event."""
+    return "@" in text or _repost_hint(text[:40]) or _repost_hint(text[-_REPOST_WINDOW:])
+
+
+def _repost_hint(end: str) -> bool:
+    maybe = "转" in end or end.startswith("rt") or " rt" in end  # "rt" must start a word
+    return maybe and _REPOST_HINT.search(end) is not None
 
 
 def strip_reposts(text: str) -> str:

@@ -36,15 +36,19 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from worker.engine.boilerplate import DOMAIN_HINT, LINKS, TAGS, strip_dateline, strip_footers, strip_reposts
+from worker.engine.boilerplate import (
+    DOMAIN_HINT,
+    LINKS,
+    TAGS,
+    may_have_repost,
+    strip_dateline,
+    strip_footers,
+    strip_reposts,
+)
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
 
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
-# Repost wrappers without a mention ("RT:", a trailing "RT", "【转】", "转：", "转发微博:"), looked
-# for only at the ends of the text, where a wrapper is, and only after a substring test: a
-# regular expression over the whole text would cost ~15 µs/KB on every event.
-_REPOST_HINT = re.compile(r"\brt\b|【转|转(?:发微博|发|载)?\s*:")
 
 
 # --- character tables (built lazily) ------------------------------------------------------
@@ -370,12 +374,6 @@ def normalize_reference(text: str, *, strip_links: bool = True, strip_tags: bool
     return _normalize(text, strip_links, strip_tags, fast=False)
 
 
-def _repost_hint(end: str) -> bool:
-    """Whether one end of the text may hold a wrapper without a mention ("rt" must start a word)."""
-    maybe = "转" in end or end.startswith("rt") or " rt" in end
-    return maybe and _REPOST_HINT.search(end) is not None
-
-
 def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -391,7 +389,7 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
     text = text.casefold()
     if strip_links and ("://" in text or "www." in text or "@" in text or DOMAIN_HINT.search(text)):
         text = LINKS.sub(" ", text)
-    if strip_tags and ("@" in text or _repost_hint(text[:40]) or _repost_hint(text[-120:])):
+    if strip_tags and may_have_repost(text):
         text = strip_reposts(text)
     if strip_tags and ("#" in text or "@" in text):
         text = TAGS.sub(" ", text)
