@@ -28,7 +28,7 @@ take the Python pipeline, :func:`fingerprint_reference`, which the tests hold it
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
@@ -146,7 +146,7 @@ def _with_short_part(fp: Fingerprint, normalised: str, settings: Settings, engin
     part = short_part(normalised, settings.short_chars, settings.short_bands, engine)
     if part is None:
         return fp
-    return replace(fp, sketch=fp.sketch + part.sketch, bands=part.keys)
+    return Fingerprint(fp.simhash, fp.sketch + part.sketch, fp.exact, fp.words, fp.anchors, part.keys)
 
 
 def _hash(text: str, seed: int) -> int:
