@@ -139,6 +139,11 @@ def _stream(posts: list[Post], size: int, rng: random.Random, accept: Callable[[
     spare = {"zh": 300, "en": 60}  # posts that never enter the stream: sentences to append
     donors = {lang: [p.text for p in pool[: spare[lang]]] for lang, pool in pools.items()}
     pools = {lang: pool[spare[lang] :] for lang, pool in pools.items()}
+    for text in (d for lang in donors for d in donors[lang]):
+        accept(text)  # no post may be a sentence that a copy appends
+    # The English pool runs dry on originals: keep some of it for the short_opening pairs.
+    kept = {lang: pool[:120] for lang, pool in pools.items()}
+    pools = {lang: pool[120:] for lang, pool in pools.items()}
     n_hard, n_copies = round(size / 16), round(size * 0.3)
     out: list[_Event] = []
     for i in range(size - n_hard - n_copies):
@@ -173,7 +178,7 @@ def _stream(posts: list[Post], size: int, rng: random.Random, accept: Callable[[
             t = out[a].time + _delay(rng, size)
             out.append(_Event(text, out[a].lang, t, out[a].cluster, "copy", out[a].source, [name], None, a))
             made += 1
-    _add_openings(out, pools, accept, n_hard // 2, size, rng)
+    _add_openings(out, kept, accept, n_hard // 2, size, rng)
     return out
 
 

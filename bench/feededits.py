@@ -270,8 +270,10 @@ def short_opening(a: str, b: str, lang: str, rng: random.Random) -> tuple[str, s
     opener = rng.choice(_EN_OPENERS if lang == "en" else _ZH_OPENERS)
     if rng.random() < 0.5:
         return opener + a, opener + b
+    # At most half of the first post, or the second would hold all of it (a copy, not a stranger).
     if lang == "zh":
-        lead = a[: rng.randint(4, 8)]
+        lead = a[: min(rng.randint(4, 8), len(a) // 2)]
     else:
-        lead = " ".join(a.split()[: rng.randint(2, 4)]) + " "
+        words = a.split()
+        lead = " ".join(words[: min(rng.randint(2, 4), len(words) // 2)]) + " "
     return opener + a, opener + lead + b
