@@ -43,7 +43,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import devset, heldout
+from bench import devfeed, devset, heldout
 
 SYSTEMS = ("neardup", "simhash", "minhash", "minhash_verified")
 ORIGINAL_AFTER_COPY = "(original after its copy)"
@@ -314,7 +314,11 @@ def render(scores: Sequence[Score], summary: dict[str, Any], name: str = "dev") 
     for band in (b for b in bands if b in ok[0].recall_by_length):
         n = ok[0].recall_by_length[band][1]
         lines.append(f"{f'{band} chars ({n})':<32}" + "".join(f"{_pct(s.recall_by_length.get(band)):>18}" for s in ok))
-    kinds = [k for k in (*devset.HARD_NEGATIVE_KINDS, *heldout.HARD_NEGATIVE_KINDS) if k in summary["hard_negative"]]
+    kinds = [
+        k
+        for k in (*devset.HARD_NEGATIVE_KINDS, *devfeed.HARD_NEGATIVE_KINDS, *heldout.HARD_NEGATIVE_KINDS)
+        if k in summary["hard_negative"]
+    ]
     lines += ["", f"{'hard negatives: P (FPs)':<32}{names}"]
     for kind in kinds:
         n = ok[0].hard_negative_fp.get(kind, [0, 0])[1]
@@ -329,7 +333,7 @@ def render(scores: Sequence[Score], summary: dict[str, Any], name: str = "dev") 
 def build_set(name: str, size: int, seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Events and truth of the named set: ``dev`` (tuned on) or ``heldout`` (never tuned on)."""
     if name == "dev":
-        return devset.build(size, seed)
+        return devfeed.extend(*devset.build(size, seed), seed)
     return heldout.build(size, seed)
 
 

@@ -45,13 +45,21 @@ class Settings:
     anchor_words: int = _setting(
         12, "Words in the opening and closing anchors that nominate teasers and edited copies (0 = off)."
     )
+    short_chars: int = _setting(
+        300,
+        "Texts of at most this many normalised characters also get a character 3-gram sketch, a numbers mask "
+        "and band keys, and two such texts are compared on them (0 = off).",
+    )
+    short_bands: int = _setting(
+        8, "Band keys (three character-sketch minima each) that nominate a short text's copies."
+    )
     max_distance: int = _setting(
         12,
         "Largest Hamming distance a candidate found in the tables may have and still be verified "
         "(one found by an anchor has no bound).",
     )
     min_resemblance: float = _setting(
-        0.5, "Estimated Jaccard resemblance (MinHash) above which a candidate is a duplicate."
+        0.6, "Estimated Jaccard resemblance (MinHash) above which a candidate is a duplicate."
     )
     min_containment: float = _setting(
         0.8,

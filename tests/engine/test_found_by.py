@@ -34,5 +34,5 @@ def test_anchors_and_exact_texts_are_named() -> None:
     assert any(name.startswith("anchor 0") for name in found_by(PLAN, teaser, story))
     short = fingerprint("Breaking: quake", settings)
     assert short.exact is not None
-    assert found_by(PLAN, short, fingerprint("breaking:  QUAKE", settings))[-1] == "exact text"
+    assert "exact text" in found_by(PLAN, short, fingerprint("breaking:  QUAKE", settings))
     assert "exact text" not in found_by(PLAN, short, fingerprint("Breaking: flood", settings))

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.engine.normalize import nfkc, normalize
+from worker.engine.normalize import nfkc, normalize, normalize_reference
 
 
 def test_full_width_becomes_half_width_and_case_is_folded() -> None:
@@ -50,7 +50,7 @@ def test_links_stay_when_asked() -> None:
     ("raw", "expected"),
     [
         ("@alice thanks for the #ElectionDay update", "thanks for the update"),
-        ("转发 //@人民日报: 好消息 #两会# 开幕", "转发 // : 好消息 开幕"),
+        ("转发 //@人民日报: 好消息 #两会# 开幕", "好消息 开幕"),
         ("#两会#代表建议", "代表建议"),
         ("I write c# daily", "i write c# daily"),
         ("e-mail a.b@example.com stays a link, not a mention", "e-mail stays a link, not a mention"),
@@ -58,6 +58,31 @@ def test_links_stay_when_asked() -> None:
 )
 def test_mentions_and_hashtags_are_removed(raw: str, expected: str) -> None:
     assert normalize(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("RT @dailybrief: The council approved the bridge. via @maria_k", "the council approved the bridge."),
+        ("MT @a: hello world (via @b)", "hello world"),
+        ("via @x: big news today h/t @y", "big news today"),
+        ("RT: the council approved it RT", "the council approved it"),
+        ("转发微博//@老李说事:今天天气很好 分享自@小鹿乱撞", "今天天气很好"),
+        ("【转】今天天气很好（分享自 @一只猫）", "今天天气很好"),
+        ("//@城市观察员：价格目录由主管部门制定 //@阿乐不乐: 转发", "价格目录由主管部门制定"),
+        ("转：@小张同学 今天天气很好", "今天天气很好"),
+        ("转自@老李说事：今天的会 来自@一只猫的微博", "今天的会"),
+    ],
+)
+def test_repost_wrappers_are_removed(raw: str, expected: str) -> None:
+    assert normalize(raw) == normalize_reference(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw", ["转发这条微博的人都很好", "I love this art", "The via ferrata was fun", "RT", "转发微博", "via @alice"]
+)
+def test_words_that_only_look_like_a_wrapper_stay(raw: str) -> None:
+    assert normalize(raw) == normalize_reference(raw) and normalize(raw)
 
 
 def test_tags_stay_when_asked() -> None:

@@ -211,6 +211,8 @@ def test_exact_keyspace_groups_entries_by_hash(tmp_path: Path) -> None:
         assert index.query_exact(8) == [c]
         assert index.query_exact(big) == [c]
         assert index.query_exact(9) == []
+        assert sorted(x.event_id for x in index.query_exact_many([9, 7, 8, big])) == ["ev-1", "ev-2", "ev-3"]
+        assert index.query_exact_many([]) == [] and index.query_exact_many([9]) == []
         assert index.query(10, 64) == [], "exact entries are not in the tables"
         with pytest.raises(ValueError):
             index.add_exact(-1, a)

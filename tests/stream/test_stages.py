@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from topology import codec
+from topology.records import Event
 from topology.stages import Probe, Topics, answer_partition, probe_partition
+from worker.cli.deduplicator import Deduplicator
 from worker.engine import match
 from worker.settings import Settings
 from worker.state.changelog import StoreSet
+from worker.state.index import BlockIndex
 from worker.state.partition import IndexPartition
 from worker.state.verdicts import VerdictPartition
 from worker.stream.fingerprint import FingerprintStage, ProbeMessage
@@ -161,7 +164,8 @@ class RecordingSends:
         raise AssertionError(f"nothing is written here: {exc}")
 
 
-def test_one_events_path_from_bytes_to_verdict_without_kafka(tmp_path: Path) -> None:
+def _stage_verdicts(tmp_path: Path, events: list[tuple[str, str]]) -> tuple[dict[str, dict[str, Any]], RecordingSends]:
+    """The verdicts the three stages give ``events`` (id, text), one after the other."""
     fingerprint, index = FingerprintStage(SETTINGS), IndexStage(SETTINGS, "t.events")
     istores = index_stores(tmp_path)
     vstores = {
@@ -172,7 +176,7 @@ def test_one_events_path_from_bytes_to_verdict_without_kafka(tmp_path: Path) -> 
         SETTINGS, StoreSet(tmp_path / "unused", "t.verdict-changelog", VerdictPartition, None), sends, None
     )
     decided: dict[str, dict[str, Any]] = {}
-    for offset, (event_id, text) in enumerate([("story", STORY), ("other", OTHER), ("repost", REPOST)]):
+    for offset, (event_id, text) in enumerate(events):
         out = fingerprint.process([event(event_id, text, offset)])
         replies = index.process(istores, as_messages(out.probes, out.intros)).replies
         result = verdict.process(vstores, dict(replies), now=int(NOW_S * 1000))
@@ -182,11 +186,38 @@ def test_one_events_path_from_bytes_to_verdict_without_kafka(tmp_path: Path) -> 
                     output = decider.store.verdict(held_id).output(held_id)
                     decided[held_id] = output[2]
                     sends.metrics.sent([output])
+    return decided, sends
+
+
+def test_one_events_path_from_bytes_to_verdict_without_kafka(tmp_path: Path) -> None:
+    decided, sends = _stage_verdicts(tmp_path, [("story", STORY), ("other", OTHER), ("repost", REPOST)])
     assert decided["story"]["verdict"] == "unique"
     assert decided["other"]["verdict"] == "unique"
     assert decided["repost"]["verdict"] == "duplicate"
     assert decided["repost"]["duplicate_of"] == "story"
     assert sends.metrics.verdicts == 3
+
+
+SHORT_POSTS = [
+    ("post", "Flood warning for the river valley tonight"),
+    ("stranger", "Great game tonight"),
+    ("slip", "RT @news: Flood warnign for the river valley tonight"),
+    ("cut", "Flood warning for the river val…"),
+    ("zh", "这家店的服务态度非常好，下次还会再来"),
+    ("zh-slip", "【转】这家店的服务态度非常好，下次还会在来"),
+    ("bus", "Route 12 bus to Easton delayed by 15 minutes, next departure 9:30."),
+    ("bus-other", "Route 12 bus to Easton delayed by 25 minutes, next departure 9:30."),
+]
+
+
+def test_short_posts_get_the_verdicts_scan_gives_them(tmp_path: Path) -> None:
+    decided, _ = _stage_verdicts(tmp_path / "stream", SHORT_POSTS)
+    with BlockIndex(tmp_path / "scan", SETTINGS.block_plan) as store:
+        dedup = Deduplicator(store, SETTINGS)
+        scanned = {i: dedup.decide(Event(i, text, ts=int(NOW_S * 1000) + n)) for n, (i, text) in enumerate(SHORT_POSTS)}
+    expected = {"slip": "post", "cut": "post", "zh-slip": "zh"}
+    assert {i: v.duplicate_of for i, v in scanned.items() if v.duplicate_of} == expected
+    assert {i: v["duplicate_of"] for i, v in decided.items() if v["duplicate_of"]} == expected
 
 
 def test_check_finds_what_process_would_and_stores_nothing(tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ from worker.engine.features import hashed_features
 from worker.engine.lexicon_cache import cached_lexicon_table
 from worker.engine.normalize import normalize, normalize_reference
 from worker.engine.segment import char_classes, tokenize
+from worker.engine.shorttext import short_part
 from worker.engine.simhash import simhash_from_hashes
 from worker.engine.sketch import donor_order, sketch
 
@@ -65,21 +66,30 @@ class Settings(Protocol):
     @property
     def anchor_words(self) -> int: ...
 
+    @property
+    def short_chars(self) -> int: ...
+
+    @property
+    def short_bands(self) -> int: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
-    """The fingerprint of one text; ``exact`` is set only when the text is too short for SimHash."""
+    """The fingerprint of one text; ``exact`` is set only when the text is too short for SimHash,
+    ``bands`` (and a character part of ``sketch``) only for a short text (``worker.engine.shorttext``)."""
 
     simhash: int
     sketch: bytes
     exact: int | None
     words: int
     anchors: tuple[int, ...] = ()
+    bands: tuple[int, ...] = ()
 
     @property
     def exact_keys(self) -> tuple[int, ...]:
-        """Keys of the exact keyspace: the exact hash of a short text, else the anchors."""
-        return (self.exact,) if self.exact is not None else self.anchors
+        """Keys of the exact keyspace: the exact hash of a very short text, else the anchors;
+        then a short text's band keys."""
+        return ((self.exact,) if self.exact is not None else self.anchors) + self.bands
 
 
 def fingerprint(text: str, settings: Settings) -> Fingerprint:
@@ -89,7 +99,7 @@ def fingerprint(text: str, settings: Settings) -> Fingerprint:
     if engine is not None:
         parts = engine.fingerprint(normalised, settings.shingle_n, settings.min_features, settings.anchor_words)
         if parts is not None:
-            return Fingerprint(*parts)
+            return _with_short_part(Fingerprint(*parts), normalised, settings, engine)
     return _from_normalised(text, normalised, settings)
 
 
@@ -127,7 +137,16 @@ def _from_normalised(text: str, normalised: str, settings: Settings) -> Fingerpr
     span = settings.anchor_words
     if exact is None and span > 0:
         anchors = (_hash(" ".join(tokens[:span]), _LEAD_SEED), _hash(" ".join(tokens[-span:]), _TAIL_SEED))
-    return Fingerprint(simhash=value, sketch=sketch(weighted.hashes), exact=exact, words=words, anchors=anchors)
+    fp = Fingerprint(simhash=value, sketch=sketch(weighted.hashes), exact=exact, words=words, anchors=anchors)
+    return _with_short_part(fp, normalised, settings)
+
+
+def _with_short_part(fp: Fingerprint, normalised: str, settings: Settings, engine: Any | None = None) -> Fingerprint:
+    """``fp`` with a short text's character part and keys (unchanged for a longer text)."""
+    part = short_part(normalised, settings.short_chars, settings.short_bands, engine)
+    if part is None:
+        return fp
+    return Fingerprint(fp.simhash, fp.sketch + part.sketch, fp.exact, fp.words, fp.anchors, part.keys)
 
 
 def _hash(text: str, seed: int) -> int:

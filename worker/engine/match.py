@@ -132,10 +132,13 @@ def is_later_match(probe_ts: int, candidate: Candidate, verify: Verify, retentio
 
 def found_by(plan: Plan, probe: Fingerprint, stored: Fingerprint) -> list[str]:
     """Where the index meets two fingerprints: the block tables whose keys they share, and the
-    exact keys (a short text's exact hash, or the opening and closing anchors) they share."""
+    exact keys (a very short text's exact hash, or the opening and closing anchors; a short
+    text's band and edge keys) they share."""
     keys = zip(plan.keys(probe.simhash), plan.keys(stored.simhash), strict=True)
     tables = [f"table {t}" for t, (a, b) in enumerate(keys) if a == b]
     shared = set(probe.exact_keys) & set(stored.exact_keys)
     if probe.exact is not None:
-        return tables + (["exact text"] if shared else [])
-    return tables + [f"anchor {i}" for i, key in enumerate(probe.anchors) if key in shared]
+        found = tables + (["exact text"] if probe.exact in shared else [])
+    else:
+        found = tables + [f"anchor {i}" for i, key in enumerate(probe.anchors) if key in shared]
+    return found + [f"short key {i}" for i, key in enumerate(probe.bands) if key in shared]

@@ -36,7 +36,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from worker.engine.boilerplate import DOMAIN_HINT, LINKS, TAGS, strip_dateline, strip_footers
+from worker.engine.boilerplate import (
+    DOMAIN_HINT,
+    LINKS,
+    TAGS,
+    may_have_repost,
+    strip_dateline,
+    strip_footers,
+    strip_reposts,
+)
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
 
@@ -350,7 +358,9 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
        English dateline is recognised by its capitals).
     6. Case folding.
     7. If ``strip_links``: URLs (http/https/www. and bare domains with a path) and e-mail
-       addresses removed. If ``strip_tags``: @mentions, #hashtags and #话题# removed.
+       addresses removed. If ``strip_tags``: repost wrappers ("RT @a:", "via @a", "转发微博//@a:",
+       "分享自@a", "【转】": ``boilerplate.strip_reposts``), then @mentions, #hashtags and #话题#
+       removed.
     8. Trailing footers stripped (``boilerplate.strip_footers``; after 7, so a hashtag or link in front of a
        footer does not hide it). Datelines and footers are anchored to the ends of the text
        so body text is never eaten.
@@ -379,6 +389,8 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
     text = text.casefold()
     if strip_links and ("://" in text or "www." in text or "@" in text or DOMAIN_HINT.search(text)):
         text = LINKS.sub(" ", text)
+    if strip_tags and may_have_repost(text):
+        text = strip_reposts(text)
     if strip_tags and ("#" in text or "@" in text):
         text = TAGS.sub(" ", text)
     text = strip_footers(text)

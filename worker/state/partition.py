@@ -48,9 +48,9 @@ class IndexPartition:
         """Entries sharing ``fingerprint``'s key in one of ``tables``, within ``max_distance``, each once."""
         return self.index.query(fingerprint, max_distance, tables=tables) if tables else []
 
-    def exact_candidates(self, fingerprint: int, key: int) -> list[Candidate]:
-        """Entries stored under exact key ``key`` (no distance bound, as in batch mode)."""
-        return [Candidate(e, hamming(fingerprint, e.fingerprint)) for e in self.index.query_exact(key)]
+    def exact_candidates(self, fingerprint: int, keys: Sequence[int]) -> list[Candidate]:
+        """Entries stored under any of the exact ``keys``, each once (no distance bound, as in batch mode)."""
+        return [Candidate(e, hamming(fingerprint, e.fingerprint)) for e in self.index.query_exact_many(keys)]
 
     def add(self, entry: Entry, tables: Sequence[int] = (), exact_keys: Sequence[int] = ()) -> None:
         """Store ``entry`` in block tables and under exact keys (one write), and log it."""

@@ -7,7 +7,7 @@ a bucket that is no longer live are skipped (:mod:`worker.state.buckets`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import islice
 from typing import cast
 
@@ -118,22 +118,33 @@ class Reads(TimeBuckets):
 
     def query_exact(self, h: int) -> list[Entry]:
         """Every entry in the window stored under exactly ``h``."""
-        full = exact_prefix(h)
+        return self.query_exact_many([h])
+
+    def query_exact_many(self, keys: Sequence[int]) -> list[Entry]:
+        """Every entry in the window stored under any of ``keys``, each id once (its newest
+        bucket's entry): one iterator for all of them, as a short text has a dozen keys."""
         horizon = self.horizon
-        found: dict[bytes, list[tuple[bytes, bytes]]] = {}  # bucket -> its (ref, value) rows
-        # One call a row (``items``), not four (``valid``, ``key``, ``value``, ``next``): a story
-        # reposted N times has N rows under each of its anchors.
-        rows = cast(Iterator[tuple[bytes, bytes]], self._exact_cf.items(from_key=full, read_opt=self._prefix_read))
-        for key, value in rows:
-            if key[: len(full)] != full:
-                break
-            found.setdefault(key[-SUFFIX:], []).append((key[len(full) : -SUFFIX], value))
+        # bucket -> ref -> value: an event found under several keys is read and decoded once
+        found: dict[bytes, dict[bytes, bytes]] = {}
+        # One iterator for every key: creating one costs more than a seek, and most keys of a
+        # short text (its bands) have no row or one.
+        it = self._exact_cf.iter(self._prefix_read)
+        for h in keys:
+            full = exact_prefix(h)
+            it.seek(full)
+            while it.valid():
+                key = it.key()
+                if key[: len(full)] != full:
+                    break
+                found.setdefault(key[-SUFFIX:], {})[key[len(full) : -SUFFIX]] = it.value()
+                it.next()
+        del it
+        if not found:
+            return []
         out: dict[str, Entry] = {}
         for bucket in self._live():  # newest first, as for table rows
-            mine = found.get(bucket.suffix)
-            if not mine:
-                continue
-            for entry in self._exact_entries(bucket, mine):
+            rows = found.get(bucket.suffix)
+            for entry in self._exact_entries(bucket, list(rows.items())) if rows else ():
                 if horizon is None or entry.ts >= horizon:
                     out.setdefault(entry.event_id, entry)
         return list(out.values())

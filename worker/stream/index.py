@@ -121,9 +121,8 @@ class IndexStage:
         fingerprint = probes[0].fingerprint
         tables = [p.table for p in probes if not p.exact]
         found = {c.entry.event_id: c for c in store.candidates(fingerprint, tables, self.settings.max_distance)}
-        for key in (p.key for p in probes if p.exact):
-            for candidate in store.exact_candidates(fingerprint, key):
-                found.setdefault(candidate.entry.event_id, candidate)
+        for candidate in store.exact_candidates(fingerprint, [p.key for p in probes if p.exact]):
+            found.setdefault(candidate.entry.event_id, candidate)
         return list(found.values())
 
     def check(self, store: IndexPartition, probes: list[Probe]) -> tuple[Ref | None, list[dict[str, Any]]]:

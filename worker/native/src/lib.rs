@@ -11,6 +11,7 @@ mod chars;
 mod clean;
 mod features;
 mod murmur;
+mod short;
 mod simhash;
 mod sketch;
 mod tokenize;
@@ -164,6 +165,30 @@ impl Engine {
                 parts.words.into_pyobject(py)?.into_any(),
                 anchors.into_any(),
             ],
+        )?;
+        Ok(Some(tuple))
+    }
+
+    /// `(sketch, tags or None, keys)`: the character part of a short normalised text
+    /// (`worker.engine.shorttext.short_part` without its numbers mask), or `None` when Python
+    /// must compute it (a character outside the BMP, no letter or digit).
+    fn short<'py>(&self, py: Python<'py>, text: &Bound<'py, PyString>, bands: usize) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let Ok(text) = text.to_str() else {
+            return Ok(None);
+        };
+        if text.bytes().any(|b| b >= 0xF0) {
+            return Ok(None);
+        }
+        let Some(part) = short::short(text, &self.classes, &self.donors, bands) else {
+            return Ok(None);
+        };
+        let tags = match part.tags {
+            Some(tags) => PyBytes::new(py, &tags).into_any(),
+            None => py.None().into_bound(py),
+        };
+        let tuple = PyTuple::new(
+            py,
+            [PyBytes::new(py, &part.sketch).into_any(), tags, PyTuple::new(py, part.keys)?.into_any()],
         )?;
         Ok(Some(tuple))
     }

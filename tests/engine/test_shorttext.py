@@ -1,0 +1,111 @@
+"""Short texts: character sketch, numbers that must agree, band and edge keys (issue 28)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import pytest
+
+from worker.engine.fingerprint import Fingerprint, fingerprint
+from worker.engine.match import Candidate, Entry, accepts
+from worker.engine.shorttext import numbers_mask
+from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES, compare
+from worker.settings import Settings
+
+SETTINGS = Settings()
+
+# Unrelated short posts of one to five words (and a few a little longer), both languages.
+STRANGERS = [
+    "Hi", "Thanks!", "Good morning", "Good evening", "Happy new year", "Happy birthday mom",
+    "I love this", "I love this song", "I hate Mondays", "See you tomorrow", "See you soon",
+    "Great game tonight", "Great news today", "Coffee first", "Need more coffee", "What a day",
+    "What a game", "The best day ever", "Not again", "Traffic is terrible today", "Rain again today",
+    "Lunch with friends", "Back to work", "Working from home today",
+    "早上好", "晚安", "谢谢大家", "今天天气很好", "今天天气不好", "生日快乐", "新年快乐", "我爱这首歌",
+    "又下雨了", "堵车太严重了", "周末愉快", "明天见", "好久不见", "加油", "太好吃了", "工作日快乐",
+]  # fmt: skip
+
+
+def _is_duplicate(a: str, b: str, settings: Settings = SETTINGS) -> bool:
+    probe, stored = fingerprint(a, settings), fingerprint(b, settings)
+    entry = Entry("stored", stored.simhash, 0, 0, stored.sketch)
+    return accepts(probe, Candidate(entry, (probe.simhash ^ stored.simhash).bit_count()), settings) is not None
+
+
+def _shared_keys(a: Fingerprint, b: Fingerprint) -> set[int]:
+    return set(a.exact_keys) & set(b.exact_keys)
+
+
+def test_no_false_duplicates_among_unrelated_short_posts() -> None:
+    for a, b in itertools.permutations(STRANGERS, 2):
+        assert not _is_duplicate(a, b), (a, b)
+
+
+@pytest.mark.parametrize(
+    ("original", "copy"),
+    [
+        ("The council approved the new bridge today", "The councl approved the new bridge today"),
+        ("Flood warning for the river valley tonight", "Flood warnign for the river valley tonight"),
+        ("Modern art museum opens in the old harbour", "Modem art museum opens in the old harbour"),
+        ("今天下午市政府召开新闻发布会介绍最新情况", "今天下午市政府召开新闻发布会介绍最新清况"),
+        ("这家店的服务态度非常好，下次还会再来", "这家店的服务态度非常好，下次还会在来"),
+    ],
+)
+def test_one_slip_in_a_short_post_is_found_and_verified(original: str, copy: str) -> None:
+    a, b = fingerprint(original, SETTINGS), fingerprint(copy, SETTINGS)
+    assert min(len(a.sketch), len(b.sketch)) >= SHORT_SKETCH_BYTES
+    assert _shared_keys(a, b), "a band or edge key must nominate the copy"
+    assert _is_duplicate(copy, original)
+
+
+def test_a_cut_anywhere_shares_the_leading_edge_and_is_contained() -> None:
+    full = "The Hudson and Mohawk Rivers could be navigated only as far as Central New York."
+    cut = "The Hudson and Mohawk Rivers could be navigated on…"
+    a, b = fingerprint(full, SETTINGS), fingerprint(cut, SETTINGS)
+    assert a.bands[-2] == b.bands[-2] and a.bands[-1] != b.bands[-1]
+    assert _is_duplicate(cut, full)
+
+
+def test_a_header_line_keeps_the_trailing_edge() -> None:
+    post = "这家店的服务态度非常好，下次还会再来"
+    a, b = fingerprint(post, SETTINGS), fingerprint("【好评】\n" + post, SETTINGS)
+    assert a.bands[-1] == b.bands[-1]
+    assert _is_duplicate("【好评】\n" + post, post)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Route 12 bus to Easton delayed by 15 minutes, next departure 9:30.",
+         "Route 12 bus to Easton delayed by 25 minutes, next departure 9:30."),
+        ("Easton weather: high of 6F, low of 1F, air quality index 54.",
+         "Easton weather: high of 8F, low of 1F, air quality index 54."),
+        ("地铁3号线人民广场站因设备故障暂停运营约15分钟。", "地铁4号线人民广场站因设备故障暂停运营约15分钟。"),
+    ],
+)  # fmt: skip
+def test_short_reports_whose_numbers_differ_are_not_duplicates(a: str, b: str) -> None:
+    assert compare(fingerprint(a, SETTINGS).sketch, fingerprint(b, SETTINGS).sketch).resemblance == 0.0
+    assert not _is_duplicate(a, b)
+
+
+def test_numbers_a_copy_may_lose_or_gain() -> None:
+    full = "New York became an independent state on July 9, 1776, and enacted its constitution in 1777."
+    assert _is_duplicate("New York became an independent state on July 9, 17…", full)
+    cut, whole = numbers_mask("july 9, 17..."), numbers_mask(full.lower())
+    assert cut & whole == cut
+    assert numbers_mask("he11o w0rld") == numbers_mask("0f course, 1ike it") == 0
+    assert numbers_mask("route 12 at 9:30") != numbers_mask("route 13 at 9:30")
+
+
+def test_a_short_and_a_long_text_compare_on_their_word_sketches() -> None:
+    short = fingerprint("Markets rallied on Friday after the central bank held rates.", SETTINGS)
+    long = fingerprint("Markets rallied on Friday after the central bank held rates. " * 8, SETTINGS)
+    assert len(long.sketch) == SKETCH_BYTES and long.bands == ()
+    assert compare(short.sketch, long.sketch) == compare(short.sketch[:SKETCH_BYTES], long.sketch)
+
+
+def test_short_chars_zero_turns_the_character_part_off() -> None:
+    off = replace(SETTINGS, short_chars=0)
+    fp = fingerprint("The council approved the new bridge today", off)
+    assert len(fp.sketch) == SKETCH_BYTES and fp.bands == ()

@@ -1,0 +1,141 @@
+"""What a short text adds to its fingerprint: a character sketch, its numbers, band keys.
+
+A post of a few words has few word features, and one slip of a finger changes a word, so
+its word shingles and its exact hash break at the first typo and a 30-character post with one
+wrong letter, or a cut mid-word, passes as unique. Its *characters* hardly change: one slip
+alters at most ``CHAR_GRAM`` of its character 3-grams. So a text whose normalised form has at
+most ``Settings.short_chars`` characters also gets:
+
+* a second MinHash sketch (:func:`worker.engine.sketch.sketch`, same layout) over the hashes
+  of its character 3-grams, spaces and punctuation left out, so "eastbound" and "east bound"
+  agree and Chinese needs no segmentation;
+* the set itself when it has at most ``MAX_LISTED_GRAMS`` 3-grams (16 bits of each), since
+  the sketch's estimate is coarse for so few;
+* a 64-bit mask of the numbers standing on their own in it (two bits per number): two
+  templated reports that differ only in a score or a time are not one post, while a cut or
+  an added sentence only ever drops or adds numbers (:func:`worker.engine.sketch.compare`
+  requires the smaller mask to lie inside the larger);
+* ``Settings.short_bands`` exact keys, each a hash of three consecutive minima of the
+  character sketch (LSH banding): two posts whose character sets have Jaccard resemblance
+  J share a given band with probability about J³, so a copy with a slip (J ≈ 0.7) shares one
+  of 8 bands with probability 0.97 and two unrelated posts almost never do. The keys only
+  nominate candidates; the character sketches verify them;
+* two more exact keys, hashes of its first and last ``EDGE_CHARS`` characters, which find a
+  cut or a prefixed copy whose resemblance is too low for the bands.
+
+The native engine (``worker/native/src/short.rs``) computes all of it but the numbers mask,
+bit for bit as :func:`_short_reference` does (``tests/engine/test_native.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import mmh3
+import numpy as np
+
+from worker.engine.simhash import mix64, shingle_hashes
+from worker.engine.sketch import PERMUTATIONS, sketch
+
+__all__ = ["CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "ShortPart", "band_keys", "short_part", "numbers_mask"]
+
+CHAR_GRAM = 3
+BAND_ROWS = 3
+_CHAR_SEED = np.uint64(0xC4A2_5EED_0000_0003)
+_BAND_SEED = 0xBA4D
+_LEAD_SEED = 0x1EAD5
+_TAIL_SEED = 0x7A115
+EDGE_CHARS = 16
+# A set of at most this many 3-grams is listed whole (16 bits of each hash, sorted) after the
+# numbers mask: for so few grams the sketch's estimate is coarse (one-permutation hashing fills
+# only as many of its 128 bins), a listed set gives the resemblance itself.
+MAX_LISTED_GRAMS = 64
+_TAG_SHIFT = np.uint64(48)
+_NON_WORD = re.compile(r"[\W_]+")
+# A number on its own: not after a Latin letter ("he11o" is a typo, not a number); a unit may
+# follow ("6f", "10am", "3km"), but not a lone 0 or 1, which are as often OCR slips ("0f",
+# "1ike"); 3.5, 1,000 and 12:30 are one number each.
+_NUMBER = re.compile(r"(?<![a-z0-9.,:])(?:\d{2,}(?:[.,:]\d+)*|\d(?:[.,:]\d+)+|[2-9]|[01](?![a-z]))")
+
+
+@dataclass(frozen=True, slots=True)
+class ShortPart:
+    """What a short text adds: the character part of its sketch and its exact keys."""
+
+    sketch: bytes
+    keys: tuple[int, ...]
+
+
+def short_part(normalised: str, short_chars: int, bands: int, native: Any | None = None) -> ShortPart | None:
+    """The character sketch, numbers mask and keys of a short normalised text (None when it is
+    longer than ``short_chars`` characters, or has no letter or digit). ``native``: the native
+    engine (``worker/native``, ``Engine.short``), which computes all but the numbers mask."""
+    if len(normalised) > short_chars:
+        return None
+    bands = min(bands, PERMUTATIONS // BAND_ROWS)
+    done = native.short(normalised, bands) if native is not None else None
+    if done is None:
+        basis = _NON_WORD.sub("", normalised)
+        if not basis:
+            return None
+        done = _short_reference(basis, bands)
+    char_sketch, tags, keys = done
+    part = char_sketch + numbers_mask(normalised).to_bytes(8, "big") + (tags or b"")
+    return ShortPart(part, keys)
+
+
+def _short_reference(basis: str, bands: int) -> tuple[bytes, bytes | None, tuple[int, ...]]:
+    """(character sketch, listed tags or None, band and edge keys) of a non-empty basis."""
+    grams = char_gram_hashes(basis)
+    char_sketch = sketch(grams)
+    tags = np.unique((grams >> _TAG_SHIFT).astype(">u2"))
+    listed = tags.tobytes() if tags.size <= MAX_LISTED_GRAMS else None
+    return char_sketch, listed, band_keys(char_sketch, bands) + edge_keys(basis)
+
+
+def edge_keys(basis: str) -> tuple[int, int]:
+    """Hashes of the first and the last ``EDGE_CHARS`` characters: a cut anywhere after them
+    keeps the first, a header or a wrapper in front keeps the last, however little of the
+    longer text the shorter one is (bands need a resemblance)."""
+    return (
+        mmh3.hash64(basis[:EDGE_CHARS], _LEAD_SEED, signed=False)[0],
+        mmh3.hash64(basis[-EDGE_CHARS:], _TAIL_SEED, signed=False)[0],
+    )
+
+
+def char_gram_hashes(basis: str) -> np.ndarray:
+    """64-bit hashes of the character 3-grams of ``basis`` (the whole of a shorter one)."""
+    points = np.frombuffer(basis.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
+    chars = mix64(points ^ _CHAR_SEED)
+    n = min(CHAR_GRAM, chars.size)
+    windows = chars.size - n + 1
+    return shingle_hashes([chars[i : i + windows] for i in range(n)])
+
+
+def numbers_mask(normalised: str) -> int:
+    """Bits of the numbers standing on their own in the text (0 without numbers): two for the
+    number, one for its first digit. A number that ends the text sets only the latter, since a
+    cut falls there as often ("July 9, 17…" of "July 9, 1776, and …")."""
+    numbers = [m.group() for m in _NUMBER.finditer(normalised)]
+    if numbers and not _NON_WORD.sub("", normalised[normalised.rindex(numbers[-1]) + len(numbers[-1]) :]):
+        whole = numbers[:-1]
+    else:
+        whole = numbers
+    mask = 0
+    for number in whole:
+        h = mmh3.hash64(number, _BAND_SEED, signed=False)[0]
+        mask |= (1 << (h & 63)) | (1 << ((h >> 6) & 63))
+    for number in numbers:
+        mask |= 1 << (mmh3.hash64("^" + number[0], _BAND_SEED, signed=False)[0] & 63)
+    return mask
+
+
+def band_keys(part: bytes, bands: int) -> tuple[int, ...]:
+    """Exact keys of the first ``bands`` bands of ``BAND_ROWS`` minima of a character sketch."""
+    minima = part[2 : 2 + bands * BAND_ROWS]
+    return tuple(
+        mmh3.hash64(bytes((b,)) + minima[b * BAND_ROWS : (b + 1) * BAND_ROWS], _BAND_SEED, signed=False)[0]
+        for b in range(len(minima) // BAND_ROWS)
+    )

@@ -1,0 +1,70 @@
+//! The character part of a short text (`worker.engine.shorttext.short_part`), bit for bit:
+//! character 3-gram hashes, their sketch, their 16-bit tags when few, band and edge keys.
+//! The numbers mask stays in Python (a regular expression).
+
+use crate::chars::Classes;
+use crate::murmur;
+use crate::sketch;
+
+const CHAR_SEED: u64 = 0xC4A2_5EED_0000_0003;
+const SHINGLE_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
+const ROTATE: u32 = 23;
+const CHAR_GRAM: usize = 3;
+const BAND_ROWS: usize = 3;
+const BAND_SEED: u32 = 0xBA4D;
+const LEAD_SEED: u32 = 0x1EAD5;
+const TAIL_SEED: u32 = 0x7A115;
+const EDGE_CHARS: usize = 16;
+const MAX_LISTED_GRAMS: usize = 64;
+
+pub struct Short {
+    pub sketch: [u8; sketch::SKETCH_BYTES],
+    pub tags: Option<Vec<u8>>,
+    pub keys: Vec<u64>,
+}
+
+/// Hashes of the character 3-grams of `basis` (the whole of a shorter one).
+fn gram_hashes(basis: &[char]) -> Vec<u64> {
+    let chars: Vec<u64> = basis.iter().map(|&c| murmur::fmix64(c as u64 ^ CHAR_SEED)).collect();
+    let n = CHAR_GRAM.min(chars.len());
+    (0..chars.len() - n + 1)
+        .map(|i| {
+            let mut acc = chars[i];
+            for k in 1..n {
+                acc = acc.rotate_left(ROTATE) ^ chars[i + k];
+            }
+            murmur::fmix64(acc ^ SHINGLE_SEED)
+        })
+        .collect()
+}
+
+fn edge(chars: &[char], seed: u32) -> u64 {
+    murmur::hash64(chars.iter().collect::<String>().as_bytes(), seed)
+}
+
+/// The character part of normalised `text`, or `None` when it has no letter or digit.
+pub fn short(text: &str, classes: &Classes, donors: &[Vec<u8>], bands: usize) -> Option<Short> {
+    let basis: Vec<char> = text.chars().filter(|&c| classes.alnum(c)).collect();
+    if basis.is_empty() {
+        return None;
+    }
+    let grams = gram_hashes(&basis);
+    let sketch = sketch::sketch(&grams, donors);
+    let mut tags: Vec<u16> = grams.iter().map(|&g| (g >> 48) as u16).collect();
+    tags.sort_unstable();
+    tags.dedup();
+    let tags = (tags.len() <= MAX_LISTED_GRAMS).then(|| tags.iter().flat_map(|t| t.to_be_bytes()).collect());
+    let minima = &sketch[2..2 + (bands * BAND_ROWS).min(sketch::PERMUTATIONS)];
+    let mut keys: Vec<u64> = minima
+        .chunks_exact(BAND_ROWS)
+        .enumerate()
+        .map(|(b, rows)| {
+            let mut key = vec![b as u8];
+            key.extend_from_slice(rows);
+            murmur::hash64(&key, BAND_SEED)
+        })
+        .collect();
+    keys.push(edge(&basis[..EDGE_CHARS.min(basis.len())], LEAD_SEED));
+    keys.push(edge(&basis[basis.len().saturating_sub(EDGE_CHARS)..], TAIL_SEED));
+    Some(Short { sketch, tags, keys })
+}
