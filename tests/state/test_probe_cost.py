@@ -88,13 +88,15 @@ def test_an_expired_bucket_is_purged_in_slices_and_leaves_no_row_behind(tmp_path
     rng = random.Random(2)
     with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=8, lazy_drops=True) as index:
         for i in range(10_000):  # 1 s of event time: bucket 0 alone
-            index.add(entry(i, rng.getrandbits(64), ts=i // 10), exact_keys=[i])
+            keys = [i, 1_000_000 + i, 2_000_000 + i][: 1 + i % 3]  # one to three, as anchors and short texts
+            index.add(entry(i, rng.getrandbits(64), ts=i // 10), tables=None if i % 4 else [], exact_keys=keys)
+        assert [e.event_id for e in index.query_exact(2_000_002)] == ["ev-2"]
         index.add(entry(10_000, 5, ts=9 * SECOND))
         assert index.query_exact(3) == [], "out of every read at once"
         steps = 0
         while index.maintain():
             steps += 1
-        assert steps >= 10_000 * 2 // PURGE_SLICE, "a slice at a time (entries, then the exact log)"
+        assert steps >= (7_500 + 10_000) // PURGE_SLICE, "a slice at a time (entries, then a log row an add)"
     rows = rows_on_disk(path)
     assert {name for name in rows if name.endswith("@0")} == set(), rows
 

@@ -55,6 +55,7 @@ from worker.state.layout import (
     BUCKET,
     BUCKET_KEY,
     ENTRIES,
+    EXACT_PREFIX,
     KIND_BYTE,
     KINDS,
     LAYOUT,
@@ -63,6 +64,7 @@ from worker.state.layout import (
     PLAN_KEY,
     PREFIXES,
     RECORDS,
+    REF,
     WATERMARK_KEY,
     Bucket,
     StoreLayoutError,
@@ -290,8 +292,10 @@ class TimeBuckets:
             for key, value in rows:
                 if purge.kind == ENTRIES:
                     self._delete_rows(batch, int.from_bytes(value[0:8], "big"), key, bucket.suffix)
-                else:
-                    batch.delete(key + bucket.suffix, self._exact_handle)
+                else:  # key: ref | first hash; value: every hash the add stored
+                    tail = key[:REF] + bucket.suffix
+                    for at in range(0, len(value), EXACT_PREFIX):
+                        batch.delete(value[at : at + EXACT_PREFIX] + tail, self._exact_handle)
             if rows:
                 self._db.write(batch, self._write)
                 purge.after = rows[-1][0]

@@ -232,10 +232,11 @@ class BlockIndex(Reads):
                 added.append((bucket.number, ref, entry, value))
             # An anchor's row points at the entry just written; an exact-only text's row is its entry.
             exact_value = b"" if table_ids else value
-            for h in exact_keys:
-                batch.put(exact_prefix(h) + ref + suffix, exact_value, self._exact_handle)
-                if bucket.number is not None:  # its expiry deletes the row above
-                    batch.put(bucket.lead[LOG] + exact_prefix(h) + ref, b"", bucket.handle[LOG])
+            hashes = [exact_prefix(h) for h in exact_keys]
+            for full in hashes:
+                batch.put(full + ref + suffix, exact_value, self._exact_handle)
+            if hashes and bucket.number is not None:  # its expiry deletes the rows above
+                batch.put(bucket.lead[LOG] + ref + hashes[0], b"".join(hashes), bucket.handle[LOG])
         kept = 0
         for ts, key, value in records:
             bucket = self._target(ts, batch)

@@ -20,8 +20,9 @@ each key led by its keyspace's byte:
 ``entries``  ``e | ref -> fingerprint(8) | order(16) | ts(8) | id length(2) | event id | sketch``,
              written once per event however many tables and anchors it has, and read only for
              rows within ``max_distance``.
-``log``      ``x | hash(16) | ref(8)``: the exact rows this bucket wrote, so that its expiry can
-             delete them (its table rows follow from its entries' fingerprints).
+``log``      ``x | ref(8) | first hash(16) -> every hash(16)`` of one add: the exact rows this
+             bucket wrote, so that its expiry can delete them (its table rows follow from its
+             entries' fingerprints). One row an add, not one a key: a short text has a dozen.
 ``records``  ``r | key -> bytes``: records that expire with the bucket (verdicts).
 
 Store-wide: ``records`` (counters, checkpoints) and ``default`` (plan, bucket width,
