@@ -40,7 +40,7 @@ import re
 import struct
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from random import Random
@@ -304,15 +304,7 @@ def _lookalike() -> dict[str, str]:
 def ocr_typos(text: str, lang: str, rng: Random) -> str | None:
     """OCR misreadings on 1-5 % of the characters: look-alike letters or Han characters."""
     if lang == "zh":
-        table = _lookalike()
-        spots = [i for i, ch in enumerate(text) if ch in table]
-        han = sum(1 for ch in text if _HAN.match(ch))
-        if not spots or han < 8:
-            return None
-        chars = list(text)
-        for i in rng.sample(spots, min(len(spots), _rate_edits(rng, han))):
-            chars[i] = rng.choice(table[chars[i]])
-        return "".join(chars)
+        return _swap_han(text, _lookalike(), rng)
     letters = sum(ch.isalpha() for ch in text)
     places = [(m.start(), old, new) for old, new in _EN_OCR for m in re.finditer(re.escape(old), text)]
     if letters < 8 or not places:
@@ -348,7 +340,11 @@ def _homophones() -> dict[str, tuple[str, ...]]:
 
 def homophone_typos(text: str, rng: Random) -> str | None:
     """Pinyin-input slips on 1-5 % of the Han characters: another common character, same sound."""
-    table = _homophones()
+    return _swap_han(text, _homophones(), rng)
+
+
+def _swap_han(text: str, table: Mapping[str, Sequence[str]], rng: Random) -> str | None:
+    """Replace 1-5 % of the Han characters by one of their ``table`` alternatives (None: too few)."""
     spots = [i for i, ch in enumerate(text) if ch in table]
     han = sum(1 for ch in text if _HAN.match(ch))
     if not spots or han < 8:
