@@ -237,12 +237,7 @@ class BlockIndex(Reads):
                 batch.put(full + ref + suffix, exact_value, self._exact_handle)
             if hashes and bucket.number is not None:  # its expiry deletes the rows above
                 batch.put(bucket.lead[LOG] + ref + hashes[0], b"".join(hashes), bucket.handle[LOG])
-        kept = 0
-        for ts, key, value in records:
-            bucket = self._target(ts, batch)
-            if bucket is not None:
-                batch.put(bucket.lead[RECORDS] + key.encode(), value, bucket.handle[RECORDS])
-                kept += 1
+        kept = sum(self._stage_record(batch, ts, key, value) for ts, key, value in records)
         if not stored and not kept:
             return 0
         self._commit(batch)
@@ -318,11 +313,18 @@ class BlockIndex(Reads):
             self._records.put(key.encode(), bytes(value), self._write)
             return True
         batch = WriteBatch(raw_mode=True)
+        if not self._stage_record(batch, ts, key, bytes(value)):
+            return False
+        self._commit(batch)
+        return True
+
+    def _stage_record(self, batch: WriteBatch, ts: int, key: str, value: bytes) -> bool:
+        """Put a record into ``batch``, in the bucket of event time ``ts``; False (nothing put)
+        for a ``ts`` older than the retention window."""
         bucket = self._target(ts, batch)
         if bucket is None:
             return False
-        batch.put(bucket.lead[RECORDS] + key.encode(), bytes(value), bucket.handle[RECORDS])
-        self._commit(batch)
+        batch.put(bucket.lead[RECORDS] + key.encode(), value, bucket.handle[RECORDS])
         return True
 
     def _families(self) -> list[Rdict]:
