@@ -98,6 +98,11 @@ def total_order(append_ts_ms: int, partition: int, offset: int) -> int:
     return (append_ts_ms << ORDER_TS_SHIFT) | (partition << ORDER_PARTITION_SHIFT) | offset
 
 
+def order_time(order: int) -> int:
+    """The append timestamp (ms) a :func:`total_order` was made from: when the input arrived."""
+    return order >> ORDER_TS_SHIFT
+
+
 def order_source(order: int) -> tuple[int, int]:
     """The input partition and offset a total order was made from (see :func:`total_order`)."""
     return (order >> ORDER_PARTITION_SHIFT) & MAX_PARTITION, order & MAX_OFFSET

@@ -10,6 +10,8 @@ import pytest
 
 from tests.faults.deployment import kill_repeatedly, make_deployment
 from tests.stream_helpers import OutputReader, WorkerProcess, audit, ids_of, real_feed, send_lines
+from worker.settings import Settings
+from worker.state.verdicts import VerdictPartition
 
 pytestmark = pytest.mark.kafka
 
@@ -49,3 +51,16 @@ def test_kill_minus_nine_five_times_leaves_exactly_one_verdict_per_id(kafka_boot
         f"{result.duplicates} duplicates, {time.monotonic() - began:.0f} s"
     )
     assert result.duplicates > EVENTS * 0.05  # the variants were found
+    assert stored_verdicts(dep.tmp / "state" / "victim", dep.partitions) >= expected  # no state silently lost
+
+
+def stored_verdicts(state: Path, partitions: int) -> set[str]:
+    """The ids whose first verdict the stopped worker's stores hold: a restarted worker must
+    know every id it published, or it decides a replayed one again (a compaction once dropped
+    most of them)."""
+    ids: set[str] = set()
+    for part in range(partitions):
+        store = VerdictPartition(state / "stores" / "verdict" / str(part), Settings().retention_ms)
+        ids.update(key[2:] for key, _ in store._items("v:"))
+        store.close()
+    return ids

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from topology import codec
 from topology.codec import encode_chunks
-from topology.stages import answer_item, note_item
+from topology.stages import answer_item, note_item, order_time
 from topology.verdicts import Intro, Output, Published, Ref
 from worker.state.changelog import decode_ops
 from worker.state.verdicts import VerdictPartition
@@ -184,7 +184,8 @@ def test_an_id_whose_stored_state_is_unreadable_is_dead_lettered_and_its_batch_g
     assert published is not None
     counters.sent([published.output("good")])
     assert counters.verdicts == 1 and counters.deadletters == {"internal_error": 2}
-    assert {str(key) for key, _ in ops} == {"v:good", after_record[0], held.key}
+    expires = f"e:{order_time(published.order) // store.bucket_ms:012d}:good"  # the id's entry for expiry
+    assert {str(key) for key, _ in ops} == {"v:good", expires, after_record[0], held.key}
     store.close()
 
 

@@ -8,13 +8,13 @@ three calls. The same path on the real broker is tests/stream/test_stream.py.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from topology import codec
 from topology.records import Event
-from topology.stages import Probe, Topics, answer_partition, probe_partition
+from topology.stages import Probe, Topics, answer_partition, order_time, probe_partition, total_order
 from worker.cli.deduplicator import Deduplicator
 from worker.engine import match
 from worker.settings import Settings
@@ -238,3 +238,24 @@ def test_check_finds_what_process_would_and_stores_nothing(tmp_path: Path) -> No
     best = match.first(ref for ref in found if ref is not None)
     assert best is not None and best.id == "story"
     assert {p: store.index.entry_count for p, store in stores.items()} == before
+
+
+def test_the_verdict_stage_expires_verdicts_behind_the_window_a_slice_at_a_time(tmp_path: Path) -> None:
+    _stage_verdicts(tmp_path, [("story", STORY), ("other", OTHER)])
+    stores = [VerdictPartition(tmp_path / f"verdict-{p}", SETTINGS.retention_ms) for p in range(SETTINGS.partitions)]
+    owner = next(s for s in stores if s.verdict("story") is not None)
+    story = owner.verdict("story")
+    assert story is not None
+    later = order_time(story.order) + SETTINGS.retention_ms + 2 * owner.bucket_ms
+    owner.set_verdict("late", replace(story, order=total_order(later, 0, 0)))  # a window and two buckets later
+    unused = StoreSet(tmp_path / "unused", "t.verdict-changelog", VerdictPartition, None)
+    stage = VerdictStage(SETTINGS, unused, RecordingSends(), None)
+    stage.last_batch = 100.0  # a batch just ended
+    stage.expire(stores)
+    assert owner.verdict("story") is None and owner.verdict("late") is not None
+    owner.set_verdict("story", story)
+    stage.last_batch = 100.5  # within a second of the last slice: none now
+    stage.expire(stores)
+    assert owner.verdict("story") is not None
+    for store in stores:
+        store.close()

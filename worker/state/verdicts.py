@@ -1,37 +1,60 @@
 """The verdict stage's store for one ``{p}.answers`` partition: gather states and first verdicts.
 
-A plain rocksdict database with three keyspaces, ``p:<id>`` (the :class:`~worker.stream.Pending`
+A plain rocksdict database with these keyspaces: ``p:<id>`` (the :class:`~worker.stream.Pending`
 state of an id still gathering), ``v:<id>`` (its :class:`~worker.stream.Published` first
-verdict, written when its gather completes, sent or held) and ``o:<seq>`` (a batch's output
-records not yet acknowledged by the output topics, :mod:`worker.stream.outbox`). Every write is
-also logged as ``[key, value or null]``, the value as the JSON it is rather than a string
-of it: escaped a second time, a text of quotes and backslashes doubled and a record
-outgrew Kafka's size limit. The stage writes a batch's log as one changelog record
+verdict, written when its gather completes, sent or held), ``o:<seq>`` (a batch's output
+records not yet acknowledged by the output topics, :mod:`worker.stream.outbox`) and
+``e:<bucket>:<id>`` (the ids whose input arrived in that time bucket).
+Every write is also logged as ``[key, value or null]``, the value as the JSON it is rather
+than a string of it: escaped a second time, a text of quotes and backslashes doubled and a
+record outgrew Kafka's size limit. The stage writes a batch's log as one changelog record
 (:mod:`worker.state.changelog`). Restoring replays the log in order, so the last write of a
 key wins, as it did live.
 
-With a retention, the database is opened with RocksDB's TTL: records older than the window
-(by the time they were written) are removed by compaction, so the seen ids behind replay
-idempotency do not grow without bound. The window is the same as the index's, so an id is
-remembered as long as it can still be a candidate.
+With a retention, :meth:`VerdictPartition.expire` deletes the first verdicts whose arrival
+(the input's append time, part of its order) lies a window behind the newest one stored, a
+bucket at a time, so the seen ids behind replay idempotency do not grow without bound. An
+id is remembered for a window after it arrived, whatever time the event itself carries: a
+copy re-sent within the window gets its first verdict again even when the event is stamped
+last year. The expiry's deletes are not logged: a restore that brings expired verdicts back
+expires them again.
+
+Why not RocksDB's TTL: with rocksdict, a TTL store reopened (or opened after another in the
+same process) got its compaction filter wrapped once more than the last time, so the
+nesting grew with every restart; three deep, the filter read bytes of the values as
+timestamps and a compaction dropped most verdicts, and a restarted worker decided those
+events again, some differently (caught by the kill test).
 """
 
 from __future__ import annotations
 
+import logging
+import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-from rocksdict import AccessType, Options, Rdict, ReadOptions
+from rocksdict import Options, Rdict, ReadOptions
 
 from topology import codec
+from topology.stages import order_time
 from topology.verdicts import Output, Pending, Published
+from worker.state.layout import bucket_width
+
+log = logging.getLogger("neardup.worker")
 
 _PENDING = "p:"
 _VERDICT = "v:"
 _RECORD = "r:"
 _OUTBOX = "o:"
+_EXPIRY = "e:"
 _SEQ_DIGITS = 20
+_BUCKET_DIGITS = 12
+_BUCKETS = 8  # time buckets a window spans, as the index's
+# Written when a store is created: a store without it was opened with RocksDB's TTL, whose
+# values carry a timestamp suffix this version does not read.
+_FORMAT_KEY = b"m:format"
+_FORMAT = b"2"
 
 # Output roles whose value is always the id's stored first verdict (corrections are not).
 _VERDICT_ROLES = ("unique", "duplicates")
@@ -41,10 +64,10 @@ class VerdictPartition:
     """One partition's gather states and verdicts, with the writes since the last :meth:`take_ops`."""
 
     def __init__(self, path: Path, retention_ms: int | None = None) -> None:
-        options = Options(raw_mode=True)
-        options.create_if_missing(True)
-        access = AccessType.with_ttl(max(1, retention_ms // 1000)) if retention_ms else AccessType.read_write()
-        self._db = Rdict(str(path), options, access_type=access)
+        self._db = self._open(path)
+        self.retention_ms = retention_ms
+        self.bucket_ms = bucket_width(retention_ms, _BUCKETS)
+        self._newest_bucket = self._last_bucket()
         self._ops: list[list[Any]] = []
         # Gather states are read back many times while an event gathers; keeping the live
         # ones decoded saves a JSON parse per read (they are few: published ones are deleted).
@@ -56,6 +79,36 @@ class VerdictPartition:
         self.settled = 0
         # Outbox values that did not decode at the last outbox() (key, raw value, reason).
         self.unreadable: list[tuple[str, bytes, str]] = []
+
+    @staticmethod
+    def _open(path: Path) -> Rdict:
+        """The store at ``path``; one of an older format is emptied, so its restore replays the
+        changelog from the start (the store is a copy of it)."""
+        options = Options(raw_mode=True)
+        options.create_if_missing(True)
+        db = Rdict(str(path), options)
+        if db.get(_FORMAT_KEY) is None:
+            it = db.iter()
+            it.seek_to_first()
+            written = it.valid()
+            del it
+            if written:
+                log.warning("%s: verdict store of an older format; rebuilding it from its changelog", path)
+                db.close()
+                shutil.rmtree(path)
+                db = Rdict(str(path), options)
+            db.put(_FORMAT_KEY, _FORMAT)
+        return db
+
+    def _last_bucket(self) -> int | None:
+        """The newest time bucket holding a first verdict (expiry counts back from it)."""
+        if not self.bucket_ms:
+            return None
+        it = self._db.iter()
+        it.seek_for_prev((_EXPIRY[:-1] + chr(ord(":") + 1)).encode())
+        key = bytes(it.key()).decode() if it.valid() else ""
+        del it
+        return int(key[len(_EXPIRY) : len(_EXPIRY) + _BUCKET_DIGITS]) if key.startswith(_EXPIRY) else None
 
     def _get(self, key: str) -> bytes | None:
         value = self._db.get(key.encode())
@@ -98,6 +151,33 @@ class VerdictPartition:
 
     def set_verdict(self, event_id: str, published: Published) -> None:
         self._write(_VERDICT + event_id, codec.dumps(published.to_dict()))
+        if self.bucket_ms and not published.corrections and not published.copies:  # decided (or revised while held)
+            bucket = order_time(published.order) // self.bucket_ms
+            self._write(f"{_EXPIRY}{bucket:0{_BUCKET_DIGITS}d}:{event_id}", b"1")
+            self._newest_bucket = bucket if self._newest_bucket is None else max(bucket, self._newest_bucket)
+
+    def expire(self, limit: int = 1000) -> int:
+        """Delete up to ``limit`` first verdicts whose bucket lies wholly behind the window that
+        ends at the newest stored arrival; returns how many (0: none left to expire).
+
+        An expired id seen again is decided afresh, as a candidate it could no longer be found."""
+        if self._newest_bucket is None or self.retention_ms is None:
+            return 0
+        # Counted from the newest bucket's start, so a verdict stays at least the retention.
+        first_kept = (self._newest_bucket * self.bucket_ms - self.retention_ms) // self.bucket_ms
+        read = ReadOptions()
+        read.set_iterate_upper_bound(f"{_EXPIRY}{max(first_kept, 0):0{_BUCKET_DIGITS}d}".encode())
+        it = self._db.iter(read)
+        it.seek(_EXPIRY.encode())
+        expired: list[str] = []
+        while it.valid() and len(expired) < limit:
+            expired.append(bytes(it.key()).decode())
+            it.next()
+        del it
+        for key in expired:
+            self._set(_VERDICT + key[len(_EXPIRY) + _BUCKET_DIGITS + 1 :], None)
+            self._set(key, None)
+        return len(expired)
 
     def _items(self, prefix: str) -> list[tuple[str, bytes]]:
         """Every record of one keyspace (``prefix`` ends in ':'), in key order."""
@@ -183,6 +263,7 @@ class VerdictPartition:
         self._last_seq = None
         for key, value in ops:
             self._set(str(key), _stored(value))
+        self._newest_bucket = self._last_bucket()
 
     def get_record(self, key: str) -> bytes | None:
         return self._get(_RECORD + key)

@@ -38,6 +38,10 @@ log = logging.getLogger("neardup.worker")
 VERDICT_GROUP_S = 0.01
 # The hold timer deletes acknowledged outbox entries only after no batch has run this long.
 _IDLE_DELETE_S = 0.05
+# Least time between two slices of verdict expiry, and the most verdicts one slice deletes:
+# expiry keeps pace with the stream without a long pause in any batch.
+_EXPIRE_S = 1.0
+_EXPIRE_SLICE = 500
 
 
 def _nothing_to_release() -> None:
@@ -73,6 +77,7 @@ class VerdictStage:
         # Batches and the hold timer's outbox deletes both change the stores; one lock keeps them apart.
         self.lock = asyncio.Lock()
         self.last_batch = 0.0  # when a batch last finished (it deletes acknowledged entries too)
+        self._last_expiry = 0.0
         # Held verdicts go out within a fifth of the hold (at least 4 ms) of falling due.
         self.tick_s = max(0.004, self.lateness_ms / 5000)
 
@@ -114,6 +119,16 @@ class VerdictStage:
         )
         if any(by_partition.values()):  # the hold timer's deletes do not count as a batch
             self.last_batch = time.monotonic()
+            self.expire(list(tx.touched.values()))
+
+    def expire(self, stores: list[VerdictPartition]) -> None:
+        """Now and then, a slice of the verdicts that left the retention window
+        (:meth:`~worker.state.verdicts.VerdictPartition.expire`)."""
+        if self.last_batch - self._last_expiry < _EXPIRE_S:
+            return
+        self._last_expiry = self.last_batch
+        for store in stores:
+            store.expire(_EXPIRE_SLICE)
 
     def process(
         self, stores: dict[int, VerdictPartition], by_partition: dict[int, list[dict[str, Any]]], now: int

@@ -1,0 +1,89 @@
+"""The verdict store keeps every verdict through reopenings and compactions, and expires by arrival.
+
+A kill test once caught a worker deciding an event a second time, differently: RocksDB's TTL
+through rocksdict wrapped its compaction filter once more at every reopening of a store in
+a process, and with the filter nested three deep a compaction read bytes of the values as
+timestamps and dropped most verdicts. The store no longer uses RocksDB's TTL.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rocksdict import AccessType, Options, Rdict
+
+from topology.stages import total_order
+from topology.verdicts import Intro, Published
+from worker.state.verdicts import VerdictPartition
+from worker.stream import gather
+
+DAY_MS = 86_400_000
+RETENTION_MS = 7 * DAY_MS
+
+
+def decided(event_id: str, arrived_ms: int, ts: int | None = None) -> Published:
+    """A first verdict of an input appended at ``arrived_ms`` (its event time ``ts``, default the same)."""
+    order = total_order(arrived_ms, 0, 0)
+    event = {"id": event_id, "text": f"text of {event_id}"}
+    intro = Intro(event_id, order, arrived_ms if ts is None else ts, "00ff", 1, event)
+    return gather.decide(gather.add_answer(gather.add_intro(None, intro), order, [0], []))
+
+
+def test_verdicts_survive_many_reopenings_and_a_full_compaction(tmp_path: Path) -> None:
+    path = tmp_path / "v"
+    now = 1_795_000_000_000
+    ids = []
+    for opening in range(6):  # a worker restoring a partition again reopens its store
+        store = VerdictPartition(path, RETENTION_MS)
+        for n in range(200):
+            event_id = f"k-{opening}-{n:04d}"
+            store.set_verdict(event_id, decided(event_id, now + n))
+            ids.append(event_id)
+        store.close()
+    store = VerdictPartition(path, RETENTION_MS)
+    store._db.compact_range(None, None)
+    missing = [event_id for event_id in ids if store.verdict(event_id) is None]
+    store.close()
+    assert missing == []
+
+
+def test_verdicts_expire_a_window_after_they_arrived_whatever_their_event_time(tmp_path: Path) -> None:
+    store = VerdictPartition(tmp_path / "v", RETENTION_MS)
+    start = 1_795_000_000_000
+    for day in range(10):
+        store.set_verdict(f"day-{day}", decided(f"day-{day}", start + day * DAY_MS))
+    stamped_last_year = decided("old-news", start + 9 * DAY_MS, ts=start - 365 * DAY_MS)
+    store.set_verdict("old-news", stamped_last_year)  # arrived with day 9: a copy re-sent now must find it
+    store.put_outbox([("unique", "day-0", {}), ("unique", "day-9", {})])
+    while store.expire(limit=3):  # a slice at a time, as the stage calls it
+        pass
+    kept = [day for day in range(10) if store.verdict(f"day-{day}") is not None]
+    # The newest arrival is day 9: days 2..9 lie within 7 days of it (plus at most one bucket).
+    assert kept[0] in (1, 2) and kept[1:] == list(range(kept[0] + 1, 10))
+    assert store.verdict("old-news") == stamped_last_year
+    newest = store.verdict("day-9")
+    assert newest is not None
+    assert store.outbox()[0][1] == [("unique", "day-9", newest.value)]  # an expired id's output is left out
+    store.close()
+    reopened = VerdictPartition(tmp_path / "v", RETENTION_MS)  # expiry resumes from what is stored
+    reopened.set_verdict("late", decided("late", start + 20 * DAY_MS))
+    while reopened.expire(limit=100):
+        pass
+    assert [day for day in range(10) if reopened.verdict(f"day-{day}") is not None] == []
+    assert reopened.verdict("old-news") is None
+    assert reopened.verdict("late") is not None
+    reopened.close()
+
+
+def test_a_store_written_with_rocksdb_ttl_is_emptied_for_a_rebuild(tmp_path: Path) -> None:
+    path = tmp_path / "v"
+    options = Options(raw_mode=True)
+    options.create_if_missing(True)
+    old = Rdict(str(path), options, access_type=AccessType.with_ttl(3600))
+    old.put(b"v:a", b'{"old": true}')
+    old.put(b"r:changelog:next", b"12")
+    old.close()
+    store = VerdictPartition(path, RETENTION_MS)
+    assert store.get_record("changelog:next") is None  # so the restore replays the changelog from its start
+    assert store.verdict("a") is None
+    store.close()
