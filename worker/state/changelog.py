@@ -33,7 +33,6 @@ import asyncio
 import logging
 import shutil
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -42,6 +41,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from topology import codec
+from worker.state.flushes import Reassembly, chunk_keys
 
 log = logging.getLogger("neardup.changelog")
 
@@ -124,17 +124,20 @@ class ChangelogReader:
         consumer.seek(tp, start)
         applied = 0
         last_progress = time.monotonic()
+        whole = Reassembly(f"{topic}[{partition}]")
         while await consumer.position(tp) < end:
             batches = await consumer.getmany(tp, timeout_ms=500)
             for record in batches.get(tp, ()):
                 if record.offset >= end:
                     break
                 if record.value is not None:
-                    apply(decode_ops(record.value))
+                    for ops in whole.feed(record.key, decode_ops(record.value)):
+                        apply(ops)
                     applied += 1
                 last_progress = time.monotonic()
             if time.monotonic() - last_progress > _RESTORE_STALL_S:
                 raise RuntimeError(f"restoring {topic}[{partition}] made no progress for {_RESTORE_STALL_S:.0f} s")
+        whole.finish()
         consumer.unsubscribe()
         return applied
 
@@ -332,8 +335,8 @@ class StoreSet(Generic[S]):
             self._queued, self._queued_batches = defaultdict(list), []
             pending: list[tuple[int, Awaitable[Any]]] = []
             for partition, partition_ops in queued.items():
-                for chunk in codec.encode_chunks(partition_ops):
-                    key = uuid.uuid4().hex.encode()  # compaction must keep every batch record
+                chunks = codec.encode_chunks(partition_ops)
+                for key, chunk in zip(chunk_keys(len(chunks)), chunks, strict=True):
                     pending.append((partition, await self._send(key, chunk, partition)))
             settle = asyncio.ensure_future(self._settle(batches, pending, self._on_failed, self._last_settle))
             self._last_settle = settle
