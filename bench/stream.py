@@ -1,4 +1,4 @@
-"""Streaming throughput and latency: neardup with 1 and 2 workers vs a passthrough Faust agent.
+"""Streaming throughput and latency: neardup with 1 and 2 workers vs passthrough jobs.
 
 Run against a broker (``NEARDUP_BOOTSTRAP``, e.g. ``KAFKA_PORT=29092 scripts/kafka-local start``)::
 
@@ -13,7 +13,10 @@ are printed with the range of the max and of the p99; the load is half the media
 The passthrough agent reads the same input and writes each record unchanged: the floor
 that Faust and the broker alone cost on this machine. It runs in one process, the ceiling
 every share is quoted against, and in two sharing the partitions, the floor for two
-workers. Each line ends with the CPU time the configuration's worker processes, and a
+workers. Three more passthrough jobs anchor the worker's figures (bench/anchors.py, left
+out with ``--skip anchors``): Faust taking batches and sending through its producer, as the
+worker does; bare aiokafka; and confluent-kafka (librdkafka). All use the worker's producer
+settings; the last line quotes one worker's max against each. Each line ends with the CPU time the configuration's worker processes, and a
 broker of scripts/kafka-local, used per event in the max run and in the half-load run
 (medians), and the cores the workers, broker and sender took together at half load: a
 figure near the machine's cores means the half load saturates it.
@@ -57,7 +60,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench import devset  # noqa: E402
+from bench import anchors, devset  # noqa: E402
 from topology.stages import Topics  # noqa: E402
 from topology.topics import create_topics, topics  # noqa: E402
 from worker.cli.scan import default_sample  # noqa: E402
@@ -65,15 +68,17 @@ from worker.cli.scan import default_sample  # noqa: E402
 _WARMUP = b"warm"
 _WARMUP_EVENTS = 200
 _WARMUP_S = 5.0
+NEARDUP = "neardup"
 
 
 CONFIGS = (
-    ("passthrough", 1, True),
-    ("passthrough 2 workers", 2, True),
-    ("neardup 1 worker", 1, False),
-    ("neardup 2 workers", 2, False),
+    ("passthrough", 1, "faust"),
+    ("passthrough 2 workers", 2, "faust"),
+    ("neardup 1 worker", 1, NEARDUP),
+    ("neardup 2 workers", 2, NEARDUP),
 )
-"""(label, workers, passthrough) of each configuration the streaming benches compare.
+"""(label, workers, job) of each configuration the streaming benches compare; a job is
+``neardup`` or one of bench/anchors.py's passthroughs.
 
 With ``--exactly-once`` one more runs: one worker with NEARDUP_PROCESSING_GUARANTEE=exactly_once
 (:data:`EXACTLY_ONCE`). Its latency is taken, like every other's, from the output records'
@@ -86,11 +91,16 @@ agent, the same broker and sender, and a consumer group of two.
 """
 
 
-EXACTLY_ONCE = ("neardup 1 worker, exactly once", 1, False)
-BEFORE = ("neardup 1 worker, before", 1, False)
+ANCHORS = (
+    ("passthrough, Faust batched", 1, "faust-batched"),
+    ("passthrough, bare aiokafka", 1, "aiokafka"),
+    ("passthrough, confluent-kafka", 1, "confluent"),
+)
+EXACTLY_ONCE = ("neardup 1 worker, exactly once", 1, NEARDUP)
+BEFORE = ("neardup 1 worker, before", 1, NEARDUP)
 """With ``--before REV``: one worker of that revision's code (a ``git worktree``, this tree's
 native extension copied in), next to this tree's in the same rounds."""
-WEB = ("neardup 1 worker, web on, scraped", 1, False)
+WEB = ("neardup 1 worker, web on, scraped", 1, NEARDUP)
 """With ``--web``: one worker with its web server on (histograms timed, the sampler running),
 its ``/metrics`` and ``/stats`` each fetched once a second throughout, as a Prometheus
 scraping often and the live page open would. Every other configuration runs without it."""
@@ -130,33 +140,6 @@ def broker_pids(bootstrap: str) -> list[int]:
     except (OSError, ValueError):
         return []
     return [pid] if Path(f"/proc/{pid}/stat").exists() else []
-
-
-def passthrough_main(bootstrap: str, prefix: str, partitions: int) -> None:
-    """A Faust app whose one agent copies ``{p}.events`` to ``{p}.unique``."""
-    import faust
-
-    datadir = scratch_dir() / f"{prefix}-passthrough-data" / str(os.getpid())  # one a process
-    datadir.mkdir(parents=True, exist_ok=True)
-    app = faust.App(
-        f"{prefix}-passthrough",
-        broker=f"kafka://{bootstrap}",
-        topic_partitions=partitions,
-        consumer_auto_offset_reset="earliest",
-        web_enabled=False,
-        autodiscover=False,
-        datadir=str(datadir),
-    )
-    names = Topics(prefix)
-    source = app.topic(names.events, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
-    sink = app.topic(names.unique, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
-
-    @app.agent(source)
-    async def copy(stream: faust.StreamT[bytes]) -> None:
-        async for event in stream.events():
-            await sink.send(key=event.message.key, value=event.value)
-
-    faust.Worker(app, loglevel="info", quiet=True).execute_from_commandline()
 
 
 FEEDS = ("devset", "sample")
@@ -364,7 +347,7 @@ def running(
     bootstrap: str,
     partitions: int,
     workers: int,
-    passthrough: bool,
+    job: str,
     tmp: Path,
     lateness_ms: int,
     warm_events: list[tuple[bytes, bytes]] | None = None,
@@ -372,7 +355,7 @@ def running(
     web: bool = False,
     tree: Path = REPO,
 ) -> Iterator[Topics]:
-    """Fresh topics with ``workers`` neardup workers (or passthrough agents) started and warmed up;
+    """Fresh topics with ``workers`` processes of ``job`` (neardup, or a passthrough) started and warmed up;
     with ``web``, their web servers on and scraped once a second (:data:`WEB`)."""
     prefix = f"bench{uuid.uuid4().hex[:6]}"
     names, env = fresh_topics(bootstrap, prefix, partitions, tmp, lateness_ms)
@@ -389,11 +372,12 @@ def running(
                 port = _free_port()
                 worker_env = {**env, "NEARDUP_WEB_PORT": str(port)}
                 urls.append(f"http://127.0.0.1:{port}")
-            if passthrough:
-                cmd = [sys.executable, __file__, "--passthrough-worker", prefix, "--partitions", str(partitions)]
-            else:
+            if job == NEARDUP:
                 cmd = [sys.executable, "-m", "worker.cli.main", "worker", "--name", f"w{i}", "--loglevel", "info"]
-            procs.append(_start(cmd, worker_env, log, REPO if passthrough else tree))
+            else:
+                cmd = [sys.executable, __file__, "--passthrough-worker", prefix, "--job", job]
+                cmd += ["--partitions", str(partitions)]
+            procs.append(_start(cmd, worker_env, log, tree if job == NEARDUP else REPO))
             logs.append(log)
         for log in logs:
             _wait_ready(log)
@@ -436,7 +420,7 @@ def run(
     count: int,
     partitions: int,
     workers: int,
-    passthrough: bool,
+    job: str,
     tmp: Path,
     lateness_ms: int,
     rate: float | None = None,
@@ -454,9 +438,9 @@ def run(
     """
     events = _events(count, feed=feed, days=days)
     with running(
-        bootstrap, partitions, workers, passthrough, tmp, lateness_ms, guarantee=guarantee, web=web, tree=tree
+        bootstrap, partitions, workers, job, tmp, lateness_ms, guarantee=guarantee, web=web, tree=tree
     ) as names:
-        outputs = [names.unique] if passthrough else [names.unique, names.duplicates]
+        outputs = [names.unique, names.duplicates] if job == NEARDUP else [names.unique]
         worker_pids, broker = children(), broker_pids(bootstrap)
         worker_cpu, broker_cpu = cpu_seconds(worker_pids), cpu_seconds(broker)
         result = _measure(bootstrap, names, events, outputs, rate)
@@ -518,8 +502,9 @@ def main() -> None:
         "--skip",
         action="append",
         default=[],
-        choices=["2workers"],
-        help="leave out the two-process configurations (the one-process passthrough always runs: it is the floor)",
+        choices=["2workers", "anchors"],
+        help="leave out the two-process configurations, or the anchors (the one-process passthrough always"
+        " runs: it is the floor)",
     )
     parser.add_argument(
         "--exactly-once", action="store_true", help="also run one worker with exactly-once outputs (its cost)"
@@ -529,18 +514,23 @@ def main() -> None:
     )
     parser.add_argument("--before", metavar="REV", help="also run one worker of this git revision (see BEFORE)")
     parser.add_argument("--passthrough-worker", metavar="PREFIX", help=argparse.SUPPRESS)
+    parser.add_argument("--job", choices=anchors.KINDS, default="faust", help=argparse.SUPPRESS)
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
     if args.passthrough_worker:
-        passthrough_main(bootstrap, args.passthrough_worker, args.partitions)
+        datadir = scratch_dir() / f"{args.passthrough_worker}-passthrough-data" / str(os.getpid())  # one a process
+        anchors.main(args.job, bootstrap, args.passthrough_worker, args.partitions, datadir)
         return
     tmp = scratch_dir()
+    count = len(_events(args.events, feed=args.feed))  # the dev set stops short of a large --events
     print(
-        f"{args.events} events ({args.feed} feed), {args.partitions} partitions,"
+        f"{count} events ({args.feed} feed), {args.partitions} partitions,"
         f" allowed_lateness_ms {args.lateness_ms}, broker {bootstrap}"
         + (f", event times over {args.days:g} days" if args.days else "")
     )
     configs = [c for c in CONFIGS if not ("2workers" in args.skip and c[1] == 2)]
+    if "anchors" not in args.skip:
+        configs[1:1] = ANCHORS
     if args.exactly_once:
         configs.append(EXACTLY_ONCE)
     if args.web:
@@ -549,14 +539,14 @@ def main() -> None:
     if args.before:
         configs.append(BEFORE)
 
-    def measure(label: str, workers: int, passthrough: bool, rate: float | None = None) -> dict[str, float]:
+    def measure(label: str, workers: int, job: str, rate: float | None = None) -> dict[str, float]:
         guarantee = "exactly_once" if label == EXACTLY_ONCE[0] else "at_least_once"
         return run(
             bootstrap,
             args.events,
             args.partitions,
             workers,
-            passthrough,
+            job,
             tmp,
             args.lateness_ms,
             rate=rate,
@@ -571,14 +561,14 @@ def main() -> None:
     # neighbour weighs on all of them alike rather than on whichever runs first.
     drains: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in configs}
     for _ in range(args.repeat):
-        for label, workers, passthrough in configs:
-            drains[label].append(measure(label, workers, passthrough))
+        for label, workers, job in configs:
+            drains[label].append(measure(label, workers, job))
     peaks = {label: [r["events_per_s"] for r in runs] for label, runs in drains.items()}
     peak = {label: statistics.median(values) for label, values in peaks.items()}
     steady: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in configs}
     for _ in range(args.repeat):
-        for label, workers, passthrough in configs:
-            steady[label].append(measure(label, workers, passthrough, rate=peak[label] / 2))
+        for label, workers, job in configs:
+            steady[label].append(measure(label, workers, job, rate=peak[label] / 2))
     floor = peak["passthrough"]
     for label, _, _ in configs:
         runs = steady[label]
@@ -594,6 +584,20 @@ def main() -> None:
             f" | box at half load: {statistics.median(box_cores(r) for r in runs):.2f} of {os.cpu_count()} cores",
             flush=True,
         )
+    print(against_anchors(peak, drains))
+
+
+def against_anchors(peak: dict[str, float], drains: dict[str, list[dict[str, float]]]) -> str:
+    """One worker's max events/s and CPU an event as a share of each passthrough's (issue 30's yardsticks)."""
+    worker = CONFIGS[2][0]
+    cpu = {label: statistics.median(r["worker_ms"] for r in runs) for label, runs in drains.items()}
+    shares = [
+        f"{label.removeprefix('passthrough, ')} {peak[worker] / peak[label]:.0%} of its events/s,"
+        f" {cpu[worker] / cpu[label]:.1f}x its CPU an event"
+        for label, _, _ in (CONFIGS[0], *ANCHORS)
+        if label in peak
+    ]
+    return f"{worker} against the passthroughs: " + "; ".join(shares)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ and the bench splits the latency into the wait before an event's batch starts (f
 window, the batch still running) and the batch itself — fingerprint to verdict, but not the
 lateness hold of a held verdict — with the CPU our code spent per event in it.
 (bench/stream.py gives the end-to-end figures next to the passthrough baseline; this one
-explains them.) The passthrough agent of bench/stream.py then gets the same input at the
+explains them.) With ``--profile FILE`` (py-spy on the PATH), the worker is sampled while it
+works through the measured events, the samples kept in FILE (collapsed stacks), and the
+functions that took most of its time are listed: by their own time, and our code's by
+the time spent in them and what they call. The passthrough agent of bench/stream.py then gets the same input at the
 same rate, as the floor measured in the same run.
 """
 
@@ -22,10 +25,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import signal
+import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -57,12 +63,59 @@ def _batch_lines(log_text: str) -> list[str]:
     ]
 
 
+_FRAME = re.compile(r"^(?P<name>.*) \((?P<file>[^:]*)(?::\d+)?\)$")
+
+
+def _frame(raw: str) -> str:
+    """``function (path:line)`` as ``module.py:function``, the line dropped so its samples add up."""
+    match = _FRAME.match(raw)
+    if not match:
+        return raw
+    path = match["file"]
+    for root in ("/worker/", "/topology/", "/site-packages/", "/lib/python3"):
+        if root in path:
+            path = path[path.index(root) + 1 :]
+            break
+    return f"{path}:{match['name']}"
+
+
+def profile_lines(collapsed: Path, top: int = 18) -> list[str]:
+    """The sampled functions with most time: own time (any code), and ours with what they call."""
+    own: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
+    total = 0
+    for line in collapsed.read_text(errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = [_frame(f) for f in stack.split(";")]
+        total += int(count)
+        own[frames[-1]] += int(count)
+        for frame in set(frames):
+            if frame.startswith(("worker/", "topology/")):
+                inclusive[frame] += int(count)
+    if not total:
+        return ["profile: no samples"]
+    lines = [f"profile: {total} samples; own time"]
+    lines += [f"  {100 * n / total:5.1f} %  {name}" for name, n in own.most_common(top)]
+    lines.append("our functions, with what they call")
+    lines += [f"  {100 * n / total:5.1f} %  {name}" for name, n in inclusive.most_common(top)]
+    return lines
+
+
+def _sample(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    cmd = [spy, "record", "--pid", str(pid), "--rate", "200", "--format", "raw", "--output", str(out), "--nonblocking"]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=200.0, help="events/s (0 = send as fast as possible)")
     parser.add_argument("--lateness-ms", type=int, default=20, help="NEARDUP_ALLOWED_LATENESS_MS of the worker")
     parser.add_argument("--feed", choices=stream.FEEDS, default="devset", help="the input (see bench/stream.py)")
+    parser.add_argument("--profile", type=Path, metavar="FILE", help="sample the worker with py-spy (see above)")
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
     tmp = stream.scratch_dir()
@@ -77,6 +130,7 @@ def main() -> None:
         stream._wait_ready(log)
         stream.warm_up(bootstrap, names)
         warmed = log.stat().st_size
+        spy = _sample(worker.pid, args.profile) if args.profile else None
         cpu, wall = stream.cpu_seconds([worker.pid]), time.time()
         result = stream._measure(
             bootstrap,
@@ -86,13 +140,16 @@ def main() -> None:
             args.rate or None,
         )
         share = (stream.cpu_seconds([worker.pid]) - cpu) / (time.time() - wall)
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(30)
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(30)
         stream.drop_run(bootstrap, prefix, tmp)
     batch_lines = _batch_lines(log.read_bytes()[warmed:].decode(errors="replace"))
     floor = stream.run(
-        bootstrap, args.events, _PARTITIONS, 1, True, tmp, args.lateness_ms, rate=args.rate or None, feed=args.feed
+        bootstrap, args.events, _PARTITIONS, 1, "faust", tmp, args.lateness_ms, rate=args.rate or None, feed=args.feed
     )
     print(f"{result['events']} events at {result['events_per_s']:.0f} events/s, worker CPU {share:.2f} of a core")
     print(f"input -> verdict               p50 {result['p50_ms']:5.0f} ms  p99 {result['p99_ms']:5.0f} ms")
@@ -100,6 +157,8 @@ def main() -> None:
     print(
         f"passthrough agent, same input and rate (this run's floor): p50 {floor['p50_ms']:5.0f} ms  p99 {floor['p99_ms']:5.0f} ms"
     )
+    if args.profile:
+        print("\n".join(profile_lines(args.profile)))
 
 
 if __name__ == "__main__":
