@@ -50,7 +50,7 @@ from rocksdict import (
 )
 
 from worker.engine.blocks import Plan
-from worker.engine.match import Entry
+from worker.engine.match import EntryFields
 from worker.state.layout import (
     BUCKET,
     BUCKET_KEY,
@@ -108,7 +108,7 @@ class TimeBuckets:
     _drop_at: int | None
     _write: WriteOptions
     _watermark: int | None
-    _recent: dict[tuple[int | None, bytes], tuple[Entry, bytes]]
+    _recent: dict[tuple[int | None, bytes], tuple[EntryFields, bytes]]
     _entry_counts: dict[int | None, int]  # stored entries per bucket, counted at open, then kept up
 
     def _options(self, name: str) -> Options:

@@ -24,7 +24,7 @@ from rocksdict import (
 )
 
 from worker.engine.blocks import MAX_TABLES, Plan
-from worker.engine.match import Entry
+from worker.engine.match import Entry, EntryFields
 from worker.state.layout import (
     BUCKET_KEY,
     COMPRESSION,
@@ -113,7 +113,7 @@ class BlockIndex(Reads):
         self._prefix_read = ReadOptions()
         self._prefix_read.set_prefix_same_as_start(True)
         self._watermark: int | None = None
-        self._recent: dict[tuple[int | None, bytes], tuple[Entry, bytes]] = {}
+        self._recent: dict[tuple[int | None, bytes], tuple[EntryFields, bytes]] = {}
         self._entry_counts: dict[int | None, int] = {}
         self._closed = False
         try:
@@ -264,7 +264,7 @@ class BlockIndex(Reads):
         before = batched.get(key)
         if before is None:
             cached = self._recent.get(key)
-            before = None if cached is None else cached[0].fingerprint
+            before = None if cached is None else cached[0][1]
         if before is not None and before != fingerprint:
             self._delete_rows(batch, before, ref, bucket.suffix)
         batched[key] = fingerprint

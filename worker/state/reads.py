@@ -103,7 +103,7 @@ class Reads(TimeBuckets):
         missing: list[int] = []
         for i, ref in enumerate(refs):
             cached = recent.get((bucket.number, ref))
-            found.append(None if cached is None else cached[0])
+            found.append(None if cached is None else Entry.trusted(cached[0]))
             if cached is None:
                 missing.append(i)
         if missing:
@@ -158,7 +158,9 @@ class Reads(TimeBuckets):
         for ref, value in rows:
             if value:
                 cached = recent.get((bucket.number, ref))
-                out.append(cached[0] if cached is not None and cached[1] == value else decode_entry(value))
+                out.append(
+                    Entry.trusted(cached[0]) if cached is not None and cached[1] == value else decode_entry(value)
+                )
         return out
 
     def _remember(self, number: int | None, ref: bytes, entry: Entry, value: bytes) -> None:
@@ -173,4 +175,4 @@ class Reads(TimeBuckets):
         if len(recent) >= RECENT_ENTRIES:
             for key in list(islice(recent, RECENT_ENTRIES // 4)):
                 del recent[key]
-        recent[(number, ref)] = (entry, value)
+        recent[(number, ref)] = (entry.fields(), value)
