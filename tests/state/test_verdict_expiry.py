@@ -1,5 +1,7 @@
 """The verdict store keeps every verdict through reopenings and compactions, and expires by arrival.
 
+Gather states that never complete expire the same way.
+
 A kill test once caught a worker deciding an event a second time, differently: RocksDB's TTL
 through rocksdict wrapped its compaction filter once more at every reopening of a store in
 a process, and with the filter nested three deep a compaction read bytes of the values as
@@ -12,10 +14,13 @@ from pathlib import Path
 
 from rocksdict import AccessType, Options, Rdict
 
-from topology.stages import total_order
+from topology.stages import answer_item, total_order
 from topology.verdicts import Intro, Published
 from worker.state.verdicts import VerdictPartition
 from worker.stream import gather
+from worker.stream.hold import Hold
+from worker.stream.metrics import Metrics
+from worker.stream.verdict_batch import VerdictBatch
 
 DAY_MS = 86_400_000
 RETENTION_MS = 7 * DAY_MS
@@ -86,4 +91,22 @@ def test_a_store_written_with_rocksdb_ttl_is_emptied_for_a_rebuild(tmp_path: Pat
     store = VerdictPartition(path, RETENTION_MS)
     assert store.get_record("changelog:next") is None  # so the restore replays the changelog from its start
     assert store.verdict("a") is None
+    store.close()
+
+
+def test_a_gather_that_never_completes_leaves_with_its_window(tmp_path: Path) -> None:
+    store = VerdictPartition(tmp_path / "v", RETENTION_MS)
+    start = 1_795_000_000_000
+    order = total_order(start, 0, 7)
+    stuck = Intro("stuck", order, start, "00ff", 2, {"id": "stuck", "text": "two answers expected"}).to_dict()
+    batch = VerdictBatch(store, Metrics(), Hold(), 20, start, "t.events")
+    batch.run([stuck, answer_item("stuck", order, [0], [])])  # the second answer never comes
+    ops = store.take_ops()
+    assert store.pending("stuck") is not None
+    assert sum(str(key).startswith("e:") for key, _ in ops) == 1  # filed under its arrival once
+    store.set_verdict("late", decided("late", start + 10 * DAY_MS))
+    while store.expire(limit=100):
+        pass
+    assert store.pending("stuck") is None and store._get("p:stuck") is None
+    assert store.verdict("late") is not None
     store.close()

@@ -4,20 +4,20 @@ A plain rocksdict database with these keyspaces: ``p:<id>`` (the :class:`~worker
 state of an id still gathering), ``v:<id>`` (its :class:`~worker.stream.Published` first
 verdict, written when its gather completes, sent or held), ``o:<seq>`` (a batch's output
 records not yet acknowledged by the output topics, :mod:`worker.stream.outbox`) and
-``e:<bucket>:<id>`` (the ids whose input arrived in that time bucket).
+``e:<bucket>:<id>`` (the ids whose input arrived in that time bucket, decided or gathering).
 Every write is also logged as ``[key, value or null]``, the value as the JSON it is rather
 than a string of it: escaped a second time, a text of quotes and backslashes doubled and a
 record outgrew Kafka's size limit. The stage writes a batch's log as one changelog record
 (:mod:`worker.state.changelog`). Restoring replays the log in order, so the last write of a
 key wins, as it did live.
 
-With a retention, :meth:`VerdictPartition.expire` deletes the first verdicts whose arrival
-(the input's append time, part of its order) lies a window behind the newest one stored, a
-bucket at a time, so the seen ids behind replay idempotency do not grow without bound. An
-id is remembered for a window after it arrived, whatever time the event itself carries: a
-copy re-sent within the window gets its first verdict again even when the event is stamped
-last year. The expiry's deletes are not logged: a restore that brings expired verdicts back
-expires them again.
+With a retention, :meth:`VerdictPartition.expire` deletes the first verdicts (and gather
+states that never completed) whose arrival (the input's append time, part of its order) lies
+a window behind the newest one stored, a bucket at a time, so the seen ids behind replay
+idempotency do not grow without bound. An id is remembered for a window after it arrived,
+whatever time the event itself carries: a copy re-sent within the window gets its first
+verdict again even when the event is stamped last year. The expiry's deletes are not logged:
+a restore that brings expired verdicts back expires them again.
 
 Why not RocksDB's TTL: with rocksdict, a TTL store reopened (or opened after another in the
 same process) got its compaction filter wrapped once more than the last time, so the
@@ -134,12 +134,17 @@ class VerdictPartition:
             state = self._states[event_id] = Pending.from_dict(codec.loads(raw))
         return state
 
-    def set_pending(self, event_id: str, state: Pending | None) -> None:
+    def set_pending(self, event_id: str, state: Pending | None, arrival: int | None = None) -> None:
+        """Store (or with None, delete) an id's gather state; ``arrival``, the order of the first
+        item that made it, puts a new state under expiry too: one that never completes (an
+        answer dead-lettered, a note for an id long gone) leaves with its window."""
         if state is None:
             self._states.pop(event_id, None)
         else:
             self._states[event_id] = state
         self._write(_PENDING + event_id, None if state is None else codec.dumps(state.to_dict()))
+        if state is not None and arrival is not None:
+            self._expires(event_id, arrival)
 
     def settled_through(self, taken: int) -> None:
         """The changelog acknowledged every batch up to the ``taken``-th (its records' order)."""
@@ -151,14 +156,21 @@ class VerdictPartition:
 
     def set_verdict(self, event_id: str, published: Published) -> None:
         self._write(_VERDICT + event_id, codec.dumps(published.to_dict()))
-        if self.bucket_ms and not published.corrections and not published.copies:  # decided (or revised while held)
-            bucket = order_time(published.order) // self.bucket_ms
-            self._write(f"{_EXPIRY}{bucket:0{_BUCKET_DIGITS}d}:{event_id}", b"1")
-            self._newest_bucket = bucket if self._newest_bucket is None else max(bucket, self._newest_bucket)
+        if not published.corrections and not published.copies:  # decided (or revised while held)
+            self._expires(event_id, published.order)
+
+    def _expires(self, event_id: str, order: int) -> None:
+        """File ``event_id`` under the time bucket of its arrival (the append time in ``order``)."""
+        if not self.bucket_ms:
+            return
+        bucket = order_time(order) // self.bucket_ms
+        self._write(f"{_EXPIRY}{bucket:0{_BUCKET_DIGITS}d}:{event_id}", b"1")
+        self._newest_bucket = bucket if self._newest_bucket is None else max(bucket, self._newest_bucket)
 
     def expire(self, limit: int = 1000) -> int:
-        """Delete up to ``limit`` first verdicts whose bucket lies wholly behind the window that
-        ends at the newest stored arrival; returns how many (0: none left to expire).
+        """Delete up to ``limit`` ids' first verdicts (and gather states) whose bucket lies wholly
+        behind the window that ends at the newest stored arrival; returns how many (0: none
+        left to expire).
 
         An expired id seen again is decided afresh, as a candidate it could no longer be found."""
         if self._newest_bucket is None or self.retention_ms is None:
@@ -175,7 +187,10 @@ class VerdictPartition:
             it.next()
         del it
         for key in expired:
-            self._set(_VERDICT + key[len(_EXPIRY) + _BUCKET_DIGITS + 1 :], None)
+            event_id = key[len(_EXPIRY) + _BUCKET_DIGITS + 1 :]
+            self._set(_VERDICT + event_id, None)
+            self._set(_PENDING + event_id, None)
+            self._states.pop(event_id, None)
             self._set(key, None)
         return len(expired)
 

@@ -46,6 +46,7 @@ class VerdictBatch:
         self.revised: list[str] = []  # held verdicts of earlier batches revised in this one
         self.states: dict[str, Pending | None] = {}
         self.stored: set[str] = set()
+        self.arrivals: dict[str, int] = {}  # the order of each id's first item in this batch
         self.published: dict[str, Published | None] = {}
         self.dirty_states: set[str] = set()
         self.dirty_published: set[str] = set()
@@ -88,6 +89,8 @@ class VerdictBatch:
     def item(self, item: dict[str, Any]) -> None:
         kind = item.get("kind")
         event_id = str(item["id"])
+        if kind in ("event", "answer", "earlier"):  # each names the id's order: when its input arrived
+            self.arrivals.setdefault(event_id, int(item["order"]))
         first = self.verdict_of(event_id)
         if kind == "event":
             if first is not None:
@@ -190,8 +193,9 @@ class VerdictBatch:
         for event_id in list(self.dirty_states):
             state = self.states[event_id]
             try:
-                if state is not None:
-                    self.store.set_pending(event_id, state)
+                if state is not None:  # a new state goes under expiry
+                    arrival = None if event_id in self.stored else self.arrivals.get(event_id)
+                    self.store.set_pending(event_id, state, arrival)
                 elif event_id in self.stored:
                     self.store.set_pending(event_id, None)
             except Exception as exc:
