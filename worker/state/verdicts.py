@@ -105,7 +105,7 @@ class VerdictPartition:
         if not self.bucket_ms:
             return None
         it = self._db.iter()
-        it.seek_for_prev((_EXPIRY[:-1] + chr(ord(":") + 1)).encode())
+        it.seek_for_prev(_keyspace_end(_EXPIRY))
         key = bytes(it.key()).decode() if it.valid() else ""
         del it
         return int(key[len(_EXPIRY) : len(_EXPIRY) + _BUCKET_DIGITS]) if key.startswith(_EXPIRY) else None
@@ -177,16 +177,8 @@ class VerdictPartition:
             return 0
         # Counted from the newest bucket's start, so a verdict stays at least the retention.
         first_kept = (self._newest_bucket * self.bucket_ms - self.retention_ms) // self.bucket_ms
-        read = ReadOptions()
-        read.set_iterate_upper_bound(f"{_EXPIRY}{max(first_kept, 0):0{_BUCKET_DIGITS}d}".encode())
-        it = self._db.iter(read)
-        it.seek(_EXPIRY.encode())
-        expired: list[str] = []
-        while it.valid() and len(expired) < limit:
-            expired.append(bytes(it.key()).decode())
-            it.next()
-        del it
-        for key in expired:
+        expired = self._items(_EXPIRY, f"{_EXPIRY}{max(first_kept, 0):0{_BUCKET_DIGITS}d}", limit)
+        for key, _ in expired:
             event_id = key[len(_EXPIRY) + _BUCKET_DIGITS + 1 :]
             self._set(_VERDICT + event_id, None)
             self._set(_PENDING + event_id, None)
@@ -194,14 +186,15 @@ class VerdictPartition:
             self._set(key, None)
         return len(expired)
 
-    def _items(self, prefix: str) -> list[tuple[str, bytes]]:
-        """Every record of one keyspace (``prefix`` ends in ':'), in key order."""
+    def _items(self, prefix: str, before: str | None = None, limit: int | None = None) -> list[tuple[str, bytes]]:
+        """The records of one keyspace (``prefix`` ends in ':') in key order: all of them, or
+        those before the key ``before``, at most ``limit``."""
         read = ReadOptions()
-        read.set_iterate_upper_bound(prefix[:-1].encode() + bytes([ord(":") + 1]))
+        read.set_iterate_upper_bound(before.encode() if before is not None else _keyspace_end(prefix))
         it = self._db.iter(read)
         it.seek(prefix.encode())
         items: list[tuple[str, bytes]] = []
-        while it.valid():
+        while it.valid() and (limit is None or len(items) < limit):
             items.append((bytes(it.key()).decode(), bytes(it.value())))
             it.next()
         del it
@@ -288,6 +281,11 @@ class VerdictPartition:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _keyspace_end(prefix: str) -> bytes:
+    """The first key after every key of a keyspace (``prefix`` ends in ':')."""
+    return prefix[:-1].encode() + bytes([ord(":") + 1])
 
 
 def _stored(value: Any) -> bytes | None:
