@@ -38,16 +38,16 @@ class Entry:
 
     @classmethod
     def trusted(cls, fields: EntryFields) -> Entry:
-        """An entry from the fields of one this process built (and so checked) before: a third
-        of the cost of checking them again, on the index's hot path."""
+        """An entry from the fields of one this process built (and so checked) before: the
+        index's hot path does not pay for checking them again."""
         entry = object.__new__(cls)
         entry.__dict__.update(zip(_ENTRY_FIELDS, fields, strict=True))
         return entry
 
     def fields(self) -> EntryFields:
         """The entry as a plain tuple: kept in a cache, a tuple of strings, numbers and bytes is
-        one the cyclic garbage collector stops scanning, and tens of thousands of entries
-        made each of its full passes a pause of up to 60 ms."""
+        one the cyclic garbage collector stops scanning; tens of thousands of cached entries
+        made each of its full passes a pause of the event loop."""
         return (self.event_id, self.fingerprint, self.order, self.ts, self.sketch)
 
     def __post_init__(self) -> None:

@@ -107,8 +107,8 @@ def create_app(
     )
     _shorten_fetch_wait()
     # Load the dictionaries and tables now (~1.5 s), not on the first event after joining;
-    # the Python pipeline's too: texts the native one declines (a bare link, mojibake: 4 of
-    # 16,880 dev-set events) fall back to it, and its tables took 0.5 s on the first of them.
+    # the Python pipeline's too: texts the native one declines (a bare link, mojibake) fall
+    # back to it, and loading its tables on the first of them blocked the loop mid-stream.
     fingerprint("warm-up 预热", settings)
     fingerprint_reference("warm-up 预热", settings)
     # Everything alive now (modules, tables, the app) lives as long as the process: keep it out
