@@ -76,15 +76,16 @@ def cached_lexicon_table() -> features.LexiconTable:
     if found is not None:
         return found
     table = _build()
-    _store(path, _encode(table))
+    store_atomically(path, _encode(table))
     return table
 
 
-def _store(path: Path, raw: bytes) -> None:
-    """Write ``raw`` to ``path`` atomically (a process reading meanwhile sees all or nothing)."""
+def store_atomically(path: Path, raw: bytes) -> None:
+    """Write ``raw`` to ``path`` atomically (a process reading meanwhile sees all or nothing);
+    a directory that cannot be written is skipped: the caller rebuilds next time."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=".lexicon-")
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-")
     except OSError:
         return
     try:

@@ -8,7 +8,8 @@ most ``Settings.short_chars`` characters also gets:
 
 * a second MinHash sketch (:func:`worker.engine.sketch.sketch`, same layout) over the hashes
   of its character 3-grams, spaces and punctuation left out, so "eastbound" and "east bound"
-  agree and Chinese needs no segmentation;
+  agree and Chinese needs no segmentation; Chinese characters are first folded to their
+  sound (:mod:`worker.engine.sounds`), so an input method's slip (再 for 在) changes nothing;
 * the set itself when it has at most ``MAX_LISTED_GRAMS`` 3-grams (16 bits of each), since
   the sketch's estimate is coarse for so few;
 * a 64-bit mask of the numbers standing on their own in it (two bits per number): two
@@ -38,6 +39,7 @@ import numpy as np
 
 from worker.engine.simhash import mix64, shingle_hashes
 from worker.engine.sketch import PERMUTATIONS, sketch
+from worker.engine.sounds import fold_sounds
 
 __all__ = ["CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "ShortPart", "band_keys", "short_part", "numbers_mask"]
 
@@ -75,9 +77,10 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
     if len(normalised) > short_chars:
         return None
     bands = min(bands, PERMUTATIONS // BAND_ROWS)
-    done = native.short(normalised, bands) if native is not None else None
+    heard = fold_sounds(normalised)
+    done = native.short(heard, bands) if native is not None else None
     if done is None:
-        basis = _NON_WORD.sub("", normalised)
+        basis = _NON_WORD.sub("", heard)
         if not basis:
             return None
         done = _short_reference(basis, bands)

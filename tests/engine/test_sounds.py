@@ -1,0 +1,57 @@
+"""Chinese folded to sound: an input method's slip is no change, other characters stay apart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from worker.engine import sounds
+from worker.engine.fingerprint import fingerprint
+from worker.engine.match import Candidate, Entry, accepts
+from worker.settings import Settings
+
+SETTINGS = Settings()
+
+
+def _is_duplicate(a: str, b: str) -> bool:
+    probe, stored = fingerprint(a, SETTINGS), fingerprint(b, SETTINGS)
+    entry = Entry("stored", stored.simhash, 0, 0, stored.sketch)
+    return accepts(probe, Candidate(entry, (probe.simhash ^ stored.simhash).bit_count()), SETTINGS) is not None
+
+
+def test_characters_of_one_syllable_fold_together_and_others_do_not() -> None:
+    assert sounds.fold_sounds("在") == sounds.fold_sounds("再")  # zài, zài
+    assert sounds.fold_sounds("的") == sounds.fold_sounds("得")  # first readings de, dé
+    assert sounds.fold_sounds("文") == sounds.fold_sounds("问")  # wén, wèn: tones are dropped
+    assert sounds.fold_sounds("文") != sounds.fold_sounds("目")
+    assert sounds.fold_sounds("Tokyo 2026, ｆｕｌｌ") == "Tokyo 2026, ｆｕｌｌ", "only ideographs change"
+
+
+@pytest.mark.parametrize(
+    ("original", "slip"),
+    [
+        ("无法打开文件", "无法打开问件"),  # six characters: below the size that matches only its equal
+        ("文件下载完成", "文件下载完城"),
+        ("我们明天再见", "我们明天在见"),
+    ],
+)
+def test_a_homophone_slip_in_a_tiny_notice_is_a_duplicate(original: str, slip: str) -> None:
+    assert _is_duplicate(slip, original)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("无法打开文件", "无法打开目录"), ("正在下载更新", "正在安装更新"), ("今天天气很好", "今天天气不好")],
+)
+def test_notices_that_differ_by_a_word_stay_apart(a: str, b: str) -> None:
+    assert not _is_duplicate(a, b)
+
+
+def test_the_table_is_kept_on_disk_and_rebuilt_when_damaged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("NEARDUP_CACHE_DIR", str(tmp_path))
+    built = sounds._build(sounds._path())
+    (stored,) = tmp_path.glob("sounds-*.bin")
+    assert sounds._cached(stored) == built
+    stored.write_bytes(stored.read_bytes()[:100])  # cut short, as by a full disk
+    assert sounds._cached(stored) is None, "a damaged file is not read, so the table is built again"

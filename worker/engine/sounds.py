@@ -1,0 +1,85 @@
+"""Chinese characters folded to their sound, so that an input method's slip is no change.
+
+Chinese is typed through pinyin: a slip picks the wrong character of the *same syllable*
+(在/再, 的/地, 文件/问件), and in a post of fifteen characters that one wrong character breaks
+three of its thirteen character 3-grams, and a six-character notice matches nothing at all
+(it must equal the stored one). Folded to sound, every character of one toneless syllable
+becomes the same character (the first of them in code-point order), and such a slip changes
+nothing the short-text part sees (:mod:`worker.engine.shorttext`). What folding merges
+otherwise, two *different* posts whose every three consecutive syllables agree, real text
+hardly has.
+
+Readings are pypinyin's (a character's most common reading first; tones dropped). Only the
+CJK Unified Ideographs block is folded: the normaliser has already turned Traditional into
+Simplified, and rarer blocks hold names and archaic forms, not slips. Building the table
+means loading pypinyin's 40k-entry dictionary, so it is kept on disk (native byte order) between processes
+(:mod:`worker.engine.lexicon_cache`'s directory) under a name that hashes its inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import unicodedata
+from array import array
+from functools import cache
+from pathlib import Path
+
+from worker.engine.lexicon_cache import cache_dir, store_atomically
+
+__all__ = ["fold_sounds", "sound_table"]
+
+_FIRST, _LAST = 0x4E00, 0x9FFF
+_SIZE = _LAST - _FIRST + 1
+
+
+def fold_sounds(text: str) -> str:
+    """``text`` with every CJK ideograph replaced by the first ideograph of its syllable."""
+    return text.translate(sound_table())
+
+
+@cache
+def sound_table() -> dict[int, int]:
+    """``str.translate`` table: ideograph -> representative of its toneless syllable (only
+    the ideographs that change)."""
+    path = _path()
+    codes = _cached(path) or _build(path)
+    return {_FIRST + i: code for i, code in enumerate(codes) if code != _FIRST + i}
+
+
+def _build(path: Path) -> list[int]:
+    from pypinyin.pinyin_dict import pinyin_dict
+
+    first: dict[str, int] = {}
+    codes = list(range(_FIRST, _LAST + 1))
+    for i, code in enumerate(codes):
+        readings = pinyin_dict.get(code)
+        if readings:
+            codes[i] = first.setdefault(_toneless(readings.split(",")[0]), code)
+    store_atomically(path, array("H", codes).tobytes())
+    return codes
+
+
+def _toneless(reading: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", reading) if not unicodedata.combining(c))
+
+
+def _cached(path: Path) -> list[int] | None:
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    codes = array("H")
+    codes.frombytes(raw[: 2 * _SIZE])
+    return codes.tolist() if len(raw) == 2 * _SIZE else None
+
+
+def _path() -> Path:
+    """The cache file, named by a digest of pypinyin's readings and this module."""
+    spec = importlib.util.find_spec("pypinyin")  # located, not imported: that costs 0.2 s
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("pypinyin is required to fold Chinese characters to their sound")
+    digest = hashlib.blake2b(digest_size=12)
+    digest.update((Path(spec.submodule_search_locations[0]) / "pinyin_dict.json").read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    return cache_dir() / f"sounds-{digest.hexdigest()}.bin"
