@@ -192,6 +192,37 @@ def test_body_text_that_resembles_boilerplate_is_kept(raw: str) -> None:
     assert normalize(raw) == " ".join(raw.casefold().split())
 
 
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Bridge reopens today. Like, share and follow @city for more!", "bridge reopens today."),
+        ("Bridge reopens today - tap like and subscribe for daily updates", "bridge reopens today"),
+        ("Bridge reopens today | Follow + share: https://x.co/a #news", "bridge reopens today"),
+        (
+            "【本地生活圈】大桥今天恢复通车。 点赞+转发+关注@本地生活圈，评论区抽3位送礼物！",
+            "【本地生活圈】大桥今天恢复通车。",
+        ),
+        ("大桥今天恢复通车 转发并关注，抽5位送好礼！来自Android客户端", "大桥今天恢复通车"),
+    ],
+)
+def test_social_calls_to_action_are_stripped(raw: str, expected: str) -> None:
+    assert normalize(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Fans follow the team everywhere. They share photos and like to sing.",
+        "Please share your thoughts. We like hearing from readers.",
+        "该视频在网上引发广泛关注,网友纷纷转发。",
+        "求转发求关注",  # the whole text: never stripped
+        "Like and share",
+    ],
+)
+def test_prose_with_action_words_is_kept(raw: str) -> None:
+    assert normalize(raw) == " ".join(raw.casefold().split())
+
+
 def test_two_outlets_wrapping_one_story_normalise_identically() -> None:
     reuters = (
         "BEIJING, Jan. 5 (Reuters) - China’s factory activity expanded in December, "
@@ -247,6 +278,8 @@ def test_fast_nfkc_equals_unicodedata(text: str) -> None:
         "（完）" * 70_000,
         "(AP) - " * 30_000,
         "。Read more:" * 20_000,
+        ". like " * 30_000,
+        " 转发" * 60_000,
         "\u0301" * 200_000,
     ],
 )

@@ -110,6 +110,50 @@ _FOOTER_WINDOW = 400
 _MAX_STACKED = 6
 
 
+# Social calls to action: two actions asked of the reader in a row ("like, share and follow
+# …", "tap like and subscribe", "点赞+转发+关注…", "转发并关注…抽奖"). One action word is ordinary
+# prose ("fans follow the team", "they share photos and like to sing"); a run of them is the
+# wrapper a feed account puts around every post, which otherwise outweighs a short post inside
+# it. The first action starts the segment (an English one within its first three words, the
+# next joined to it by at most a comma or "and"; a Chinese one within six characters, the next
+# within eight), and the segment must reach the end of the text within one line.
+_ACTIONS_EN = r"(?:like|share|follow|retweet|repost|subscribe|comment|tap|click|join|download)"
+_ACTIONS_ZH = "(?:转发|转载|关注|点赞|评论|分享|收藏|抽奖|私信|订阅)"
+_CTA_EN = re.compile(rf"\s*(?:[a-z']+\s+){{0,2}}?{_ACTIONS_EN}\s*(?:,|&|\+|/|and|or)?\s*(?:then\s+)?{_ACTIONS_EN}\b")
+_CTA_ZH = re.compile(rf"\s*[^\n]{{0,6}}?{_ACTIONS_ZH}[^\n]{{0,8}}?{_ACTIONS_ZH}")
+# Where a call to action may start: a sentence end, a line break, a bracket or a separator
+# ("- tap like…", "· like, share…"); a Chinese one also after a space, which Chinese prose
+# does not put inside a sentence.
+_CTA_BOUNDARY_EN = re.compile(r"[\n.!?\"')\]】\-|·•»:;]")
+_CTA_BOUNDARY_ZH = re.compile(r"[\n.!?\"')\]】\-|·•»:;~。！？ ]")
+_SEPARATORS = "-|·•»:;~ "  # cut with the call to action; a sentence end or bracket stays
+_CTA_LONGEST = 300
+# Any action word as a plain substring: a tail with fewer than two is skipped by one scan,
+# before any pattern runs from its boundaries (most texts).
+_CTA_HINT = re.compile(
+    "转发|转载|关注|点赞|评论|分享|收藏|抽奖|私信|订阅"
+    "|like|share|follow|retweet|repost|subscribe|comment|tap|click|join|download"
+)
+
+
+def call_to_action(text: str) -> int | None:
+    """Where a trailing call to action starts in ``text`` (case-folded), or None. Checked from
+    each boundary in the last ``_CTA_LONGEST`` characters, leftmost first; each check is
+    bounded, so a hostile text costs at most a few thousand steps a boundary."""
+    start = max(0, len(text) - _CTA_LONGEST)
+    tail = text[start:]
+    if "\n" in tail:
+        start += tail.rindex("\n")
+        tail = text[start:]
+    if len(_CTA_HINT.findall(tail)) < 2:
+        return None
+    for pattern, boundary in ((_CTA_ZH, _CTA_BOUNDARY_ZH), (_CTA_EN, _CTA_BOUNDARY_EN)):
+        for b in boundary.finditer(text, start):
+            if pattern.match(text, b.end()) is not None and text[: b.end()].strip():
+                return b.start() if b.group() in _SEPARATORS else b.end()
+    return None
+
+
 def strip_dateline(text: str) -> str:
     """Drop stacked leading credits ("原标题…\\n【环球网报道】…"), a few at most.
 
@@ -147,15 +191,18 @@ def strip_footers(text: str) -> str:
     * Chinese end marks and credits: "（完）", "【完】", "责任编辑：…", "责编：…", "编辑：…",
       "来源：…", "原标题：…", "作者：…", "记者：…", "校对：…", "审核：…";
     * Chinese calls to action and provenance: "点击查看…", "扫码关注…", "更多精彩：…",
-      "本文来自…", "声明：…".
+      "本文来自…", "声明：…";
+    * social calls to action, two actions in a row (:func:`call_to_action`): "- tap like and
+      subscribe…", "· like, share and follow…", "点赞+转发+关注…", " 转发并关注，抽5位送…".
     """
     for _ in range(_MAX_STACKED):
         m = _FOOTER.search(text, max(0, len(text) - _FOOTER_WINDOW))
-        if m is None or not text[: m.start(1)].strip():
+        cut = m.start(1) if m is not None else call_to_action(text)
+        if cut is None or not text[:cut].strip():
             # Never the whole text: a post that *is* one line like "Read more: …" or
             # "Our Standards: …" is content, and stripping it would leave nothing to match on.
             break
-        text = text[: m.start(1)].rstrip()
+        text = text[:cut].rstrip()
     return text
 
 
