@@ -25,12 +25,13 @@ from topology.codec import dumps
 from topology.records import Event
 from topology.validate import InvalidEvent, parse_event
 from worker.cli.deduplicator import Deduplicator
-from worker.engine.fingerprint import Fingerprint, fingerprint
+from worker.engine.fingerprint import Fingerprint, fingerprint, warm_up
 from worker.settings import Settings
 from worker.state.index import BlockIndex
 
 _FLUSH_EVERY = 1000
 _CHUNK = 256  # lines fingerprinted ahead at a time
+_AHEAD = 4  # chunks queued for the helper before the first is decided
 # Inputs at least this large are fingerprinted ahead by a helper process (it takes ~1 s to
 # start and load its tables, which a small file would not win back).
 AHEAD_BYTES = 2 << 20
@@ -91,7 +92,7 @@ def scan(
         for chunk in _chunks(source, settings):
             texts = [line.event.text for line in chunk if line.event is not None]
             queued.append((chunk, pool.submit(_fingerprints, texts, settings) if pool else None))
-            if len(queued) > 1:
+            if len(queued) > _AHEAD:
                 _decide(*queued.popleft(), dedup, out, rejects, summary, report)
         while queued:
             _decide(*queued.popleft(), dedup, out, rejects, summary, report)
@@ -166,7 +167,7 @@ def _helper(settings: Settings) -> Iterator[ProcessPoolExecutor]:
     pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
     # A pool forks at its first task: this one forks it now, before RocksDB starts its
     # threads, and loads the helper's tables while this process opens the index.
-    pool.submit(_fingerprints, ["warm up"], settings)
+    pool.submit(warm_up, settings)
     try:
         yield pool
     finally:

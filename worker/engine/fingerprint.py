@@ -110,6 +110,15 @@ def fingerprint_reference(text: str, settings: Settings) -> Fingerprint:
     return _from_normalised(text, normalised, settings)
 
 
+def warm_up(settings: Settings) -> None:
+    """Load every dictionary and table fingerprinting may need, both pipelines' (~1 s): the
+    native one's, and the Python one's, which texts the native one declines (a bare link,
+    mojibake) fall back to. Loaded at their first such text instead, they stalled a stream,
+    or a scan's helper, mid-run."""
+    fingerprint("warm-up 预热", settings)
+    fingerprint_reference("warm-up 预热", settings)
+
+
 @cache
 def native_engine() -> Any | None:
     """The native pipeline loaded with this process's tables, or None without ``worker._native``."""

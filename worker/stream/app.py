@@ -16,7 +16,7 @@ from typing import Any
 import faust
 
 from topology.stages import Topics
-from worker.engine.fingerprint import fingerprint, fingerprint_reference
+from worker.engine.fingerprint import warm_up
 from worker.settings import Settings
 from worker.state.changelog import ChangelogReader
 from worker.stream.batches import Windows
@@ -106,11 +106,8 @@ def create_app(
         broker_heartbeat_interval=_HEARTBEAT_S,
     )
     _shorten_fetch_wait()
-    # Load the dictionaries and tables now (~1.5 s), not on the first event after joining;
-    # the Python pipeline's too: texts the native one declines (a bare link, mojibake) fall
-    # back to it, and loading its tables on the first of them blocked the loop mid-stream.
-    fingerprint("warm-up 预热", settings)
-    fingerprint_reference("warm-up 预热", settings)
+    # Load the dictionaries and tables now, not on the first event after joining.
+    warm_up(settings)
     # Everything alive now (modules, tables, the app) lives as long as the process: keep it out
     # of the cyclic collector, whose full passes over it took ~40 ms each — straight into the
     # latency of every event in flight.
