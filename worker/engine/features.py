@@ -75,8 +75,9 @@ class HashedFeatures:
     words: int
 
 
-def hashed_features(tokens: Sequence[str], n: int = 2) -> HashedFeatures:
-    """The features of :func:`features` as hashes and weights, one row per occurrence.
+def hashed_features(tokens: Sequence[str], n: int = 2, table: LexiconTable | None = None) -> HashedFeatures:
+    """The features of :func:`features` as hashes and weights, one row per occurrence;
+    ``table``: the lexicon already built (:func:`lexicon_table`), else it is built here.
 
     Unigram hashes are ``feature_hash(word)``; shingle hashes are ``shingle_hashes`` of
     their words' hashes. A feature that occurs ``c`` times has ``c`` rows whose weights sum
@@ -93,7 +94,8 @@ def hashed_features(tokens: Sequence[str], n: int = 2) -> HashedFeatures:
     new[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
     distinct = ordered[new]
-    idf, is_unigram = _weigh(distinct, order[new], tokens)
+    lexicon = _built_lexicon() if table is None else _lexicon_of(table)
+    idf, is_unigram = _weigh(lexicon, distinct, order[new], tokens)
     back = np.searchsorted(distinct, hashes)
     weights = idf[back]
     unigram = is_unigram[back]
@@ -132,17 +134,15 @@ class _Lexicon:
 
 
 @cache
-def _lexicon() -> _Lexicon:
-    """The table the native pipeline reads too, from the disk cache (built there at most once
-    per change of its inputs): building it from the IDF files costs ~0.8 s, which a text the
-    native pipeline declines paid mid-stream."""
-    from worker.engine.lexicon_cache import cached_lexicon_table
-
-    found = cached_lexicon_table()
-    table = np.frombuffer(found.rows, dtype="<u4").reshape(-1, 2)
-    return _Lexicon(table, np.uint64(found.shift), np.arange(found.width, dtype=np.uint64), found)
+def _lexicon_of(table: LexiconTable) -> _Lexicon:
+    """The lexicon of a table the native pipeline reads too (from its disk cache: building it
+    from the IDF files costs ~0.8 s, which a text the native pipeline declines paid
+    mid-stream)."""
+    rows = np.frombuffer(table.rows, dtype="<u4").reshape(-1, 2)
+    return _Lexicon(rows, np.uint64(table.shift), np.arange(table.width, dtype=np.uint64), table)
 
 
+@cache
 def _built_lexicon() -> _Lexicon:
     """The lexicon built from the IDF tables and stopword lists."""
     vocab = vocabulary()
@@ -189,13 +189,14 @@ def lexicon_table() -> LexiconTable:
     return _built_lexicon().plain
 
 
-def _weigh(hashes: np.ndarray, where: np.ndarray, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def _weigh(
+    lexicon: _Lexicon, hashes: np.ndarray, where: np.ndarray, tokens: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
     """(IDF, is-a-unigram-feature i.e. not a stopword) of words given by hash.
 
     ``tokens[where[i]]`` is the word with ``hashes[i]``, needed only for words missing from
     the table.
     """
-    lexicon = _lexicon()
     rows = lexicon.table[(hashes >> lexicon.shift)[:, None] + lexicon.window]
     match = rows[:, :, 0] == hashes.astype(np.uint32)[:, None]
     # At most one row matches; known weights are never 0, so 0 means "not in the table".

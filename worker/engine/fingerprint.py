@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 import mmh3
 
-from worker.engine.features import hashed_features
+from worker.engine.features import LexiconTable, hashed_features
 from worker.engine.lexicon_cache import cached_lexicon_table
 from worker.engine.normalize import normalize, normalize_reference
 from worker.engine.segment import char_classes, tokenize
@@ -120,13 +120,19 @@ def warm_up(settings: Settings) -> None:
 
 
 @cache
+def _lexicon_table() -> LexiconTable:
+    """The IDF lookup table both pipelines weigh words with, read once per process."""
+    return cached_lexicon_table()
+
+
+@cache
 def native_engine() -> Any | None:
     """The native pipeline loaded with this process's tables, or None without ``worker._native``."""
     try:
         from worker import _native
     except ImportError:
         return None
-    table = cached_lexicon_table()
+    table = _lexicon_table()
     return _native.Engine(
         char_classes(), table.rows, table.shift, table.width, table.zh_default, table.en_default, donor_order()
     )
@@ -134,7 +140,7 @@ def native_engine() -> Any | None:
 
 def _from_normalised(text: str, normalised: str, settings: Settings) -> Fingerprint:
     tokens = tokenize(normalised)
-    weighted = hashed_features(tokens, settings.shingle_n)
+    weighted = hashed_features(tokens, settings.shingle_n, _lexicon_table())
     words = weighted.words
     exact: int | None = None
     if words < settings.min_features:
