@@ -17,6 +17,7 @@ from topology.records import Event
 from topology.stages import Probe, Topics, answer_partition, order_time, probe_partition, total_order
 from worker.cli.deduplicator import Deduplicator
 from worker.engine import match
+from worker.engine.fingerprint import fingerprint
 from worker.settings import Settings
 from worker.state.changelog import StoreSet
 from worker.state.index import BlockIndex
@@ -67,7 +68,8 @@ def as_messages(fanout_probes: dict[int, list[Probe]], intros: dict[int, Any]) -
 
 
 def test_fingerprint_fans_an_event_out_to_a_probe_per_table_routed_to_its_bucket() -> None:
-    out = FingerprintStage(SETTINGS).process([event("a", STORY, 7)])
+    story = STORY + " " + OTHER  # longer than a short text: in the tables
+    out = FingerprintStage(SETTINGS).process([event("a", story, 7)])
     probes = [probe for share in out.probes.values() for probe in share]
     tables = len(SETTINGS.block_plan.tables)
     assert out.accepted == 1 and out.dead == []
@@ -78,8 +80,17 @@ def test_fingerprint_fans_an_event_out_to_a_probe_per_table_routed_to_its_bucket
     [(part, intros)] = [(part, intros) for part, intros in out.intros.items() if intros]
     [intro] = intros.values()
     assert intro["id"] == "a" and intro["expected"] == len(probes)
-    assert intro["event"]["text"] == STORY
+    assert intro["event"]["text"] == story
     assert part in out.probes  # the intro rides with one of the event's own probes
+
+
+def test_a_short_text_probes_its_exact_keys_and_no_table() -> None:
+    out = FingerprintStage(SETTINGS).process([event("a", STORY, 7)])
+    probes = [probe for share in out.probes.values() for probe in share]
+    fp = fingerprint(STORY, SETTINGS)
+    assert fp.bands and not fp.in_tables
+    assert all(p.exact for p in probes)
+    assert sorted(p.key for p in probes) == sorted(fp.exact_keys)
 
 
 def test_fingerprint_dead_letters_what_it_refuses_and_fans_out_the_rest() -> None:

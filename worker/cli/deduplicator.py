@@ -79,13 +79,13 @@ class Deduplicator:
         entry = Entry(event_id=event.id, fingerprint=probe.simhash, order=order, ts=ts, sketch=probe.sketch)
         # The first verdict is kept as long as the event's own entries (retention by event time).
         record = (_VERDICT_PREFIX + event.id, dumps(verdict.to_dict()))
-        self.index.add(entry, tables=None if probe.exact is None else [], exact_keys=probe.exact_keys, record=record)
+        self.index.add(entry, tables=None if probe.in_tables else [], exact_keys=probe.exact_keys, record=record)
         return verdict
 
     def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:
         oldest = ts - self.settings.retention_ms
         candidates: dict[str, Candidate] = {}
-        if probe.exact is None:
+        if probe.in_tables:
             for candidate in self.index.query(probe.simhash, self.settings.max_distance):
                 candidates[candidate.entry.event_id] = candidate
         for entry in self.index.query_exact_many(probe.exact_keys):

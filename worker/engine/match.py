@@ -148,11 +148,12 @@ def is_later_match(probe_ts: int, candidate: Candidate, verify: Verify, retentio
 
 
 def found_by(plan: Plan, probe: Fingerprint, stored: Fingerprint) -> list[str]:
-    """Where the index meets two fingerprints: the block tables whose keys they share, and the
-    exact keys (a very short text's exact hash, or the opening and closing anchors; a short
+    """Where the index meets two fingerprints: the block tables whose keys they share (when
+    both are in the tables), and the exact keys (a very short text's exact hash, or the opening and closing anchors; a short
     text's band and edge keys) they share."""
     keys = zip(plan.keys(probe.simhash), plan.keys(stored.simhash), strict=True)
-    tables = [f"table {t}" for t, (a, b) in enumerate(keys) if a == b]
+    tabled = probe.in_tables and stored.in_tables
+    tables = [f"table {t}" for t, (a, b) in enumerate(keys) if a == b] if tabled else []
     shared = set(probe.exact_keys) & set(stored.exact_keys)
     if probe.exact is not None:
         found = tables + (["exact text"] if probe.exact in shared else [])

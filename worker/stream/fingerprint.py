@@ -84,7 +84,7 @@ class FingerprintStage:
         ts = event.ts if event.ts is not None else append_ms
         fp = fingerprint(event.text, self.settings)
         probes: list[Probe] = []
-        if fp.exact is None:
+        if fp.in_tables:
             for t, key in enumerate(self.plan.keys(fp.simhash)):
                 probes.append(Probe(t, key, event.id, order, ts, fp.simhash, fp.sketch, False))
         exact_table = len(self.plan.tables)
