@@ -365,3 +365,16 @@ def test_entry_count_follows_adds_reopens_and_dropped_buckets(tmp_path: Path) ->
     with BlockIndex(tmp_path / "plain", PLAN) as index:
         index.add_many((entry(i, rng.getrandbits(64), ts=0), None, ()) for i in range(5))
         assert index.entry_count == 5
+
+
+def test_a_short_post_is_stored_without_table_rows_and_its_slipped_copy_found(tmp_path: Path) -> None:
+    settings = Settings()
+    with BlockIndex(tmp_path, settings.block_plan, retention_ms=settings.retention_ms) as index:
+        dedup = Deduplicator(index, settings)
+        first = dedup.decide(Event("a", "The council approved the new bridge today", 1_000))
+        copy = dedup.decide(Event("b", "The councl approved the new bridge today", 2_000))
+        other = dedup.decide(Event("c", "Flood warning for the river valley tonight", 3_000))
+    assert (first.verdict, copy.verdict, copy.duplicate_of, other.verdict) == ("unique", "duplicate", "a", "unique")
+    rows = rows_on_disk(tmp_path)
+    assert not any(label.startswith("tables") for label in rows), rows
+    assert sum(n for label, n in rows.items() if label.startswith("exact")) > 0

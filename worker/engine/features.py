@@ -135,9 +135,8 @@ class _Lexicon:
 
 @cache
 def _lexicon_of(table: LexiconTable) -> _Lexicon:
-    """The lexicon of a table the native pipeline reads too (from its disk cache: building it
-    from the IDF files costs ~0.8 s, which a text the native pipeline declines paid
-    mid-stream)."""
+    """The lexicon of a table the native pipeline reads too, from its disk cache: building it
+    from the IDF files is slow, and a text the native pipeline declined paid for it mid-run."""
     rows = np.frombuffer(table.rows, dtype="<u4").reshape(-1, 2)
     return _Lexicon(rows, np.uint64(table.shift), np.arange(table.width, dtype=np.uint64), table)
 

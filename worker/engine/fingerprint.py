@@ -89,9 +89,7 @@ class Fingerprint:
     def in_tables(self) -> bool:
         """Whether the text is stored in, and probes, the block tables. Not a very short text
         (its exact hash finds its copies) nor a short one: its character part's band and edge
-        keys find every copy the tables found (the same verdicts on both quality sets and the
-        scan-speed feed without them), and its ten table rows and probes were half of its
-        index work."""
+        keys find the copies the tables would, for fewer rows and probes."""
         return self.exact is None and not self.bands
 
     @property
@@ -120,10 +118,10 @@ def fingerprint_reference(text: str, settings: Settings) -> Fingerprint:
 
 
 def warm_up(settings: Settings) -> None:
-    """Load every dictionary and table fingerprinting may need, both pipelines' (~1 s): the
-    native one's, and the Python one's, which texts the native one declines (a bare link,
-    mojibake) fall back to. Loaded at their first such text instead, they stalled a stream,
-    or a scan's helper, mid-run."""
+    """Load every dictionary and table fingerprinting may need, both pipelines': the native
+    one's, and the Python one's, which texts the native one declines (a bare link, mojibake)
+    fall back to. Loaded at their first such text instead, they stalled a stream, or a scan's
+    helper, mid-run."""
     fingerprint("warm-up 预热", settings)
     fingerprint_reference("warm-up 预热", settings)
 

@@ -149,8 +149,8 @@ def is_later_match(probe_ts: int, candidate: Candidate, verify: Verify, retentio
 
 def found_by(plan: Plan, probe: Fingerprint, stored: Fingerprint) -> list[str]:
     """Where the index meets two fingerprints: the block tables whose keys they share (when
-    both are in the tables), and the exact keys (a very short text's exact hash, or the opening and closing anchors; a short
-    text's band and edge keys) they share."""
+    both are in the tables), and the exact keys (a very short text's exact hash, or the
+    opening and closing anchors; a short text's band and edge keys) they share."""
     keys = zip(plan.keys(probe.simhash), plan.keys(stored.simhash), strict=True)
     tabled = probe.in_tables and stored.in_tables
     tables = [f"table {t}" for t, (a, b) in enumerate(keys) if a == b] if tabled else []

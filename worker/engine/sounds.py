@@ -1,7 +1,7 @@
 """Chinese characters folded to their sound, so that an input method's slip is no change.
 
 Chinese is typed through pinyin: a slip picks the wrong character of the *same syllable*
-(在/再, 的/地, 文件/问件), and in a post of fifteen characters that one wrong character breaks
+(在/再, 的/得, 文件/问件), and in a post of fifteen characters that one wrong character breaks
 three of its thirteen character 3-grams, and a six-character notice matches nothing at all
 (it must equal the stored one). Folded to sound, every character of one toneless syllable
 becomes the same character (the first of them in code-point order), and such a slip changes
@@ -12,8 +12,9 @@ hardly has.
 Readings are pypinyin's (a character's most common reading first; tones dropped). Only the
 CJK Unified Ideographs block is folded: the normaliser has already turned Traditional into
 Simplified, and rarer blocks hold names and archaic forms, not slips. Building the table
-means loading pypinyin's 40k-entry dictionary, so it is kept on disk (native byte order) between processes
-(:mod:`worker.engine.lexicon_cache`'s directory) under a name that hashes its inputs.
+means loading pypinyin's 40k-entry dictionary, so it is kept on disk between processes (in
+native byte order, in :mod:`worker.engine.lexicon_cache`'s directory) under a name that
+hashes its inputs.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def _cached(path: Path) -> list[int] | None:
 
 def _path() -> Path:
     """The cache file, named by a digest of pypinyin's readings and this module."""
-    spec = importlib.util.find_spec("pypinyin")  # located, not imported: that costs 0.2 s
+    spec = importlib.util.find_spec("pypinyin")  # located, not imported: that loads its dictionary
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("pypinyin is required to fold Chinese characters to their sound")
     digest = hashlib.blake2b(digest_size=12)
