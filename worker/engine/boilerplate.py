@@ -117,8 +117,10 @@ _MAX_STACKED = 6
 # it. The first action starts the segment (an English one within its first three words, the
 # next joined to it by at most a comma or "and"; a Chinese one within six characters, the next
 # within eight), and the segment must reach the end of the text within one line.
-_ACTIONS_EN = r"(?:like|share|follow|retweet|repost|subscribe|comment|tap|click|join|download)"
-_ACTIONS_ZH = "(?:转发|转载|关注|点赞|评论|分享|收藏|抽奖|私信|订阅)"
+_WORDS_EN = ("like", "share", "follow", "retweet", "repost", "subscribe", "comment", "tap", "click", "join", "download")
+_WORDS_ZH = ("转发", "转载", "关注", "点赞", "评论", "分享", "收藏", "抽奖", "私信", "订阅")
+_ACTIONS_EN = "(?:" + "|".join(_WORDS_EN) + ")"
+_ACTIONS_ZH = "(?:" + "|".join(_WORDS_ZH) + ")"
 # Two actions in a row, then what may stand between the boundary and the first of them.
 _CTA_EN = re.compile(rf"\b{_ACTIONS_EN}\s*(?:,|&|\+|/|and|or)?\s*(?:then\s+)?{_ACTIONS_EN}\b")
 _CTA_ZH = re.compile(rf"{_ACTIONS_ZH}[^\n]{{0,8}}?{_ACTIONS_ZH}")
@@ -132,10 +134,7 @@ _CTA_LONGEST = 200
 _LEAD_LONGEST = 40
 _PAIR_GAP = 12  # characters between two action words that may form a pair
 # Any action word, as a plain substring: where the pair patterns may start.
-_CTA_HINT = re.compile(
-    "转发|转载|关注|点赞|评论|分享|收藏|抽奖|私信|订阅"
-    "|like|share|follow|retweet|repost|subscribe|comment|tap|click|join|download"
-)
+_CTA_HINT = re.compile("|".join(_WORDS_ZH + _WORDS_EN))
 
 
 def call_to_action(text: str) -> int | None:

@@ -27,7 +27,6 @@ Two forms of the same features:
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,11 +34,9 @@ from functools import cache
 
 import numpy as np
 
-from worker.engine.idf import default_idf, idf, vocabulary
+from worker.engine.idf import default_idf, idf, is_chinese, vocabulary
 from worker.engine.simhash import feature_hashes, shingle_hashes
 from worker.engine.stopwords import stopwords
-
-_HAN = re.compile("[\u3400-\u9fff]")  # as worker.engine.idf tells Chinese tokens
 
 __all__ = ["SHINGLE_SEP", "HashedFeatures", "features", "hashed_features"]
 
@@ -206,7 +203,7 @@ def _weigh(
         # Chinese median, anything else the English weight of an unseen word.
         plain = lexicon.plain
         signed[unknown] = [
-            plain.zh_default if _HAN.search(token) else plain.en_default
+            plain.zh_default if is_chinese(token) else plain.en_default
             for token in map(tokens.__getitem__, where[unknown].tolist())
         ]
     return np.abs(signed), signed > 0

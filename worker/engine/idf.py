@@ -125,10 +125,15 @@ def _float32(values: np.ndarray | float) -> np.ndarray:
     return np.asarray(values, dtype=np.float32).astype(np.float64)
 
 
+def is_chinese(token: str) -> bool:
+    """Whether a token is Chinese for weighing: it has a CJK ideograph."""
+    return _HAN.search(token) is not None
+
+
 def default_idf(token: str) -> float:
     """Weight of a token missing from the tables: Chinese median, or English unseen weight."""
     vocab = vocabulary()
-    return vocab.zh_default if _HAN.search(token) else vocab.en_default
+    return vocab.zh_default if is_chinese(token) else vocab.en_default
 
 
 def idf(token: str) -> float:
