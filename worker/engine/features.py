@@ -34,7 +34,7 @@ from functools import cache
 
 import numpy as np
 
-from worker.engine.idf import default_idf, idf, is_chinese, vocabulary
+from worker.engine.idf import default_idf, idf, unseen_weight, vocabulary
 from worker.engine.simhash import feature_hashes, shingle_hashes
 from worker.engine.stopwords import stopwords
 
@@ -199,11 +199,10 @@ def _weigh(
     signed = (rows[:, :, 1].view(np.float32) * match).sum(axis=1, dtype=np.float64)
     unknown = signed == 0.0
     if unknown.any():
-        # Never a stopword: every stopword is in the lexicon. Missing Chinese words weigh the
-        # Chinese median, anything else the English weight of an unseen word.
+        # Never a stopword: every stopword is in the lexicon.
         plain = lexicon.plain
         signed[unknown] = [
-            plain.zh_default if is_chinese(token) else plain.en_default
+            unseen_weight(token, plain.zh_default, plain.en_default)
             for token in map(tokens.__getitem__, where[unknown].tolist())
         ]
     return np.abs(signed), signed > 0

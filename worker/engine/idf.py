@@ -133,7 +133,12 @@ def is_chinese(token: str) -> bool:
 def default_idf(token: str) -> float:
     """Weight of a token missing from the tables: Chinese median, or English unseen weight."""
     vocab = vocabulary()
-    return vocab.zh_default if is_chinese(token) else vocab.en_default
+    return unseen_weight(token, vocab.zh_default, vocab.en_default)
+
+
+def unseen_weight(token: str, zh_default: float, en_default: float) -> float:
+    """The rule of :func:`default_idf`, for callers that hold the two defaults already."""
+    return zh_default if is_chinese(token) else en_default
 
 
 def idf(token: str) -> float:
