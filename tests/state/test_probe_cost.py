@@ -16,12 +16,13 @@ from worker.engine.blocks import hamming, plan_for
 from worker.engine.match import Entry
 from worker.state.buckets import PURGE_SLICE
 from worker.state.index import BlockIndex
-from worker.state.layout import LAYOUT_KEY, StoreLayoutError, read_only
+from worker.state.layout import LAYOUT_KEY, StoreLayoutError, append_records, live_records, read_only
 from worker.state.partition import IndexPartition
 
 PLAN = plan_for(k=3, expected=10_000_000)
 SECOND = 1_000
 SEEKS = "rocksdb.number.db.seek"
+MULTIGET_KEYS = "rocksdb.number.multiget.keys.read"
 
 
 def entry(i: int, fp: int, ts: int) -> Entry:
@@ -34,7 +35,9 @@ def seeks_of(index: BlockIndex, probe: Callable[[], object]) -> int:
     return index.counter(SEEKS) - before
 
 
-def test_a_probe_seeks_once_per_table_and_once_per_exact_key_however_many_buckets_are_live(tmp_path: Path) -> None:
+def test_a_probe_seeks_once_per_table_and_reads_its_exact_keys_at_once_however_many_buckets_are_live(
+    tmp_path: Path,
+) -> None:
     rng = random.Random(1)
     with BlockIndex(tmp_path / "ix", PLAN, retention_ms=7 * SECOND, buckets=8, statistics=True) as index:
         for i in range(800):  # 8 s of event time: every one of the 8 buckets is live
@@ -45,11 +48,14 @@ def test_a_probe_seeks_once_per_table_and_once_per_exact_key_however_many_bucket
         per_probe = [seeks_of(index, lambda fp=fp: index.query(fp, 3)) for fp in probes]
         assert max(per_probe) == len(PLAN.tables), per_probe
         per_exact = [seeks_of(index, lambda k=k: index.query_exact(k)) for k in range(50)]
-        assert set(per_exact) == {1}, per_exact
+        assert set(per_exact) == {0}, per_exact
+        keys_read = index.counter(MULTIGET_KEYS)
+        index.query_exact_many(range(50))
+        assert index.counter(MULTIGET_KEYS) - keys_read == 50, "one multi-get of the keys (entries are recent)"
         in_window = [i for i in range(7, 800, 50) if i * 10 >= (index.horizon or 0)]
         assert len(in_window) == 14
         found = sorted(int(e.event_id[3:]) for e in index.query_exact(7))
-        assert found == in_window, "each exact key's rows from every live bucket, in one seek"
+        assert found == in_window, "each exact key's records from every live bucket, in one read"
 
 
 @given(
@@ -150,6 +156,33 @@ def test_an_event_id_and_its_entry_are_stored_once_however_many_rows_name_them(t
     assert sum(v.count(stored.sketch) for v in values) == 1, "and one sketch"
 
 
+def test_a_short_text_keeps_one_entry_and_each_key_names_it_once_even_when_replayed(tmp_path: Path) -> None:
+    """A short text has a dozen exact keys (bands and edges) and no table rows: one entry, and a
+    record a key; adding it again (a changelog's replay) stores nothing more."""
+    path = tmp_path / "ix"
+    short = Entry(event_id="post-1", fingerprint=0xBEEF, order=1, ts=100, sketch=b"\x07" * 130)
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND) as index:
+        for _ in range(2):
+            index.add(short, tables=[], exact_keys=range(12))
+        index.add(entry(2, 0xCAFE, ts=200), tables=[], exact_keys=[5])
+        assert sorted(e.event_id for e in index.query_exact_many(range(12))) == ["ev-2", "post-1"]
+        assert index.entry_count == 2
+    rows = rows_on_disk(path)
+    assert (rows["only@0"], rows["exact@0"], rows.get("entries@0"), rows.get("tables@0")) == (2, 13, None, None)
+    with read_only(path) as db:
+        cf = db.get_column_family("bucket@0")
+        assert sum(bytes(v).count(short.sketch) for v in cf.values()) == 1, "its sketch once, not once a key"
+        del cf
+
+
+def test_an_exact_records_match_counts_only_on_a_record_boundary() -> None:
+    record = bytes(range(10)) + b"e"
+    straddling = b"\xff" + record[:10]  # the same ref and bucket bytes, one byte into a record
+    assert append_records(straddling, [record]) == straddling + record
+    assert append_records(straddling + record, [record[:10] + b"o"]) == straddling + record[:10] + b"o"
+    assert live_records(straddling + record, {record[8:10]}) == record
+
+
 def test_an_index_with_event_ids_in_its_rows_is_refused(tmp_path: Path) -> None:
     with BlockIndex(tmp_path / "ix", PLAN, retention_ms=7 * SECOND) as index:
         index.add(entry(1, 0xAAAA, ts=500))
@@ -158,5 +191,5 @@ def test_an_index_with_event_ids_in_its_rows_is_refused(tmp_path: Path) -> None:
     )
     db.put(LAYOUT_KEY, b"2")
     db.close()
-    with pytest.raises(StoreLayoutError, match=r"has layout b'2', not b'3'; rebuild it"):
+    with pytest.raises(StoreLayoutError, match=r"has layout b'2', not b'4'; rebuild it"):
         BlockIndex(tmp_path / "ix", PLAN, retention_ms=7 * SECOND)

@@ -15,7 +15,7 @@ from worker.engine.match import Entry
 from worker.settings import Settings
 from worker.state.changelog import _CHECKPOINT as CHECKPOINT
 from worker.state.index import BlockIndex
-from worker.state.layout import StoreLayoutError, read_only
+from worker.state.layout import REF, SUFFIX, StoreLayoutError, exact_records, read_only
 from worker.state.partition import IndexPartition
 
 PLAN = plan_for(k=3, expected=10_000_000)
@@ -26,28 +26,32 @@ def entry(i: int, fp: int, ts: int) -> Entry:
     return Entry(event_id=f"ev-{i}", fingerprint=fp, order=i, ts=ts, sketch=random.Random(i).randbytes(130))
 
 
-KIND_OF = {b"e": "entries", b"x": "log", b"r": "records"}
+KIND_OF = {b"e": "entries", b"o": "only", b"x": "log", b"r": "records"}
 
 
 def rows_on_disk(path: Path) -> dict[str, int]:
     """Rows per keyspace and bucket (``entries@4``) of a closed index, read with plain rocksdict
     (what is really stored): a bucket's family ``bucket@n`` leads each key with its keyspace's
-    byte; the shared ``tables`` and ``exact`` families end each row with its bucket's number
-    (modulo 2^16)."""
+    byte; the shared ``tables`` family ends each row with its bucket's number (modulo 2^16),
+    and the ``exact`` family's values are records that each name their bucket (counted one a
+    record)."""
     with read_only(path) as db:
         counts: dict[str, int] = {}
         for name in Rdict.list_cf(str(path)):
             if name == "default":
                 continue
             cf = db.get_column_family(name)
-            for key in cf.keys():
+            for key, value in cf.items():
                 if "@" in name:
-                    label = f"{KIND_OF[key[:1]]}@{name.partition('@')[2]}"
-                elif name in ("tables", "exact"):
-                    label = f"{name}@{int.from_bytes(key[-2:], 'big')}"
+                    labels = [f"{KIND_OF[key[:1]]}@{name.partition('@')[2]}"]
+                elif name == "tables":
+                    labels = [f"tables@{int.from_bytes(key[-2:], 'big')}"]
+                elif name == "exact":
+                    labels = [f"exact@{int.from_bytes(r[REF : REF + SUFFIX], 'big')}" for r in exact_records(value)]
                 else:
-                    label = name
-                counts[label] = counts.get(label, 0) + 1
+                    labels = [name]
+                for label in labels:
+                    counts[label] = counts.get(label, 0) + 1
             del cf
         return counts
 

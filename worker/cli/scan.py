@@ -36,6 +36,10 @@ _AHEAD = 4  # chunks queued for the helper before the first is decided
 # start and load its tables, which a small file would not win back).
 AHEAD_BYTES = 2 << 20
 _SNIPPET_CHARS = 200
+# Decoded entries the scan's one index keeps in memory: four times a stream partition's,
+# since it holds the whole feed, and copies of a story more than 32 k events apart were
+# otherwise read and decoded again.
+_RECENT_ENTRIES = 131_072
 
 
 @dataclass
@@ -83,7 +87,11 @@ def scan(
         pool = stack.enter_context(_helper(settings)) if ahead else None
         index = stack.enter_context(
             BlockIndex(
-                state_dir, settings.block_plan, retention_ms=settings.retention_ms, cache_bytes=settings.cache_mb << 20
+                state_dir,
+                settings.block_plan,
+                retention_ms=settings.retention_ms,
+                cache_bytes=settings.cache_mb << 20,
+                recent_entries=_RECENT_ENTRIES,
             )
         )
         dedup = Deduplicator(index, settings)

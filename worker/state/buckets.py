@@ -5,8 +5,8 @@ An event goes to bucket ``ts // width`` with ``width = ceil(retention_ms / (buck
 the *horizon* is ``watermark - retention_ms``. Entries older than the horizon are filtered
 out of every query at once. A bucket whose whole range lies before the horizon *expires*:
 it leaves every read at once (its rows in the shared ``tables`` and ``exact`` families no
-longer name a live bucket), its rows there are deleted (:meth:`TimeBuckets._purge`, from its
-entries' fingerprints and its log of exact keys), and then its own family, which holds its
+longer name a live bucket), its rows there are deleted and its records cut out of the exact
+keys (:meth:`TimeBuckets._purge`, from its entries' fingerprints and its log of exact keys), and then its own family, which holds its
 entries, log and records, is dropped with ``drop_column_family``. At most ``buckets``
 buckets are live, so disk holds one window plus one bucket (and, until compaction meets
 them, the deletes' tombstones) however long the stream runs. Late events (older than the
@@ -30,7 +30,7 @@ drops its family after. Batch scans do all of it where the write happens.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -61,14 +61,16 @@ from worker.state.layout import (
     LAYOUT,
     LAYOUT_KEY,
     LOG,
+    ONLY,
     PLAN_KEY,
     PREFIXES,
     RECORDS,
-    REF,
     WATERMARK_KEY,
     Bucket,
     StoreLayoutError,
+    append_records,
     bucket_family,
+    live_records,
 )
 
 PURGE_SLICE = 512  # entries (or exact keys) of an expired bucket deleted per maintain() step: a few ms
@@ -108,7 +110,7 @@ class TimeBuckets:
     _drop_at: int | None
     _write: WriteOptions
     _watermark: int | None
-    _recent: dict[tuple[int | None, bytes], tuple[EntryFields, bytes]]
+    _recent: dict[tuple[int | None, bytes], EntryFields]
     _entry_counts: dict[int | None, int]  # stored entries per bucket, counted at open, then kept up
 
     def _options(self, name: str) -> Options:
@@ -178,10 +180,10 @@ class TimeBuckets:
         return tuple(sorted(n for n in self._buckets if n is not None))
 
     def _open_bucket(self, number: int | None) -> Bucket:
-        if number is None:
-            cf = {kind: self._family(kind) for kind in (ENTRIES, RECORDS)}
-            handle = {kind: self._db.get_column_family_handle(kind) for kind in (ENTRIES, RECORDS)}
-            lead = dict.fromkeys((ENTRIES, RECORDS), b"")
+        if number is None:  # entries of both kinds share the ``entries`` family
+            cf = {ENTRIES: self._family(ENTRIES), ONLY: self._family(ENTRIES), RECORDS: self._family(RECORDS)}
+            handle = {kind: self._db.get_column_family_handle(RECORDS if kind == RECORDS else ENTRIES) for kind in cf}
+            lead = {ENTRIES: KIND_BYTE[ENTRIES], ONLY: KIND_BYTE[ONLY], RECORDS: b""}
         else:
             name = bucket_family(number)
             family = self._family(name)
@@ -192,7 +194,7 @@ class TimeBuckets:
         for purge in [p for p in self._retired if p.bucket.suffix == bucket.suffix]:
             self._purge(purge, None)  # its rows would read as this bucket's
         self._buckets[number] = bucket
-        self._entry_counts[number] = self._scan(bucket, ENTRIES)
+        self._entry_counts[number] = self._scan(bucket, ENTRIES) + self._scan(bucket, ONLY)
         self._reorder()
         return bucket
 
@@ -289,13 +291,14 @@ class TimeBuckets:
         while True:
             rows = list(islice(self._rows(bucket, purge.kind, purge.after, values=True), limit))
             batch = WriteBatch(raw_mode=True)
-            for key, value in rows:
-                if purge.kind == ENTRIES:
+            if purge.kind == ENTRIES:
+                for key, value in rows:
                     self._delete_rows(batch, int.from_bytes(value[0:8], "big"), key, bucket.suffix)
-                else:  # key: ref | first hash; value: every hash the add stored
-                    tail = key[:REF] + bucket.suffix
-                    for at in range(0, len(value), EXACT_PREFIX):
-                        batch.delete(value[at : at + EXACT_PREFIX] + tail, self._exact_handle)
+            else:  # key: ref | first hash; value: every hash the add stored
+                self._trim_exact(
+                    batch,
+                    (value[at : at + EXACT_PREFIX] for _, value in rows for at in range(0, len(value), EXACT_PREFIX)),
+                )
             if rows:
                 self._db.write(batch, self._write)
                 purge.after = rows[-1][0]
@@ -312,6 +315,24 @@ class TimeBuckets:
         self._db.drop_column_family(name)
         self._names.discard(name)
         return True
+
+    def _stage_exact(self, batch: WriteBatch, added: dict[bytes, list[bytes]]) -> None:
+        """Append each exact key's records of this batch to its value (one multi-get for all)."""
+        if added:
+            for key, old in zip(added, cast(list[bytes | None], self._exact_cf.get([*added])), strict=True):
+                batch.put(key, append_records(old, added[key]), self._exact_handle)
+
+    def _trim_exact(self, batch: WriteBatch, keys: Iterable[bytes]) -> None:
+        """Drop the records of buckets no longer live from each of ``keys``; a key left with none
+        is deleted."""
+        live = {bucket.suffix for bucket in self._live()}
+        unique = [*dict.fromkeys(keys)]
+        for key, old in zip(unique, cast(list[bytes | None], self._exact_cf.get([*unique])), strict=True):
+            value = live_records(old, live) if old else b""
+            if value:
+                batch.put(key, value, self._exact_handle)
+            elif old is not None:
+                batch.delete(key, self._exact_handle)
 
     def _delete_rows(self, batch: WriteBatch, fingerprint: int, ref: bytes, suffix: bytes) -> None:
         """Delete one stored fingerprint's rows from every table (absent ones cost a tombstone)."""

@@ -1,7 +1,7 @@
 """The block index: the permuted-block tables of :mod:`worker.engine.blocks` in RocksDB (rocksdict).
 
-A probe of one table is one prefix scan of the shared ``tables`` family, and of one exact key
-one of ``exact``, whatever the retention (:mod:`worker.state.layout`); time buckets keep the
+A probe of one table is one prefix scan of the shared ``tables`` family, and of its exact
+keys one multi-get of ``exact``, whatever the retention (:mod:`worker.state.layout`); time buckets keep the
 entries and decide what expires (:mod:`worker.state.buckets`). Every :meth:`BlockIndex.add`
 is one atomic ``WriteBatch`` written straight into the memtable, so a query sees every entry
 added before it (read-your-writes) with no side buffer that queries would also have to consult.
@@ -34,7 +34,9 @@ from worker.state.layout import (
     LAYOUT_KEY,
     LOG,
     MEMTABLE_BUDGET,
+    ONLY,
     PLAN_KEY,
+    RECENT_ENTRIES,
     RECORDS,
     SHARED,
     TABLES,
@@ -58,7 +60,8 @@ class BlockIndex(Reads):
     ``retention_ms`` keeps only events within that much event time of the newest one,
     in ``buckets`` time buckets (see :mod:`worker.state.buckets`); ``lazy_drops`` leaves an
     expired bucket's purge for :meth:`maintain`. ``statistics`` turns on RocksDB's own counters
-    (:meth:`counter`), for tests and benchmarks of what a probe costs.
+    (:meth:`counter`), for tests and benchmarks of what a probe costs. ``recent_entries``
+    bounds the decoded entries kept in memory (:meth:`Reads._remember`).
     """
 
     def __init__(
@@ -74,6 +77,7 @@ class BlockIndex(Reads):
         buckets: int = 8,
         lazy_drops: bool = False,
         statistics: bool = False,
+        recent_entries: int = RECENT_ENTRIES,
     ) -> None:
         if plan.f > 64:
             raise ValueError(f"plan f={plan.f}: stored fingerprints are at most 64 bits")
@@ -113,7 +117,8 @@ class BlockIndex(Reads):
         self._prefix_read = ReadOptions()
         self._prefix_read.set_prefix_same_as_start(True)
         self._watermark: int | None = None
-        self._recent: dict[tuple[int | None, bytes], tuple[EntryFields, bytes]] = {}
+        self._recent: dict[tuple[int | None, bytes], EntryFields] = {}
+        self._recent_limit = recent_entries
         self._entry_counts: dict[int | None, int] = {}
         self._closed = False
         try:
@@ -210,8 +215,9 @@ class BlockIndex(Reads):
         instead of one an event (docs/benchmarks.md, "Restoring an index partition").
         """
         batch = WriteBatch(raw_mode=True)
-        added: list[tuple[int | None, bytes, Entry, bytes]] = []
+        added: list[tuple[int | None, bytes, Entry]] = []
         fingerprints: dict[tuple[int | None, bytes], int] = {}  # what this batch stored, per bucket and ref
+        exact: dict[bytes, list[bytes]] = {}  # exact key -> records this batch adds to it
         stored = 0
         for entry, tables, exact_keys in items:
             table_ids = self._tables(tables)
@@ -220,31 +226,35 @@ class BlockIndex(Reads):
                 continue
             stored += 1
             ref = ref_of(entry.event_id.encode())
-            value = encode_entry(entry)
-            suffix = bucket.suffix
+            hashes = [exact_prefix(h) for h in exact_keys]
             if table_ids:
                 self._replace_rows(batch, bucket, ref, entry.fingerprint, fingerprints)
                 keys = self.plan.keys(entry.fingerprint)
-                tail = entry.fingerprint.to_bytes(8, "big") + ref + suffix
+                tail = entry.fingerprint.to_bytes(8, "big") + ref + bucket.suffix
                 for t in table_ids:
                     batch.put(bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", self._tables_handle)
-                batch.put(bucket.lead[ENTRIES] + ref, value, bucket.handle[ENTRIES])
-                added.append((bucket.number, ref, entry, value))
-            # An anchor's row points at the entry just written; an exact-only text's row is its entry.
-            exact_value = b"" if table_ids else value
-            hashes = [exact_prefix(h) for h in exact_keys]
+            elif not hashes:
+                continue
+            # An anchor's entry is the one its table rows name; a text stored under exact keys
+            # only has its own keyspace, which expiry does not walk for table rows.
+            kind = ENTRIES if table_ids else ONLY
+            key = bucket.lead[kind] + ref
+            batch.put(key, encode_entry(entry), bucket.handle[kind])
+            added.append((bucket.number, key, entry))
+            record = ref + bucket.suffix + bucket.lead[kind][:1]
             for full in hashes:
-                batch.put(full + ref + suffix, exact_value, self._exact_handle)
-            if hashes and bucket.number is not None:  # its expiry deletes the rows above
+                exact.setdefault(full, []).append(record)
+            if hashes and bucket.number is not None:  # its expiry rewrites the keys above
                 batch.put(bucket.lead[LOG] + ref + hashes[0], b"".join(hashes), bucket.handle[LOG])
+        self._stage_exact(batch, exact)
         kept = sum(self._stage_record(batch, ts, key, value) for ts, key, value in records)
         if not stored and not kept:
             return 0
         self._commit(batch)
-        for number, ref, entry, value in added:
+        for number, key, entry in added:
             if number in self._entry_counts:  # its bucket outlived this very write
-                self._entry_counts[number] += (number, ref) not in self._recent
-            self._remember(number, ref, entry, value)
+                self._entry_counts[number] += (number, key) not in self._recent
+            self._remember(number, key, entry)
         return stored
 
     def _replace_rows(
@@ -263,8 +273,8 @@ class BlockIndex(Reads):
         key = (bucket.number, ref)
         before = batched.get(key)
         if before is None:
-            cached = self._recent.get(key)
-            before = None if cached is None else cached[0][1]
+            cached = self._recent.get((bucket.number, bucket.lead[ENTRIES] + ref))
+            before = None if cached is None else cached[1]
         if before is not None and before != fingerprint:
             self._delete_rows(batch, before, ref, bucket.suffix)
         batched[key] = fingerprint
@@ -279,7 +289,7 @@ class BlockIndex(Reads):
         self._delete_rows(batch, entry.fingerprint, ref, bucket.suffix)
         batch.delete(bucket.lead[ENTRIES] + ref, bucket.handle[ENTRIES])
         self._db.write(batch, self._write)
-        self._recent.pop((bucket.number, ref), None)
+        self._recent.pop((bucket.number, bucket.lead[ENTRIES] + ref), None)
         self._entry_counts[bucket.number] = max(0, self._entry_counts[bucket.number] - 1)
 
     def add_exact(self, h: int, entry: Entry) -> bool:
@@ -349,7 +359,7 @@ class BlockIndex(Reads):
         large enough); returns the rows read. A probe then costs no disk read — what a long-running
         index converges to, and what a restarted one reaches at once."""
         shared = sum(self._scan(Bucket(None, {kind: cf}, {}, {kind: b""}), kind) for kind, cf in self._shared())
-        return shared + sum(self._scan(bucket, ENTRIES) for bucket in self._buckets.values())
+        return shared + sum(self._scan(bucket, kind) for bucket in self._buckets.values() for kind in (ENTRIES, ONLY))
 
     def compact(self) -> None:
         """Flush and fully compact every keyspace (benchmarks measure the settled size)."""

@@ -1,15 +1,19 @@
 """How the block index lays out its keys in RocksDB, and its time buckets.
 
 Two families hold what a probe reads, for every time bucket at once, so that a probe costs
-one seek per table and one per exact key however many buckets are live:
+one seek per table and one read of the exact keys however many buckets are live:
 
 ``tables``   one row per (table, stored fingerprint): ``table(1) | key(4) | fingerprint(8) | ref(8) |
              bucket(2)``, empty value. The fixed 5-byte prefix (table | key) is one seek; a
              prefix bloom filter skips files without it. The fingerprint sits in the row key, so
              the distance is known without a read; the bucket tells where the entry lives.
-``exact``    ``hash(16) | ref(8) | bucket(2) -> b"" or entry``: texts too short for SimHash match
-             on an exact hash, and the anchors. An anchor's row is empty (its entry is in the
-             bucket); a text stored under exact hashes only keeps its entry in the row.
+``exact``    ``hash(16) -> record*``: every event stored under an exact hash (texts too short
+             for SimHash, short texts' bands, the anchors), a record ``ref(8) | bucket(2) |
+             where(1)`` each, ``where`` the lead byte of the keyspace its entry is in. One
+             read of a key returns them all: a short text's dozen keys each name the same few
+             copies of a story, and a row each made a probe read and decode them a dozen times.
+             An add rewrites the value (records of buckets no longer live dropped), and so does
+             an expired bucket's purge, for the keys its log names.
 
 A *ref* is an 8-byte hash of the event id (:func:`ref_of`): rows name their event with it
 instead of repeating the id (ids are 15-40 bytes, and a fingerprint has ten table rows),
@@ -20,14 +24,17 @@ each key led by its keyspace's byte:
 ``entries``  ``e | ref -> fingerprint(8) | order(16) | ts(8) | id length(2) | event id | sketch``,
              written once per event however many tables and anchors it has, and read only for
              rows within ``max_distance``.
-``log``      ``x | ref(8) | first hash(16) -> every hash(16)`` of one add: the exact rows this
-             bucket wrote, so that its expiry can delete them (its table rows follow from its
-             entries' fingerprints). One row an add, not one a key: a short text has a dozen.
+``only``     ``o | ref -> entry``, the same for a text stored under exact hashes only: its
+             expiry has no table rows to delete, which it finds by walking ``entries``.
+``log``      ``x | ref(8) | first hash(16) -> every hash(16)`` of one add: the exact keys this
+             bucket wrote records to, so that its expiry can cut them out (its table rows follow
+             from its entries' fingerprints). One row an add, not one a key: a short text has a dozen.
 ``records``  ``r | key -> bytes``: records that expire with the bucket (verdicts).
 
 Store-wide: ``records`` (counters, checkpoints) and ``default`` (plan, bucket width,
 watermark, layout version). Without retention there is one bucket, kept forever, whose
-keyspaces are the families ``entries`` and ``records`` (no log: nothing expires). The bucket
+keyspaces are the families ``entries`` (``entries`` and ``only``, by their lead bytes) and
+``records`` (no log: nothing expires). The bucket
 field of a row is the bucket number modulo 2^16: live buckets are never that far apart.
 Two ids of one bucket whose refs collide (odds about n^2 / 2^65 for n events a bucket) would
 share an entry: the later add replaces the earlier, which stops being a candidate.
@@ -37,7 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Container, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -53,16 +60,17 @@ from worker.engine.match import Entry
 
 PLAN_KEY = b"neardup:plan"
 LAYOUT_KEY = b"neardup:layout"
-LAYOUT = b"3"  # shared table and exact families (one seek per table whatever the retention), refs
+LAYOUT = b"4"  # shared table and exact families (one seek per table whatever the retention), refs,
+# an exact key's events packed in one value
 BUCKET_KEY = b"neardup:bucket_ms"
 WATERMARK_KEY = b"neardup:watermark"
 RECORDS = "records"
-TABLES, EXACT, ENTRIES, LOG = "tables", "exact", "entries", "log"
+TABLES, EXACT, ENTRIES, ONLY, LOG = "tables", "exact", "entries", "only", "log"
 SHARED = (TABLES, EXACT)  # one family each, for every bucket
-KINDS = (ENTRIES, LOG, RECORDS)  # a bucket's own keyspaces
+KINDS = (ENTRIES, ONLY, LOG, RECORDS)  # a bucket's own keyspaces
 BUCKET = "bucket"  # the one family of a time bucket: ``bucket@<n>``
 # Each keyspace's leading byte inside a bucket's family.
-KIND_BYTE = {ENTRIES: b"e", LOG: b"x", RECORDS: b"r"}
+KIND_BYTE = {ENTRIES: b"e", ONLY: b"o", LOG: b"x", RECORDS: b"r"}
 SUFFIX = 2  # bytes of a row's bucket field
 MEMTABLE_BUDGET = 256 << 20
 WAL_BUDGET = 256 << 20
@@ -73,6 +81,7 @@ EXACT_PREFIX = 16
 PREFIXES = {TABLES: PREFIX, EXACT: EXACT_PREFIX}
 LAST_FP = b"\xff" * 8
 REF = 8  # bytes of a ref
+RECORD = REF + SUFFIX + 1  # an exact key's record: ref, bucket, lead byte of the entry's keyspace
 RECENT_ENTRIES = 32_768  # decoded entries kept per index (~13 MB)
 COMPRESSION = {
     "none": DBCompressionType.none,
@@ -99,7 +108,7 @@ def read_only(path: str | os.PathLike[str]) -> Iterator[Rdict]:
 
 
 def ref_of(event_id: bytes) -> bytes:
-    """The 8 bytes that name an event in table and exact rows and key its entry."""
+    """The 8 bytes that name an event in table rows and exact records and key its entry."""
     return hashlib.blake2b(event_id, digest_size=REF).digest()
 
 
@@ -134,6 +143,29 @@ def exact_prefix(h: int) -> bytes:
     if not 0 <= h < 1 << (8 * EXACT_PREFIX):
         raise ValueError(f"exact hash {h!r} must be an unsigned integer below 2^128")
     return h.to_bytes(EXACT_PREFIX, "big")
+
+
+def exact_records(value: bytes) -> list[bytes]:
+    """The records of one exact key's value."""
+    return [value[at : at + RECORD] for at in range(0, len(value), RECORD)]
+
+
+def append_records(old: bytes | None, new: Iterable[bytes]) -> bytes:
+    """An exact key's value after an add of ``new`` records: each event (ref and bucket) once,
+    a record of an event already there replaced. Records of expired buckets stay until their
+    bucket's purge rewrites the key (:func:`live_records`); reads skip them."""
+    value = old or b""
+    for record in new:
+        at = value.find(record[: REF + SUFFIX])
+        while at != -1 and at % RECORD:  # a match across two records is no match
+            at = value.find(record[: REF + SUFFIX], at + 1)
+        value = value + record if at == -1 else value[:at] + record + value[at + RECORD :]
+    return value
+
+
+def live_records(value: bytes, live: Container[bytes]) -> bytes:
+    """An exact key's value without the records of buckets not in ``live``."""
+    return b"".join(record for record in exact_records(value) if record[REF : REF + SUFFIX] in live)
 
 
 def bucket_width(retention_ms: int | None, buckets: int) -> int:

@@ -1,7 +1,7 @@
-"""The block index's reads: one seek per table and one per exact key, whatever the retention.
+"""The block index's reads: one seek per table and one multi-get of the exact keys, whatever the retention.
 
 A probe reads the shared ``tables`` and ``exact`` families (:mod:`worker.state.layout`) and
-looks up the entries its rows name in their buckets' families, newest bucket first; rows of
+looks up the entries their rows and records name in their buckets' families, newest bucket first; rows of
 a bucket that is no longer live are skipped (:mod:`worker.state.buckets`).
 """
 
@@ -16,7 +16,18 @@ from rocksdict import ReadOptions
 from worker.engine.blocks import Plan
 from worker.engine.match import Candidate, Entry
 from worker.state.buckets import TimeBuckets
-from worker.state.layout import ENTRIES, LAST_FP, PREFIX, RECENT_ENTRIES, SUFFIX, Bucket, decode_entry, exact_prefix
+from worker.state.layout import (
+    ENTRIES,
+    LAST_FP,
+    ONLY,
+    PREFIX,
+    REF,
+    SUFFIX,
+    Bucket,
+    decode_entry,
+    exact_prefix,
+    exact_records,
+)
 
 
 class Reads(TimeBuckets):
@@ -24,6 +35,7 @@ class Reads(TimeBuckets):
 
     plan: Plan
     _prefix_read: ReadOptions
+    _recent_limit: int
 
     def _tables(self, tables: Sequence[int] | None) -> Sequence[int]:
         if tables is None:
@@ -93,26 +105,27 @@ class Reads(TimeBuckets):
 
     def _entries(self, bucket: Bucket, rows: list[bytes]) -> list[tuple[bytes, Entry]]:
         """The stored entries of table rows (``fingerprint | ref | bucket``), from memory where recent."""
-        entries = self._by_ref(bucket, [row[8:-SUFFIX] for row in rows])
+        entries = self._by_ref(bucket, ENTRIES, [row[8:-SUFFIX] for row in rows])
         return [(row, entry) for row, entry in zip(rows, entries, strict=True) if entry is not None]
 
-    def _by_ref(self, bucket: Bucket, refs: list[bytes]) -> list[Entry | None]:
-        """The entries of ``bucket`` named by ``refs`` (None where there is none), from memory where recent."""
+    def _by_ref(self, bucket: Bucket, kind: str, refs: list[bytes]) -> list[Entry | None]:
+        """The entries of keyspace ``kind`` of ``bucket`` named by ``refs`` (None where there is
+        none), from memory where recent."""
         recent = self._recent
+        lead = bucket.lead[kind]
         found: list[Entry | None] = []
         missing: list[int] = []
         for i, ref in enumerate(refs):
-            cached = recent.get((bucket.number, ref))
-            found.append(None if cached is None else Entry.trusted(cached[0]))
+            cached = recent.get((bucket.number, lead + ref))
+            found.append(None if cached is None else Entry.trusted(cached))
             if cached is None:
                 missing.append(i)
         if missing:
-            lead = bucket.lead[ENTRIES]
-            values = cast(list[bytes | None], bucket.cf[ENTRIES].get([lead + refs[i] for i in missing]))
+            values = cast(list[bytes | None], bucket.cf[kind].get([lead + refs[i] for i in missing]))
             for i, value in zip(missing, values, strict=True):
                 if value is not None:
                     entry = decode_entry(value)
-                    self._remember(bucket.number, refs[i], entry, value)
+                    self._remember(bucket.number, lead + refs[i], entry)
                     found[i] = entry
         return found
 
@@ -122,57 +135,33 @@ class Reads(TimeBuckets):
 
     def query_exact_many(self, keys: Sequence[int]) -> list[Entry]:
         """Every entry in the window stored under any of ``keys``, each id once (its newest
-        bucket's entry): one iterator for all of them, as a short text has a dozen keys."""
-        horizon = self.horizon
-        # bucket -> ref -> value: an event found under several keys is read and decoded once
-        found: dict[bytes, dict[bytes, bytes]] = {}
-        # One iterator for every key: creating one costs more than a seek, and most keys of a
-        # short text (its bands) have no row or one.
-        it = self._exact_cf.iter(self._prefix_read)
-        for h in keys:
-            full = exact_prefix(h)
-            it.seek(full)
-            while it.valid():
-                key = it.key()
-                if key[: len(full)] != full:
-                    break
-                found.setdefault(key[-SUFFIX:], {})[key[len(full) : -SUFFIX]] = it.value()
-                it.next()
-        del it
-        if not found:
+        bucket's entry): one multi-get for all of them, as a short text has a dozen keys."""
+        records: set[bytes] = set()  # an event found under several keys is read once
+        # A story's keys often hold the very same records: split each distinct value once.
+        for value in set(cast(list[bytes | None], self._exact_cf.get([exact_prefix(h) for h in keys]))):
+            if value:
+                records.update(exact_records(value))
+        if not records:
             return []
+        by_place: dict[tuple[bytes, bytes], list[bytes]] = {}  # (bucket, keyspace lead) -> refs
+        for record in records:
+            by_place.setdefault((record[REF : REF + SUFFIX], record[REF + SUFFIX :]), []).append(record[:REF])
+        horizon = self.horizon
         out: dict[str, Entry] = {}
         for bucket in self._live():  # newest first, as for table rows
-            rows = found.get(bucket.suffix)
-            for entry in self._exact_entries(bucket, list(rows.items())) if rows else ():
-                if horizon is None or entry.ts >= horizon:
-                    out.setdefault(entry.event_id, entry)
+            for kind in (ENTRIES, ONLY):
+                refs = by_place.get((bucket.suffix, bucket.lead[kind][:1]))
+                for entry in self._by_ref(bucket, kind, refs) if refs else ():
+                    if entry is not None and (horizon is None or entry.ts >= horizon):
+                        out.setdefault(entry.event_id, entry)
         return list(out.values())
 
-    def _exact_entries(self, bucket: Bucket, rows: list[tuple[bytes, bytes]]) -> list[Entry]:
-        """The entries of one bucket's exact rows: an anchor's from the bucket's entries, an
-        exact-only text's from its row (the recent entry reused only if it is what the row holds)."""
-        anchors = [ref for ref, value in rows if not value]
-        out = [entry for entry in self._by_ref(bucket, anchors) if entry is not None]
+    def _remember(self, number: int | None, key: bytes, entry: Entry) -> None:
+        """Keep a recently added or read entry decoded, by its bucket and key there: near-duplicates
+        cluster in time, so the same few entries are candidates of every table of every copy,
+        and reading and decoding one was most of a probe."""
         recent = self._recent
-        for ref, value in rows:
-            if value:
-                cached = recent.get((bucket.number, ref))
-                out.append(
-                    Entry.trusted(cached[0]) if cached is not None and cached[1] == value else decode_entry(value)
-                )
-        return out
-
-    def _remember(self, number: int | None, ref: bytes, entry: Entry, value: bytes) -> None:
-        """Keep a recently added or read entry decoded: near-duplicates cluster in time, so the
-        same few entries are candidates of every table of every copy, and reading and decoding
-        one was most of a probe. Its stored value comes along, so an exact-key row can tell
-        at a glance whether it holds the same.
-
-        Only what the ``entries`` family holds is remembered: an exact-only add of an id stored
-        before with another text must not shadow its table rows' entry."""
-        recent = self._recent
-        if len(recent) >= RECENT_ENTRIES:
-            for key in list(islice(recent, RECENT_ENTRIES // 4)):
-                del recent[key]
-        recent[(number, ref)] = (entry.fields(), value)
+        if len(recent) >= self._recent_limit:
+            for key_ in list(islice(recent, self._recent_limit // 4 or 1)):
+                del recent[key_]
+        recent[(number, key)] = entry.fields()
