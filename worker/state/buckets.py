@@ -5,9 +5,10 @@ An event goes to bucket ``ts // width`` with ``width = ceil(retention_ms / (buck
 the *horizon* is ``watermark - retention_ms``. Entries older than the horizon are filtered
 out of every query at once. A bucket whose whole range lies before the horizon *expires*:
 it leaves every read at once (its rows in the shared ``tables`` and ``exact`` families no
-longer name a live bucket), its rows there are deleted and its records cut out of the exact
-keys (:meth:`TimeBuckets._purge`, from its entries' fingerprints and its log of exact keys), and then its own family, which holds its
-entries, log and records, is dropped with ``drop_column_family``. At most ``buckets``
+longer name a live bucket), its table rows are deleted and its records cut out of the exact
+keys (:meth:`TimeBuckets._purge`, from its entries' fingerprints and its log of exact keys),
+and then its own family, which holds its entries, log and records, is dropped with
+``drop_column_family``. At most ``buckets``
 buckets are live, so disk holds one window plus one bucket (and, until compaction meets
 them, the deletes' tombstones) however long the stream runs. Late events (older than the
 horizon on arrival) are decided but not stored: they can never be a candidate again.
@@ -112,6 +113,7 @@ class TimeBuckets:
     _watermark: int | None
     _recent: dict[tuple[int | None, bytes], EntryFields]
     _entry_counts: dict[int | None, int]  # stored entries per bucket, counted at open, then kept up
+    _exact_read: dict[bytes, bytes | None]  # exact keys' values as the last probe read them, until a write
 
     def _options(self, name: str) -> Options:
         opts = Options(raw_mode=True)
@@ -317,14 +319,19 @@ class TimeBuckets:
         return True
 
     def _stage_exact(self, batch: WriteBatch, added: dict[bytes, list[bytes]]) -> None:
-        """Append each exact key's records of this batch to its value (one multi-get for all)."""
-        if added:
-            for key, old in zip(added, cast(list[bytes | None], self._exact_cf.get([*added])), strict=True):
-                batch.put(key, append_records(old, added[key]), self._exact_handle)
+        """Append each exact key's records of this batch to its value, as the probe just before
+        read it (an event is probed, then added) or else read now, in one multi-get."""
+        read, self._exact_read = self._exact_read, {}
+        missing = [key for key in added if key not in read]
+        if missing:
+            read.update(zip(missing, cast(list[bytes | None], self._exact_cf.get([*missing])), strict=True))
+        for key, records in added.items():
+            batch.put(key, append_records(read[key], records), self._exact_handle)
 
     def _trim_exact(self, batch: WriteBatch, keys: Iterable[bytes]) -> None:
         """Drop the records of buckets no longer live from each of ``keys``; a key left with none
         is deleted."""
+        self._exact_read = {}
         live = {bucket.suffix for bucket in self._live()}
         unique = [*dict.fromkeys(keys)]
         for key, old in zip(unique, cast(list[bytes | None], self._exact_cf.get([*unique])), strict=True):

@@ -1,10 +1,11 @@
 """The block index: the permuted-block tables of :mod:`worker.engine.blocks` in RocksDB (rocksdict).
 
 A probe of one table is one prefix scan of the shared ``tables`` family, and of its exact
-keys one multi-get of ``exact``, whatever the retention (:mod:`worker.state.layout`); time buckets keep the
-entries and decide what expires (:mod:`worker.state.buckets`). Every :meth:`BlockIndex.add`
-is one atomic ``WriteBatch`` written straight into the memtable, so a query sees every entry
-added before it (read-your-writes) with no side buffer that queries would also have to consult.
+keys one multi-get of ``exact``, whatever the retention (:mod:`worker.state.layout`); time
+buckets keep the entries and decide what expires (:mod:`worker.state.buckets`). Every
+:meth:`BlockIndex.add` is one atomic ``WriteBatch`` written straight into the memtable, so a
+query sees every entry added before it (read-your-writes) with no side buffer that queries
+would also have to consult.
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class BlockIndex(Reads):
         self._watermark: int | None = None
         self._recent: dict[tuple[int | None, bytes], EntryFields] = {}
         self._recent_limit = recent_entries
+        self._exact_read = {}
         self._entry_counts: dict[int | None, int] = {}
         self._closed = False
         try:

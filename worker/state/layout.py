@@ -12,8 +12,8 @@ one seek per table and one read of the exact keys however many buckets are live:
              where(1)`` each, ``where`` the lead byte of the keyspace its entry is in. One
              read of a key returns them all: a short text's dozen keys each name the same few
              copies of a story, and a row each made a probe read and decode them a dozen times.
-             An add rewrites the value (records of buckets no longer live dropped), and so does
-             an expired bucket's purge, for the keys its log names.
+             An add appends its record (read, then write the value); an expired bucket's purge
+             cuts its records out of the keys its log names, and until then reads skip them.
 
 A *ref* is an 8-byte hash of the event id (:func:`ref_of`): rows name their event with it
 instead of repeating the id (ids are 15-40 bytes, and a fingerprint has ten table rows),
@@ -34,8 +34,7 @@ each key led by its keyspace's byte:
 Store-wide: ``records`` (counters, checkpoints) and ``default`` (plan, bucket width,
 watermark, layout version). Without retention there is one bucket, kept forever, whose
 keyspaces are the families ``entries`` (``entries`` and ``only``, by their lead bytes) and
-``records`` (no log: nothing expires). The bucket
-field of a row is the bucket number modulo 2^16: live buckets are never that far apart.
+``records`` (no log: nothing expires). The bucket field of a row is the bucket number modulo 2^16: live buckets are never that far apart.
 Two ids of one bucket whose refs collide (odds about n^2 / 2^65 for n events a bucket) would
 share an entry: the later add replaces the earlier, which stops being a candidate.
 """
@@ -82,7 +81,7 @@ PREFIXES = {TABLES: PREFIX, EXACT: EXACT_PREFIX}
 LAST_FP = b"\xff" * 8
 REF = 8  # bytes of a ref
 RECORD = REF + SUFFIX + 1  # an exact key's record: ref, bucket, lead byte of the entry's keyspace
-RECENT_ENTRIES = 32_768  # decoded entries kept per index (~13 MB)
+RECENT_ENTRIES = 32_768  # decoded entries kept per index by default (a stream partition's)
 COMPRESSION = {
     "none": DBCompressionType.none,
     "lz4": DBCompressionType.lz4,

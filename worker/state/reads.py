@@ -1,8 +1,9 @@
 """The block index's reads: one seek per table and one multi-get of the exact keys, whatever the retention.
 
 A probe reads the shared ``tables`` and ``exact`` families (:mod:`worker.state.layout`) and
-looks up the entries their rows and records name in their buckets' families, newest bucket first; rows of
-a bucket that is no longer live are skipped (:mod:`worker.state.buckets`).
+looks up the entries their rows and records name in their buckets' families, newest bucket
+first; rows and records of a bucket that is no longer live are skipped
+(:mod:`worker.state.buckets`).
 """
 
 from __future__ import annotations
@@ -136,9 +137,14 @@ class Reads(TimeBuckets):
     def query_exact_many(self, keys: Sequence[int]) -> list[Entry]:
         """Every entry in the window stored under any of ``keys``, each id once (its newest
         bucket's entry): one multi-get for all of them, as a short text has a dozen keys."""
+        if not keys:
+            return []
+        full = [exact_prefix(h) for h in keys]
+        values = cast(list[bytes | None], self._exact_cf.get([*full]))
+        self._exact_read = dict(zip(full, values, strict=True))  # what the add that follows appends to
         records: set[bytes] = set()  # an event found under several keys is read once
         # A story's keys often hold the very same records: split each distinct value once.
-        for value in set(cast(list[bytes | None], self._exact_cf.get([exact_prefix(h) for h in keys]))):
+        for value in set(values):
             if value:
                 records.update(exact_records(value))
         if not records:
