@@ -39,7 +39,7 @@ _SNIPPET_CHARS = 200
 # Decoded entries the scan's one index keeps in memory: four times a stream partition's,
 # since it holds the whole feed, and copies of a story more than 32 k events apart were
 # otherwise read and decoded again.
-_RECENT_ENTRIES = 131_072
+SCAN_RECENT_ENTRIES = 131_072
 
 
 @dataclass
@@ -91,7 +91,7 @@ def scan(
                 settings.block_plan,
                 retention_ms=settings.retention_ms,
                 cache_bytes=settings.cache_mb << 20,
-                recent_entries=_RECENT_ENTRIES,
+                recent_entries=SCAN_RECENT_ENTRIES,
             )
         )
         dedup = Deduplicator(index, settings)
