@@ -6,7 +6,8 @@ as exact keys, as ``neardup scan`` stores them. Then 2,000 probes, half near dup
 stored event (0-3 bits flipped, its anchors) and half random, each a ``query`` of every
 table at k = 3 plus two ``query_exact``. Reported per layout, medians over rounds:
 
-- seeks a probe, from RocksDB's own statistics (``rocksdb.number.db.seek``);
+- seeks a probe, and keys read by multi-gets (the entries a probe's rows name, and since
+  layout 4 its exact keys), from RocksDB's own statistics;
 - probe p50/p99 with a *warm* block cache (the probes' second pass) and a *cold* one (the
   index reopened with a new block cache after the OS page cache was dropped, when this
   process may write ``/proc/sys/vm/drop_caches``, i.e. as root; else the files may still
@@ -45,6 +46,7 @@ DAY_MS = 86_400_000
 RETENTION_MS = 7 * DAY_MS
 PROBES = 2000
 SEEKS = "rocksdb.number.db.seek"
+MULTIGET_KEYS = "rocksdb.number.multiget.keys.read"  # layout 4 reads a probe's exact keys in one multi-get
 
 
 # ------------------------------------------------------------------ one layout, in its own process
@@ -90,9 +92,10 @@ def _child(tree: Path, size: int, workdir: Path, seed: int, cache_mb: Sequence[i
     out["page_cache_dropped"] = _drop_page_cache()
     index = BlockIndex(path, plan, wal=False, retention_ms=RETENTION_MS)  # a new, empty block cache
     stats = options[-1]
-    before = _ticker(stats, SEEKS)
+    before = _ticker(stats, SEEKS), _ticker(stats, MULTIGET_KEYS)
     out["cold_p50_us"], out["cold_p99_us"] = _time(index, probes)
-    out["seeks_per_probe"] = (_ticker(stats, SEEKS) - before) / len(probes)
+    out["seeks_per_probe"] = (_ticker(stats, SEEKS) - before[0]) / len(probes)
+    out["multiget_keys_per_probe"] = (_ticker(stats, MULTIGET_KEYS) - before[1]) / len(probes)
     out["warm_p50_us"], out["warm_p99_us"] = _time(index, probes)
     index.close()
     for mb in cache_mb:
@@ -187,6 +190,7 @@ def _run_child(tree: Path, size: int, seed: int, cache_mb: Sequence[int] = ()) -
 
 COLUMNS = [
     ("seeks_per_probe", "seeks/probe", "{:.1f}"),
+    ("multiget_keys_per_probe", "mget keys", "{:.1f}"),
     ("warm_p50_us", "warm p50 µs", "{:.1f}"),
     ("warm_p99_us", "warm p99 µs", "{:.1f}"),
     ("cold_p50_us", "cold p50 µs", "{:.1f}"),
@@ -206,7 +210,10 @@ def _report(size: int, runs: dict[str, list[dict[str, Any]]]) -> None:
     }
     for name in ("previous", "current"):
         print(f"{name:<10}" + "".join(f"{fmt.format(medians[name][key]):>14}" for key, _, fmt in COLUMNS))
-    ratio = {key: medians["current"][key] / medians["previous"][key] for key, _, _ in COLUMNS}
+    ratio = {
+        key: medians["current"][key] / medians["previous"][key] if medians["previous"][key] else float("nan")
+        for key, _, _ in COLUMNS
+    }
     print(f"{'ratio':<10}" + "".join(f"{ratio[key]:>14.2f}" for key, _, _ in COLUMNS))
     for name in ("previous", "current"):
         kinds = runs[name][0]["family_bytes_per_event"]
