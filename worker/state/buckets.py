@@ -183,8 +183,13 @@ class TimeBuckets:
 
     def _open_bucket(self, number: int | None) -> Bucket:
         if number is None:  # entries of both kinds share the ``entries`` family
-            cf = {ENTRIES: self._family(ENTRIES), ONLY: self._family(ENTRIES), RECORDS: self._family(RECORDS)}
-            handle = {kind: self._db.get_column_family_handle(RECORDS if kind == RECORDS else ENTRIES) for kind in cf}
+            entries, entries_handle = self._family(ENTRIES), self._db.get_column_family_handle(ENTRIES)
+            cf = {ENTRIES: entries, ONLY: entries, RECORDS: self._family(RECORDS)}
+            handle = {
+                ENTRIES: entries_handle,
+                ONLY: entries_handle,
+                RECORDS: self._db.get_column_family_handle(RECORDS),
+            }
             lead = {ENTRIES: KIND_BYTE[ENTRIES], ONLY: KIND_BYTE[ONLY], RECORDS: b""}
         else:
             name = bucket_family(number)

@@ -243,7 +243,7 @@ class BlockIndex(Reads):
             key = bucket.lead[kind] + ref
             batch.put(key, encode_entry(entry), bucket.handle[kind])
             added.append((bucket.number, key, entry))
-            record = ref + bucket.suffix + bucket.lead[kind][:1]
+            record = ref + bucket.suffix + bucket.lead[kind]  # the lead is one byte
             for full in hashes:
                 exact.setdefault(full, []).append(record)
             if hashes and bucket.number is not None:  # its expiry rewrites the keys above

@@ -122,11 +122,12 @@ class Reads(TimeBuckets):
             if cached is None:
                 missing.append(i)
         if missing:
-            values = cast(list[bytes | None], bucket.cf[kind].get([lead + refs[i] for i in missing]))
-            for i, value in zip(missing, values, strict=True):
+            keys = [lead + refs[i] for i in missing]
+            values = cast(list[bytes | None], bucket.cf[kind].get([*keys]))
+            for i, key, value in zip(missing, keys, values, strict=True):
                 if value is not None:
                     entry = decode_entry(value)
-                    self._remember(bucket.number, lead + refs[i], entry)
+                    self._remember(bucket.number, key, entry)
                     found[i] = entry
         return found
 
@@ -156,7 +157,7 @@ class Reads(TimeBuckets):
         out: dict[str, Entry] = {}
         for bucket in self._live():  # newest first, as for table rows
             for kind in (ENTRIES, ONLY):
-                refs = by_place.get((bucket.suffix, bucket.lead[kind][:1]))
+                refs = by_place.get((bucket.suffix, bucket.lead[kind]))
                 for entry in self._by_ref(bucket, kind, refs) if refs else ():
                     if entry is not None and (horizon is None or entry.ts >= horizon):
                         out.setdefault(entry.event_id, entry)
