@@ -1,8 +1,8 @@
 """Which of neardup's quality choices pay: each variant of ``neardup scan`` on the same dev set.
 
 Every row is one full ``neardup scan`` run with one setting changed through its ``NEARDUP_*``
-variable, scored like ``bench/quality.py`` on two development sets (two seeds) built in the same
-run; the first row is the shipped default.
+variable, scored like ``bench/quality.py`` on two development sets (two seeds, all three parts)
+built in the same run; the first row is the shipped default.
 
     python bench/ablation.py [--size 3000] [--seeds 20240101,7]
 """
@@ -28,6 +28,8 @@ VARIANTS: list[tuple[str, dict[str, str]]] = [
     ("unigrams only (no shingles)", {"NEARDUP_SHINGLE_N": "1"}),
     ("no containment check", {"NEARDUP_MIN_CONTAINMENT": "1.01"}),
     ("looser resemblance 0.4", {"NEARDUP_MIN_RESEMBLANCE": "0.4"}),
+    ("no word bands", {"NEARDUP_WORD_BANDS": "0"}),
+    ("long texts held to resemblance 0.6", {"NEARDUP_MIN_LONG_RESEMBLANCE": "0.6"}),
     ("links and tags kept", {"NEARDUP_STRIP_LINKS": "false", "NEARDUP_STRIP_TAGS": "false"}),
 ]
 
@@ -41,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="neardup-ablation-") as tmp:
         sets = []
         for seed in seeds:
-            events, truth = devset.build(size=args.size, seed=seed)
+            events, truth = quality.build_set("dev", args.size, seed)
             path = Path(tmp) / f"dev-{seed}.jsonl"
             devset.write_jsonl(path, events)
             sets.append((path, truth))

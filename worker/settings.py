@@ -53,6 +53,11 @@ class Settings:
     short_bands: int = _setting(
         8, "Band keys (three character-sketch minima each) that nominate a short text's copies."
     )
+    word_bands: int = _setting(
+        8,
+        "Band keys (three word-sketch minima each) that nominate a longer text's copies with slips in many of "
+        "its words, which break its anchors and move its SimHash past the tables (0 = off).",
+    )
     max_distance: int = _setting(
         12,
         "Largest Hamming distance a candidate found in the tables may have and still be verified "
@@ -60,6 +65,12 @@ class Settings:
     )
     min_resemblance: float = _setting(
         0.6, "Estimated Jaccard resemblance (MinHash) above which a candidate is a duplicate."
+    )
+    min_long_resemblance: float = _setting(
+        0.5,
+        "Resemblance above which two texts both longer than short_chars are duplicates: their word sketches "
+        "hold a hundred features and more, so the estimate is tight, and a copy with slips in one word of "
+        "twenty is still above it.",
     )
     min_containment: float = _setting(
         0.8,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,9 @@ def to_full_width(text: str) -> str:
     return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
 
 
-def run_scan(tmp_path: Path, lines: list[str | bytes], *extra: str) -> tuple[int, list[dict], str]:
+def run_scan(
+    tmp_path: Path, lines: list[str | bytes], *extra: str, env: dict[str, str] | None = None
+) -> tuple[int, list[dict], str]:
     source = tmp_path / "in.jsonl"
     with source.open("wb") as f:
         for line in lines:
@@ -42,6 +45,7 @@ def run_scan(tmp_path: Path, lines: list[str | bytes], *extra: str) -> tuple[int
         capture_output=True,
         text=True,
         timeout=300,
+        env=None if env is None else {**os.environ, **env},
     )
     verdicts = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     return proc.returncode, verdicts, proc.stderr
@@ -187,6 +191,36 @@ def test_texts_without_words_and_footer_like_posts_still_match_their_copies(tmp_
         ("r1", None),
         ("r2", "r1"),
     ]
+
+
+def slip_words(text: str, every: int) -> str:
+    """Two letters swapped in one word of ``every``: a hasty retype."""
+    words = text.split(" ")
+    return " ".join(w[0] + w[2] + w[1] + w[3:] if i % every == 3 and len(w) > 3 else w for i, w in enumerate(words))
+
+
+def slip_han(text: str, every: int) -> str:
+    """One Chinese character of ``every`` swapped with the next."""
+    chars = list(text)
+    for i in [i for i, c in enumerate(chars) if "\u4e00" <= c <= "\u9fff"][5::every]:
+        if i + 1 < len(chars):
+            chars[i], chars[i + 1] = chars[i + 1], chars[i]
+    return "".join(chars)
+
+
+def test_long_stories_with_slips_throughout_are_found_by_word_bands(tmp_path: Path) -> None:
+    """Slips in many words break both anchors and move the SimHash past the tables' reach;
+    the word sketch's band keys still nominate the story (and with them off, it is missed)."""
+    en, zh = real_texts(cjk=False, count=6), real_texts(cjk=True, count=6)
+    lines = [event(f"en{i}", text) for i, text in enumerate(en)] + [event(f"zh{i}", text) for i, text in enumerate(zh)]
+    lines += [event("en-slips", slip_words(en[3], 12)), event("zh-slips", slip_han(zh[5], 25))]
+    status, verdicts, _ = run_scan(tmp_path, lines)
+    by_id = {v["id"]: v for v in verdicts}
+    assert status == 0 and [v["verdict"] for v in verdicts[:12]] == ["unique"] * 12
+    assert (by_id["en-slips"]["verdict"], by_id["en-slips"]["duplicate_of"]) == ("duplicate", "en3")
+    assert (by_id["zh-slips"]["verdict"], by_id["zh-slips"]["duplicate_of"]) == ("duplicate", "zh5")
+    _, without, _ = run_scan(tmp_path, lines, env={"NEARDUP_WORD_BANDS": "0"})
+    assert [v["verdict"] for v in without[12:]] == ["unique", "unique"]
 
 
 def test_same_opening_different_story_is_unique(tmp_path: Path, zh: list[str], en: list[str]) -> None:

@@ -36,3 +36,17 @@ def test_anchors_and_exact_texts_are_named() -> None:
     assert short.exact is not None
     assert "exact text" in found_by(PLAN, short, fingerprint("breaking:  QUAKE", settings))
     assert "exact text" not in found_by(PLAN, short, fingerprint("Breaking: flood", settings))
+
+
+def test_word_bands_are_named() -> None:
+    settings = Settings()
+    story = STORY * 3
+    words = story.split(" ")
+    slipped = " ".join(w[0] + w[2] + w[1] + w[3:] if i % 10 == 4 and len(w) > 3 else w for i, w in enumerate(words))
+    found = found_by(PLAN, fingerprint(slipped, settings), fingerprint(story, settings))
+    assert any(name.startswith("word band ") for name in found)
+    other = (
+        "Heavy rain flooded parts of the coastal city overnight, forcing hundreds of residents to leave their "
+        "homes, and emergency crews used boats to reach stranded families while schools opened as shelters."
+    )
+    assert found_by(PLAN, fingerprint(slipped, settings), fingerprint(other * 3, settings)) == []

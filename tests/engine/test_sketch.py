@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 from topology import codec
-from worker.engine.sketch import SKETCH_BYTES, compare, sketch
+from worker.engine.fingerprint import Fingerprint
+from worker.engine.match import Candidate, Entry, accepts
+from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES, compare, sketch
+from worker.settings import Settings
 
 
 def hashes(values: range | list[int]) -> np.ndarray:
@@ -83,3 +86,22 @@ def test_disjoint_sets_rarely_agree() -> None:
     for size in (5, 50, 500):
         similarity = compare(sketch(hashes(range(size))), sketch(hashes(range(10_000, 10_000 + size))))
         assert similarity.resemblance < 0.1
+
+
+def test_two_long_texts_need_less_resemblance_than_a_pair_with_a_short_one() -> None:
+    """Slips through a story leave its word sketch about half alike: enough between two long
+    texts (many features, a tight estimate), not when one of them is short."""
+    story, slipped = hashes(range(0, 400)), hashes(range(116, 516))  # J = 284 / 516 = 0.55
+    settings = Settings()
+    assert settings.min_long_resemblance < 0.55 < settings.min_resemblance
+    long_pair = compare(sketch(story), sketch(slipped))
+    assert long_pair.long and abs(long_pair.resemblance - 0.55) < 0.1
+    short_part = bytes(SHORT_SKETCH_BYTES - SKETCH_BYTES)  # a short text's character part follows its word sketch
+    assert not compare(sketch(story) + short_part, sketch(slipped)).long
+
+    def verified(probe_sketch: bytes, stored_sketch: bytes) -> bool:
+        probe = Fingerprint(0, probe_sketch, None, 40)
+        return accepts(probe, Candidate(Entry("stored", 0, 0, 0, stored_sketch), 0), settings) is not None
+
+    assert verified(sketch(slipped), sketch(story))
+    assert not verified(sketch(slipped) + short_part, sketch(story))

@@ -19,6 +19,7 @@ def _scan(args: argparse.Namespace) -> int:
         plan=args.plan,
         max_distance=args.max_distance,
         min_resemblance=args.min_resemblance,
+        min_long_resemblance=args.min_long_resemblance,
         min_containment=args.min_containment,
         shingle_n=args.shingle_n,
     )
@@ -199,6 +200,9 @@ def _scan_parser(commands: Any) -> None:
     _plan_arguments(scan)
     scan.add_argument("--max-distance", type=int, help="loosest Hamming distance a candidate may have")
     scan.add_argument("--min-resemblance", type=float, help="MinHash resemblance that confirms a duplicate")
+    scan.add_argument(
+        "--min-long-resemblance", type=float, help="MinHash resemblance that confirms a duplicate of two long texts"
+    )
     scan.add_argument("--min-containment", type=float, help="MinHash containment that confirms a duplicate")
     scan.add_argument("--shingle-n", type=int, help="word n-gram shingle length (1 = unigrams only)")
     scan.set_defaults(func=_scan)

@@ -38,13 +38,14 @@ from worker.engine.features import LexiconTable, hashed_features
 from worker.engine.lexicon_cache import cached_lexicon_table
 from worker.engine.normalize import normalize, normalize_reference
 from worker.engine.segment import char_classes, tokenize
-from worker.engine.shorttext import short_part
+from worker.engine.shorttext import band_keys, short_part
 from worker.engine.simhash import simhash_from_hashes
 from worker.engine.sketch import donor_order, sketch
 
 _EXACT_SEED = 0xE8AC7
 _LEAD_SEED = 0x1EAD
 _TAIL_SEED = 0x7A11
+_WORD_BAND_SEED = 0xB0BA4D
 
 
 class Settings(Protocol):
@@ -72,11 +73,15 @@ class Settings(Protocol):
     @property
     def short_bands(self) -> int: ...
 
+    @property
+    def word_bands(self) -> int: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
     """The fingerprint of one text; ``exact`` is set only when the text is too short for SimHash,
-    ``bands`` (and a character part of ``sketch``) only for a short text (``worker.engine.shorttext``)."""
+    ``bands`` (and a character part of ``sketch``) only for a short text (``worker.engine.shorttext``),
+    ``word_bands`` only for a text in the tables."""
 
     simhash: int
     sketch: bytes
@@ -84,6 +89,7 @@ class Fingerprint:
     words: int
     anchors: tuple[int, ...] = ()
     bands: tuple[int, ...] = ()
+    word_bands: tuple[int, ...] = ()
 
     @property
     def in_tables(self) -> bool:
@@ -95,8 +101,8 @@ class Fingerprint:
     @property
     def exact_keys(self) -> tuple[int, ...]:
         """Keys of the exact keyspace: the exact hash of a very short text, else the anchors;
-        then a short text's band keys."""
-        return ((self.exact,) if self.exact is not None else self.anchors) + self.bands
+        then a short text's band keys or a longer text's word band keys."""
+        return ((self.exact,) if self.exact is not None else self.anchors) + self.bands + self.word_bands
 
 
 def fingerprint(text: str, settings: Settings) -> Fingerprint:
@@ -104,9 +110,13 @@ def fingerprint(text: str, settings: Settings) -> Fingerprint:
     normalised = normalize(text, strip_links=settings.strip_links, strip_tags=settings.strip_tags)
     engine = native_engine()
     if engine is not None:
-        parts = engine.fingerprint(normalised, settings.shingle_n, settings.min_features, settings.anchor_words)
+        parts = engine.fingerprint(
+            normalised, settings.shingle_n, settings.min_features, settings.anchor_words, max(0, settings.word_bands)
+        )
         if parts is not None:
-            return _with_short_part(Fingerprint(*parts), normalised, settings, engine)
+            simhash, sketched, exact, words, anchors, word_bands = parts
+            fp = Fingerprint(simhash, sketched, exact, words, anchors, (), word_bands)
+            return _with_bands(fp, normalised, settings, engine)
     return _from_normalised(text, normalised, settings)
 
 
@@ -159,12 +169,15 @@ def _from_normalised(text: str, normalised: str, settings: Settings) -> Fingerpr
     span = settings.anchor_words
     if exact is None and span > 0:
         anchors = (_hash(" ".join(tokens[:span]), _LEAD_SEED), _hash(" ".join(tokens[-span:]), _TAIL_SEED))
-    fp = Fingerprint(simhash=value, sketch=sketch(weighted.hashes), exact=exact, words=words, anchors=anchors)
-    return _with_short_part(fp, normalised, settings)
+    sketched = sketch(weighted.hashes)
+    word_bands = band_keys(sketched, max(0, settings.word_bands), _WORD_BAND_SEED) if exact is None else ()
+    fp = Fingerprint(value, sketched, exact, words, anchors, (), word_bands)
+    return _with_bands(fp, normalised, settings)
 
 
-def _with_short_part(fp: Fingerprint, normalised: str, settings: Settings, engine: Any | None = None) -> Fingerprint:
-    """``fp`` with a short text's character part and keys (unchanged for a longer text)."""
+def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: Any | None = None) -> Fingerprint:
+    """``fp`` with a short text's character part and keys in place of its word bands (unchanged
+    for a longer text)."""
     part = short_part(normalised, settings.short_chars, settings.short_bands, engine)
     if part is None:
         return fp

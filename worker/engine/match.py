@@ -74,6 +74,9 @@ class Thresholds(Protocol):
     def min_resemblance(self) -> float: ...
 
     @property
+    def min_long_resemblance(self) -> float: ...
+
+    @property
     def min_containment(self) -> float: ...
 
 
@@ -81,12 +84,15 @@ def accepts(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) ->
     """The similarity that confirms ``candidate`` as a near-duplicate of ``probe``, or None.
 
     Resemblance catches edited reposts; containment of the shorter feature set in the
-    longer catches teasers and truncations, whose resemblance to the full story is low.
+    longer catches teasers and truncations, whose resemblance to the full story is low. Two
+    long texts need less resemblance than two short ones: a long text's word sketch holds many
+    features, and slips throughout a story lower it more than an edit lowers a post's.
     Callers bound the Hamming distance of table candidates (``max_distance``); candidates
     nominated by an exact key (anchor or short-text hash) have no bound.
     """
     similarity = compare(probe.sketch, candidate.entry.sketch)
-    if similarity.resemblance >= thresholds.min_resemblance:
+    floor = thresholds.min_long_resemblance if similarity.long else thresholds.min_resemblance
+    if similarity.resemblance >= floor:
         return similarity.resemblance
     if similarity.containment >= thresholds.min_containment:
         return similarity.containment
@@ -150,7 +156,8 @@ def is_later_match(probe_ts: int, candidate: Candidate, verify: Verify, retentio
 def found_by(plan: Plan, probe: Fingerprint, stored: Fingerprint) -> list[str]:
     """Where the index meets two fingerprints: the block tables whose keys they share (when
     both are in the tables), and the exact keys (a very short text's exact hash, or the
-    opening and closing anchors; a short text's band and edge keys) they share."""
+    opening and closing anchors; a longer text's word bands; a short text's band and edge keys)
+    they share."""
     keys = zip(plan.keys(probe.simhash), plan.keys(stored.simhash), strict=True)
     tabled = probe.in_tables and stored.in_tables
     tables = [f"table {t}" for t, (a, b) in enumerate(keys) if a == b] if tabled else []
@@ -159,4 +166,5 @@ def found_by(plan: Plan, probe: Fingerprint, stored: Fingerprint) -> list[str]:
         found = tables + (["exact text"] if probe.exact in shared else [])
     else:
         found = tables + [f"anchor {i}" for i, key in enumerate(probe.anchors) if key in shared]
+    found += [f"word band {i}" for i, key in enumerate(probe.word_bands) if key in shared]
     return found + [f"short key {i}" for i, key in enumerate(probe.bands) if key in shared]

@@ -135,10 +135,11 @@ def numbers_mask(normalised: str) -> int:
     return mask
 
 
-def band_keys(part: bytes, bands: int) -> tuple[int, ...]:
-    """Exact keys of the first ``bands`` bands of ``BAND_ROWS`` minima of a character sketch."""
+def band_keys(part: bytes, bands: int, seed: int = _BAND_SEED) -> tuple[int, ...]:
+    """Exact keys of the first ``bands`` bands of ``BAND_ROWS`` minima of a sketch (a character
+    sketch's; a longer text's word sketch with a seed of its own)."""
     minima = part[2 : 2 + bands * BAND_ROWS]
     return tuple(
-        mmh3.hash64(bytes((b,)) + minima[b * BAND_ROWS : (b + 1) * BAND_ROWS], _BAND_SEED, signed=False)[0]
+        mmh3.hash64(bytes((b,)) + minima[b * BAND_ROWS : (b + 1) * BAND_ROWS], seed, signed=False)[0]
         for b in range(len(minima) // BAND_ROWS)
     )

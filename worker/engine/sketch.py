@@ -77,10 +77,12 @@ def sketch(hashes: np.ndarray) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Similarity:
-    """Estimated resemblance (Jaccard) and containment of the smaller set in the larger."""
+    """Estimated resemblance (Jaccard) and containment of the smaller set in the larger;
+    ``long``: both texts are longer than a short text, compared on their word sketches alone."""
 
     resemblance: float
     containment: float
+    long: bool = False
 
 
 # A short text's sketch is followed by its character part (``worker.engine.shorttext``): a
@@ -100,7 +102,7 @@ def compare(a: bytes, b: bytes) -> Similarity:
     Two short texts are compared on their character parts, and are unrelated when the numbers
     of one are not among the numbers of the other (the mask with fewer bits must lie inside the
     other) or when one has fewer than ``MIN_CHAR_GRAMS`` 3-grams and the two sets differ; any
-    other pair on its word sketches.
+    other pair on its word sketches (``long`` when neither has a character part).
 
     Two empty sets are identical (J = 1): texts with no words at all (emoji only, symbols) are
     only ever compared when their exact hashes agree, and must then match.
@@ -120,7 +122,7 @@ def compare(a: bytes, b: bytes) -> Similarity:
             return chars
         same = chars.resemblance == 1.0 and _size(a[SKETCH_BYTES:]) == _size(b[SKETCH_BYTES:])
         return Similarity(1.0, 1.0) if same else Similarity(0.0, 0.0)
-    return _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES])
+    return _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long=len(a) == len(b) == SKETCH_BYTES)
 
 
 def _listed(a: bytes, b: bytes) -> Similarity:
@@ -134,19 +136,19 @@ def _size(sketch: bytes) -> int:
     return int.from_bytes(sketch[:2], "big")
 
 
-def _compare(a: bytes, b: bytes) -> Similarity:
+def _compare(a: bytes, b: bytes, long: bool = False) -> Similarity:
     size_a = int.from_bytes(a[:2], "big")
     size_b = int.from_bytes(b[:2], "big")
     if size_a == 0 and size_b == 0:
-        return Similarity(1.0, 1.0)
+        return Similarity(1.0, 1.0, long)
     if size_a == 0 or size_b == 0:
-        return Similarity(0.0, 0.0)
+        return Similarity(0.0, 0.0, long)
     # int(): numpy scalars would leak into records, which the JSON codec does not take.
     agree = int(np.count_nonzero(np.frombuffer(a, np.uint8, offset=2) == np.frombuffer(b, np.uint8, offset=2)))
     jaccard = resemblance(agree / PERMUTATIONS)
     # |A ∩ B| = J (|A| + |B|) / (1 + J)
     common = jaccard * (size_a + size_b) / (1.0 + jaccard)
-    return Similarity(jaccard, min(1.0, common / min(size_a, size_b)))
+    return Similarity(jaccard, min(1.0, common / min(size_a, size_b)), long)
 
 
 def resemblance(agreement: float) -> float:

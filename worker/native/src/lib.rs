@@ -29,6 +29,7 @@ use features::{hashed_features, Lexicon};
 const EXACT_SEED: u32 = 0xE8AC7;
 const LEAD_SEED: u32 = 0x1EAD;
 const TAIL_SEED: u32 = 0x7A11;
+const WORD_BAND_SEED: u32 = 0xB0BA4D;
 
 /// jieba's dictionary, loaded once per process (~0.1 s) and shared by every engine.
 fn jieba() -> &'static Jieba {
@@ -43,6 +44,7 @@ struct Parts {
     exact: Option<u64>,
     words: usize,
     anchors: Option<(u64, u64)>,
+    word_bands: Vec<u64>,
 }
 
 /// The native pipeline with its tables.
@@ -58,7 +60,7 @@ fn joined_hash(tokens: &[&str], seed: u32) -> u64 {
 }
 
 impl Engine {
-    fn run(&self, text: &str, n: usize, min_features: usize, span: usize) -> Option<Parts> {
+    fn run(&self, text: &str, n: usize, min_features: usize, span: usize, bands: usize) -> Option<Parts> {
         if text.bytes().any(|b| b >= 0xF0) {
             return None; // a character outside the BMP: its classes were not handed over
         }
@@ -86,13 +88,9 @@ impl Engine {
             let tail = &tokens[tokens.len().saturating_sub(span)..];
             (joined_hash(lead, LEAD_SEED), joined_hash(tail, TAIL_SEED))
         });
-        Some(Parts {
-            simhash: value,
-            sketch: sketch::sketch(&weighted.hashes, &self.donors),
-            exact,
-            words,
-            anchors,
-        })
+        let sketch = sketch::sketch(&weighted.hashes, &self.donors);
+        let word_bands = if exact.is_none() { short::band_keys(&sketch, bands, WORD_BAND_SEED) } else { Vec::new() };
+        Some(Parts { simhash: value, sketch, exact, words, anchors, word_bands })
     }
 }
 
@@ -132,9 +130,10 @@ impl Engine {
         Ok(Self { classes, lexicon: Lexicon { table, shift, width, zh_default, en_default }, donors })
     }
 
-    /// `(simhash, sketch, exact, words, anchors)` of normalised text, or `None` when Python
-    /// must handle it.
-    #[pyo3(signature = (text, shingle_n, min_features, anchor_words))]
+    /// `(simhash, sketch, exact, words, anchors, word_bands)` of normalised text, or `None`
+    /// when Python must handle it; `word_bands` keys for any text without an exact hash (Python
+    /// drops them for a short one).
+    #[pyo3(signature = (text, shingle_n, min_features, anchor_words, word_bands))]
     fn fingerprint<'py>(
         &self,
         py: Python<'py>,
@@ -142,6 +141,7 @@ impl Engine {
         shingle_n: usize,
         min_features: usize,
         anchor_words: usize,
+        word_bands: usize,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         if !(1..=2).contains(&shingle_n) {
             return Ok(None);
@@ -149,7 +149,7 @@ impl Engine {
         let Ok(text) = text.to_str() else {
             return Ok(None); // lone surrogates: not UTF-8
         };
-        let Some(parts) = py.detach(|| self.run(text, shingle_n, min_features, anchor_words)) else {
+        let Some(parts) = py.detach(|| self.run(text, shingle_n, min_features, anchor_words, word_bands)) else {
             return Ok(None);
         };
         let anchors = match parts.anchors {
@@ -164,6 +164,7 @@ impl Engine {
                 parts.exact.into_pyobject(py)?.into_any(),
                 parts.words.into_pyobject(py)?.into_any(),
                 anchors.into_any(),
+                PyTuple::new(py, parts.word_bands)?.into_any(),
             ],
         )?;
         Ok(Some(tuple))

@@ -42,6 +42,21 @@ fn edge(chars: &[char], seed: u32) -> u64 {
     murmur::hash64(chars.iter().collect::<String>().as_bytes(), seed)
 }
 
+/// Keys of the first `bands` bands of `BAND_ROWS` minima of a sketch
+/// (`worker.engine.shorttext.band_keys`).
+pub fn band_keys(sketch: &[u8], bands: usize, seed: u32) -> Vec<u64> {
+    let minima = &sketch[2..2 + (bands * BAND_ROWS).min(sketch::PERMUTATIONS)];
+    minima
+        .chunks_exact(BAND_ROWS)
+        .enumerate()
+        .map(|(b, rows)| {
+            let mut key = [b as u8, 0, 0, 0];
+            key[1..].copy_from_slice(rows);
+            murmur::hash64(&key, seed)
+        })
+        .collect()
+}
+
 /// The character part of normalised `text`, or `None` when it has no letter or digit.
 pub fn short(text: &str, classes: &Classes, donors: &[Vec<u8>], bands: usize) -> Option<Short> {
     let basis: Vec<char> = text.chars().filter(|&c| classes.alnum(c)).collect();
@@ -54,16 +69,7 @@ pub fn short(text: &str, classes: &Classes, donors: &[Vec<u8>], bands: usize) ->
     tags.sort_unstable();
     tags.dedup();
     let tags = (tags.len() <= MAX_LISTED_GRAMS).then(|| tags.iter().flat_map(|t| t.to_be_bytes()).collect());
-    let minima = &sketch[2..2 + (bands * BAND_ROWS).min(sketch::PERMUTATIONS)];
-    let mut keys: Vec<u64> = minima
-        .chunks_exact(BAND_ROWS)
-        .enumerate()
-        .map(|(b, rows)| {
-            let mut key = vec![b as u8];
-            key.extend_from_slice(rows);
-            murmur::hash64(&key, BAND_SEED)
-        })
-        .collect();
+    let mut keys = band_keys(&sketch, bands, BAND_SEED);
     keys.push(edge(&basis[..EDGE_CHARS.min(basis.len())], LEAD_SEED));
     keys.push(edge(&basis[basis.len().saturating_sub(EDGE_CHARS)..], TAIL_SEED));
     Some(Short { sketch, tags, keys })
