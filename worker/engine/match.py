@@ -88,7 +88,7 @@ def accepts(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) ->
     long texts need less resemblance than two short ones: a long text's word sketch holds many
     features, and slips throughout a story lower it more than an edit lowers a post's.
     Callers bound the Hamming distance of table candidates (``max_distance``); candidates
-    nominated by an exact key (anchor or short-text hash) have no bound.
+    nominated by an exact key (an anchor, a word band, a short text's key) have no bound.
     """
     similarity = compare(probe.sketch, candidate.entry.sketch)
     floor = thresholds.min_long_resemblance if similarity.long else thresholds.min_resemblance
