@@ -2,9 +2,10 @@
 
 Each layout builds an index of N events spread over one retention window (7 days, 8 time
 buckets, all of them live: the probe's worst case), one ``add`` an event with its two anchors
-as exact keys, as ``neardup scan`` stores them. Then 2,000 probes, half near duplicates of a
-stored event (0-3 bits flipped, its anchors) and half random, each a ``query`` of every
-table at k = 3 plus two ``query_exact``. Reported per layout, medians over rounds:
+(and with ``--word-bands N``, N more keys, as a story's word bands) as exact keys, as
+``neardup scan`` stores them. Then 2,000 probes, half near duplicates of a stored event (0-3
+bits flipped, its keys) and half random, each a ``query`` of every table at k = 3 plus a
+``query_exact`` of each key. Reported per layout, medians over rounds:
 
 - seeks a probe, and keys read by multi-gets (the entries a probe's rows name, and since
   layout 4 its exact keys), from RocksDB's own statistics;
@@ -23,6 +24,7 @@ commit that introduced layout 2), each layout in its own process, alternated rou
     python bench/index_layout.py                      # 1 M events, 3 rounds
     python bench/index_layout.py --sizes 1000000,10000000 --rounds 1
     python bench/index_layout.py --sizes 10000000 --rounds 1 --cache-mb 16,64,256,1024
+    python bench/index_layout.py --sizes 1000000 --rounds 1 --word-bands 8
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ MULTIGET_KEYS = "rocksdb.number.multiget.keys.read"  # layout 4 reads a probe's 
 
 
 # ------------------------------------------------------------------ one layout, in its own process
-def _child(tree: Path, size: int, workdir: Path, seed: int, cache_mb: Sequence[int] = ()) -> dict[str, Any]:
+def _child(
+    tree: Path, size: int, workdir: Path, seed: int, cache_mb: Sequence[int] = (), word_bands: int = 0
+) -> dict[str, Any]:
     """Build, probe and measure one layout: the ``worker`` package is imported from ``tree``."""
     sys.path.insert(0, str(tree))
     from worker.engine.blocks import plan_for
@@ -73,20 +77,20 @@ def _child(tree: Path, size: int, workdir: Path, seed: int, cache_mb: Sequence[i
     rng = random.Random(seed)
     path = workdir / "index"
     fps = [rng.getrandbits(64) for _ in range(size)]
-    anchors = [(rng.getrandbits(128), rng.getrandbits(128)) for _ in range(size)]
+    keys = [tuple(rng.getrandbits(128) for _ in range(2 + word_bands)) for _ in range(size)]
     step = RETENTION_MS // size
     index = BlockIndex(path, plan, wal=False, retention_ms=RETENTION_MS)
     began = time.perf_counter()
     for i in range(size):
         entry = Entry(f"event-{i:09d}", fps[i], i, i * step, rng.randbytes(130))
-        index.add(entry, exact_keys=anchors[i])
+        index.add(entry, exact_keys=keys[i])
     insert_s = time.perf_counter() - began
     live = len(index.live_buckets)
     index.compact()
     disk = index.disk_bytes()
     families = _family_bytes(index._db, path)
     index.close()
-    probes = _probes(rng, fps, anchors)
+    probes = _probes(rng, fps, keys)
     out: dict[str, Any] = {"size": size, "insert_per_s": size / insert_s, "bytes_per_event": disk / size, "live": live}
     out["family_bytes_per_event"] = {name: n / size for name, n in families.items()}
     out["page_cache_dropped"] = _drop_page_cache()
@@ -128,28 +132,28 @@ def _drop_page_cache() -> bool:
     return True
 
 
-def _probes(rng: random.Random, fps: list[int], anchors: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+def _probes(rng: random.Random, fps: list[int], keys: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
     out = []
     for n in range(PROBES):
         if n % 2:
-            out.append((rng.getrandbits(64), rng.getrandbits(128), rng.getrandbits(128)))
+            out.append((rng.getrandbits(64), *(rng.getrandbits(128) for _ in keys[0])))
             continue
         i = rng.randrange(len(fps))
         fp = fps[i]
         for bit in rng.sample(range(64), rng.randint(0, 3)):
             fp ^= 1 << bit
-        out.append((fp, *anchors[i]))
+        out.append((fp, *keys[i]))
     return out
 
 
-def _time(index: Any, probes: Sequence[tuple[int, int, int]]) -> tuple[float, float]:
+def _time(index: Any, probes: Sequence[tuple[int, ...]]) -> tuple[float, float]:
     samples = []
     clock = time.perf_counter
-    for fp, first, last in probes:
+    for fp, *keys in probes:
         began = clock()
         index.query(fp, 3)
-        index.query_exact(first)
-        index.query_exact(last)
+        for key in keys:
+            index.query_exact(key)
         samples.append(clock() - began)
     samples.sort()
     return statistics.median(samples) * 1e6, samples[int(0.99 * (len(samples) - 1))] * 1e6
@@ -176,11 +180,11 @@ def _baseline_rev() -> str:
     return f"{found[0]}^" if found else "HEAD"
 
 
-def _run_child(tree: Path, size: int, seed: int, cache_mb: Sequence[int] = ()) -> dict[str, Any]:
+def _run_child(tree: Path, size: int, seed: int, cache_mb: Sequence[int] = (), word_bands: int = 0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="neardup-layout-") as tmp:
         env = {**os.environ, "PYTHONPATH": str(tree)}
         args = [sys.executable, str(Path(__file__).resolve()), "--child", str(tree), "--sizes", str(size)]
-        args += ["--workdir", tmp, "--seed", str(seed)]
+        args += ["--workdir", tmp, "--seed", str(seed), "--word-bands", str(word_bands)]
         if cache_mb:
             args += ["--cache-mb", ",".join(map(str, cache_mb))]
         done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
@@ -235,13 +239,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--baseline", default=None, help="git revision of the previous layout")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cache-mb", default="", help="comma-separated block cache sizes to try (current layout)")
+    parser.add_argument("--word-bands", type=int, default=0, help="exact keys an event adds to its two anchors")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     cache_mb = [int(mb) for mb in args.cache_mb.split(",") if mb]
     if args.child:
-        print(json.dumps(_child(Path(args.child), sizes[0], Path(args.workdir), args.seed, cache_mb)))
+        print(json.dumps(_child(Path(args.child), sizes[0], Path(args.workdir), args.seed, cache_mb, args.word_bands)))
         return
     rev = args.baseline or _baseline_rev()
     worktree = Path(tempfile.mkdtemp(prefix="neardup-baseline-"))
@@ -251,8 +256,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for size in sizes:
             runs: dict[str, list[dict[str, Any]]] = {"previous": [], "current": []}
             for n in range(args.rounds):
-                runs["previous"].append(_run_child(worktree, size, args.seed + n))
-                runs["current"].append(_run_child(ROOT, size, args.seed + n, cache_mb))
+                runs["previous"].append(_run_child(worktree, size, args.seed + n, word_bands=args.word_bands))
+                runs["current"].append(_run_child(ROOT, size, args.seed + n, cache_mb, args.word_bands))
             _report(size, runs)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
