@@ -169,19 +169,20 @@ def _from_normalised(text: str, normalised: str, settings: Settings) -> Fingerpr
     span = settings.anchor_words
     if exact is None and span > 0:
         anchors = (_hash(" ".join(tokens[:span]), _LEAD_SEED), _hash(" ".join(tokens[-span:]), _TAIL_SEED))
-    sketched = sketch(weighted.hashes)
-    word_bands = band_keys(sketched, max(0, settings.word_bands), _WORD_BAND_SEED) if exact is None else ()
-    fp = Fingerprint(value, sketched, exact, words, anchors, (), word_bands)
+    fp = Fingerprint(simhash=value, sketch=sketch(weighted.hashes), exact=exact, words=words, anchors=anchors)
     return _with_bands(fp, normalised, settings)
 
 
 def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: Any | None = None) -> Fingerprint:
-    """``fp`` with a short text's character part and keys in place of its word bands (unchanged
-    for a longer text)."""
+    """``fp`` with a short text's character part and keys in place of any word bands, else with
+    a longer text's word bands (the native pipeline has computed them already)."""
     part = short_part(normalised, settings.short_chars, settings.short_bands, engine)
-    if part is None:
+    if part is not None:
+        return Fingerprint(fp.simhash, fp.sketch + part.sketch, fp.exact, fp.words, fp.anchors, part.keys)
+    if fp.word_bands or fp.exact is not None or settings.word_bands <= 0:
         return fp
-    return Fingerprint(fp.simhash, fp.sketch + part.sketch, fp.exact, fp.words, fp.anchors, part.keys)
+    bands = band_keys(fp.sketch, settings.word_bands, _WORD_BAND_SEED)
+    return Fingerprint(fp.simhash, fp.sketch, fp.exact, fp.words, fp.anchors, (), bands)
 
 
 def _hash(text: str, seed: int) -> int:
