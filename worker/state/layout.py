@@ -34,9 +34,10 @@ each key led by its keyspace's byte:
 Store-wide: ``records`` (counters, checkpoints) and ``default`` (plan, bucket width,
 watermark, layout version). Without retention there is one bucket, kept forever, whose
 keyspaces are the families ``entries`` (``entries`` and ``only``, by their lead bytes) and
-``records`` (no log: nothing expires). The bucket field of a row is the bucket number modulo 2^16: live buckets are never that far apart.
-Two ids of one bucket whose refs collide (odds about n^2 / 2^65 for n events a bucket) would
-share an entry: the later add replaces the earlier, which stops being a candidate.
+``records`` (no log: nothing expires). The bucket field of a row is the bucket number modulo
+2^16: live buckets are never that far apart. Two ids of one bucket whose refs collide (odds
+about n^2 / 2^65 for n events a bucket) would share an entry: the later add replaces the
+earlier, which stops being a candidate.
 """
 
 from __future__ import annotations
