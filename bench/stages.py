@@ -1,0 +1,181 @@
+"""The worker's own CPU an event, stage by stage, without Kafka: what issue 30 asks to profile and cut.
+
+``bench/stream.py`` measures a whole worker on a broker, where Faust's and aiokafka's share
+and the machine's mood blur what our code costs. Here the three stages' ``process`` calls
+(the same ones the worker makes, as in tests/stream/test_stages.py) take the dev stream of
+``bench/stream.py`` (16,880 events, ``--events 20000``) in batches of 500 from 4 input
+partitions, into 4 index and 4 verdict partitions of fresh RocksDB stores, one worker
+owning them all, as the stream bench's one worker does. It prints the CPU time an event of
+each stage: fingerprint (validate, fingerprint, fan out), index (probe, verify, store,
+answer) and verdict (gather, decide, store, hold), each the median of ``--rounds`` fresh
+processes; *helper* is the part of the fingerprint stage the worker's helper process takes
+(:mod:`worker.stream.helper`: the texts' fingerprints), *worker* what is left to the worker's
+own process. With ``--before REV`` the same rounds run, in turn, on that revision's code (a
+``git worktree`` with this tree's native extension copied in) and each figure gets its ratio.
+
+    python bench/stages.py --rounds 3
+    python bench/stages.py --rounds 3 --before HEAD~3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+STAGES = ("fingerprint", "index", "verdict")
+BATCH = 500
+PARTITIONS = 4
+
+
+@dataclass(frozen=True)
+class _Message:
+    """What a stage reads of an input record (as Faust's message)."""
+
+    value: bytes
+    offset: int
+    partition: int
+    timestamp: float
+    topic: str = "bench.events"
+    key: bytes | None = None
+
+
+class _Sends:
+    """What the verdict stage's ``process`` needs of the worker's sends: outputs are dropped."""
+
+    def __init__(self, names: Any, metrics: Any) -> None:
+        self.names = names
+        self.metrics = metrics
+        self.outputs = {"unique": names.unique, "duplicates": names.duplicates}
+
+    async def output(self, role: str, key: bytes, value: bytes) -> None:
+        return None
+
+    def write_failed(self, exc: BaseException) -> None:
+        raise RuntimeError(f"nothing is written here: {exc}")
+
+
+def child(events: int, state: Path) -> dict[str, float]:
+    """One round in this process, on the stage code importable here: CPU seconds an event by stage."""
+    from bench.stream import _events
+    from topology.stages import Topics
+    from worker.engine.fingerprint import warm_up
+
+    try:
+        from worker.engine.fingerprint import fingerprint_each
+    except ImportError:  # a tree before the helper process
+        fingerprint_each = None
+    from worker.settings import Settings
+    from worker.state.changelog import StoreSet
+    from worker.state.partition import IndexPartition
+    from worker.state.verdicts import VerdictPartition
+    from worker.stream.fingerprint import FingerprintStage
+    from worker.stream.index import IndexStage
+    from worker.stream.metrics import Metrics
+    from worker.stream.verdict import VerdictStage
+
+    settings = Settings(partitions=PARTITIONS, topic_prefix="bench")
+    warm_up(settings)
+    names = Topics(settings.topic_prefix)
+    now = time.time()
+    messages = [
+        _Message(value, i // PARTITIONS, i % PARTITIONS, now + i / 10_000)
+        for i, (_, value) in enumerate(_events(events))
+    ]
+    plan, retention = settings.block_plan, settings.retention_ms
+    index_stores = {p: IndexPartition(state / f"index-{p}", plan, retention) for p in range(PARTITIONS)}
+    verdict_stores = {p: VerdictPartition(state / f"verdict-{p}", retention) for p in range(PARTITIONS)}
+    fingerprint, index = FingerprintStage(settings), IndexStage(settings, names.events)
+    unused = StoreSet(state / "unused", names.verdict_changelog, VerdictPartition, None)
+    verdict = VerdictStage(settings, unused, _Sends(names, Metrics(histograms=False)), None)  # type: ignore[arg-type]
+    spent = dict.fromkeys((*STAGES, "helper"), 0.0)
+    split = hasattr(fingerprint, "fan_out_all")  # a tree with the helper process
+    for start in range(0, len(messages), BATCH):
+        began = time.process_time()
+        if split:
+            parsed = fingerprint.parse(messages[start : start + BATCH])
+            helped = time.process_time()
+            prints = fingerprint_each(parsed.texts, settings)
+            spent["helper"] += time.process_time() - helped
+            out = fingerprint.fan_out_all(parsed, prints)
+        else:
+            out = fingerprint.process(messages[start : start + BATCH])
+        fingerprinted = time.process_time()
+        result = index.process(index_stores, {p: [out.message(p)] for p in out.probes})
+        indexed = time.process_time()
+        verdict.process(verdict_stores, dict(result.replies), int(now * 1000))
+        spent["fingerprint"] += fingerprinted - began
+        spent["index"] += indexed - fingerprinted
+        spent["verdict"] += time.process_time() - indexed
+    return {"events": len(messages)} | {part: seconds / len(messages) for part, seconds in spent.items()}
+
+
+def _round(tree: Path, events: int) -> dict[str, float]:
+    """One round in a fresh process whose imports come from ``tree``."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    with tempfile.TemporaryDirectory(prefix="neardup-stages-") as state:
+        command = [sys.executable, str(Path(__file__).resolve()), "--child", state, "--events", str(events)]
+        out = subprocess.run(command, cwd=tree, env=env, check=True, capture_output=True, text=True).stdout
+    result: dict[str, float] = json.loads(out.splitlines()[-1])
+    return result
+
+
+def report(runs: dict[str, list[dict[str, float]]]) -> list[str]:
+    """Median microseconds of CPU an event by stage, how much of the fingerprint stage a
+    helper process takes off the worker's, and each tree's ratio to the first."""
+    trees = list(runs)
+    first = trees[0]
+    columns = (*STAGES, "total", "helper", "worker")
+    lines = [f"{'tree':<10}" + "".join(f"{c:>13}" for c in columns) + "   (us of CPU an event)"]
+    medians: dict[str, dict[str, float]] = {}
+    for tree, rs in runs.items():
+        figures = {s: statistics.median(r[s] for r in rs) * 1e6 for s in (*STAGES, "helper")}
+        figures["total"] = sum(figures[s] for s in STAGES)
+        figures["worker"] = figures["total"] - figures["helper"]
+        medians[tree] = figures
+        lines.append(f"{tree:<10}" + "".join(f"{figures[c]:>13.1f}" for c in columns))
+    for tree in trees[1:]:
+        this, that = medians[first], medians[tree]
+        ratios = "".join(f"{this[c] / that[c]:>13.2f}" if that[c] else f"{'':>13}" for c in columns)
+        lines.append(f"{'ratio':<10}{ratios}   ({first} / {tree})")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--events", type=int, default=20_000, help="dev-stream events asked for (it holds 16,880)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", metavar="REV", help="also run that revision's stages, in turn")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        print(json.dumps(child(args.events, args.child)))
+        return
+    trees = {"this": ROOT}
+    if args.before:
+        from bench.stream import _worktree
+
+        trees["before"] = _worktree(args.before)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for _ in range(args.rounds):
+        for name, tree in trees.items():
+            runs[name].append(_round(tree, args.events))
+    events = int(runs["this"][0]["events"])
+    print(f"{events} events (devset feed), batches of {BATCH}, {PARTITIONS} partitions, {args.rounds} rounds")
+    print("\n".join(report(runs)))
+
+
+if __name__ == "__main__":
+    if __package__ in (None, ""):
+        sys.path.insert(0, os.environ.get("PYTHONPATH") or str(ROOT))
+    main()
