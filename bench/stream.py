@@ -114,11 +114,22 @@ def scratch_dir() -> Path:
 
 
 def children() -> list[int]:
-    """This process's child processes: the workers :func:`running` started."""
-    pids: list[int] = []
-    for task in Path("/proc/self/task").iterdir():
-        pids.extend(int(pid) for pid in (task / "children").read_text().split())
-    return pids
+    """This process's descendants: the workers :func:`running` started, and their own children
+    (a worker's fingerprint helper, and the forkserver it was forked from)."""
+    return descendants(os.getpid())
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, children first."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids = [int(kid) for kid in (task / "children").read_text().split()]
+        except OSError:  # the thread ended meanwhile
+            continue
+        for kid in kids:
+            found += [kid, *descendants(kid)]
+    return found
 
 
 def cpu_seconds(pids: list[int]) -> float:

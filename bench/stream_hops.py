@@ -131,7 +131,8 @@ def main() -> None:
         stream.warm_up(bootstrap, names)
         warmed = log.stat().st_size
         spy = _sample(worker.pid, args.profile) if args.profile else None
-        cpu, wall = stream.cpu_seconds([worker.pid]), time.time()
+        pids = [worker.pid, *stream.descendants(worker.pid)]  # and its fingerprint helper
+        cpu, wall = stream.cpu_seconds(pids), time.time()
         result = stream._measure(
             bootstrap,
             names,
@@ -139,7 +140,7 @@ def main() -> None:
             [names.unique, names.duplicates],
             args.rate or None,
         )
-        share = (stream.cpu_seconds([worker.pid]) - cpu) / (time.time() - wall)
+        share = (stream.cpu_seconds(pids) - cpu) / (time.time() - wall)
         if spy is not None:
             spy.send_signal(signal.SIGINT)
             spy.wait(30)
