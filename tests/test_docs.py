@@ -55,7 +55,14 @@ def test_the_architecture_names_the_path_of_one_event() -> None:
     assert len(text.splitlines()) <= 400
     path = text.split("## One event's path", 1)[1].split("\n## ", 1)[0]
     named = [f"{p}:{n}" for p, n in REFERENCE.findall(path) if n]
-    for stage in ("FingerprintStage.process", "IndexStage.process", "VerdictStage.process", "match.py:earliest"):
+    for stage in (
+        "FingerprintStage.parse",
+        "FingerprintStage.fan_out_all",
+        "fingerprint.py:fingerprint_each",
+        "IndexStage.process",
+        "VerdictStage.process",
+        "match.py:earliest",
+    ):
         assert any(ref.endswith(stage) for ref in named), stage
 
 

@@ -113,6 +113,11 @@ class Settings:
         20,
         "How long a verdict waits for a possibly earlier original racing through another partition.",
     )
+    fingerprint_helper: bool = _setting(
+        True,
+        "Fingerprint input batches in a helper process, on another core, while the worker indexes the batch "
+        "before (false = in the worker's own process).",
+    )
     log_batches: bool = _setting(
         False,
         "Log one line per input batch: how long its events waited before it started, how long it took.",

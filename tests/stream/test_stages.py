@@ -108,6 +108,17 @@ def test_fingerprint_dead_letters_what_it_refuses_and_fans_out_the_rest() -> Non
     assert {intro["id"] for intros in out.intros.values() for intro in intros.values()} == {"ok"}
 
 
+def test_a_text_whose_fingerprint_failed_is_dead_lettered_with_the_reason_and_the_batch_goes_on() -> None:
+    stage = FingerprintStage(SETTINGS)
+    parsed = stage.parse([event("broken", OTHER, 1), event("ok", STORY, 2)])
+    out = stage.fan_out_all(parsed, ["PanicException: index out of bounds", fingerprint(STORY, SETTINGS)])
+    [letter] = [codec.loads(raw) for raw in out.dead]
+    assert (letter["offset"], letter["stage"]) == (1, "fingerprint")
+    assert letter["reason"] == "internal error: PanicException: index out of bounds"
+    assert out.accepted == 1
+    assert {intro["id"] for intros in out.intros.values() for intro in intros.values()} == {"ok"}
+
+
 def run_index(stage: IndexStage, stores: dict[int, IndexPartition], *events: Message) -> list[dict[str, Any]]:
     out = FingerprintStage(SETTINGS).process(list(events))
     result = stage.process(stores, as_messages(out.probes, out.intros))

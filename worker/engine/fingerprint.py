@@ -28,6 +28,7 @@ take the Python pipeline, :func:`fingerprint_reference`, which the tests hold it
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
@@ -118,6 +119,19 @@ def fingerprint(text: str, settings: Settings) -> Fingerprint:
             fp = Fingerprint(simhash, sketched, exact, words, anchors, (), word_bands)
             return _with_bands(fp, normalised, settings, engine)
     return _from_normalised(text, normalised, settings)
+
+
+def fingerprint_each(texts: Sequence[str], settings: Settings) -> list[Fingerprint | str]:
+    """Each text's fingerprint, or why it has none (the exception's type and message): one
+    text's failure stays its own, also in a helper process, where an exception object (a
+    Rust panic's, say) may not survive the way back."""
+    out: list[Fingerprint | str] = []
+    for text in texts:
+        try:
+            out.append(fingerprint(text, settings))
+        except Exception as exc:
+            out.append(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+    return out
 
 
 def fingerprint_reference(text: str, settings: Settings) -> Fingerprint:

@@ -74,4 +74,9 @@ def describe(exc: BaseException) -> str:
 
 def failure(exc: BaseException) -> str:
     """The reason for an unexpected exception while handling one event."""
-    return f"internal error: {describe(exc)}"
+    return internal(describe(exc))
+
+
+def internal(described: str) -> str:
+    """The reason for an unexpected failure handling one event, given as :func:`describe` gives it."""
+    return f"internal error: {described}"

@@ -1,9 +1,11 @@
 """Stage 1, fingerprint: a raw event becomes one probe per block table, routed to its bucket's partition.
 
-The first step of one event's path (docs/architecture.md): :meth:`FingerprintStage.fan_out`
-validates the record (:func:`topology.validate.parse_event`), places it in the total order
-(append time, partition, offset), fingerprints its text (:func:`worker.engine.fingerprint.fingerprint`)
-and makes a :class:`~topology.stages.Probe` per table of the block plan (and per exact key).
+The first step of one event's path (docs/architecture.md): :meth:`FingerprintStage.parse`
+validates each record of a batch (:func:`topology.validate.parse_event`) and places it in the
+total order (append time, partition, offset); its text's fingerprint
+(:func:`worker.engine.fingerprint.fingerprint`) is computed in the worker's helper process
+(:mod:`worker.stream.helper`); :meth:`FingerprintStage.fan_out_all` makes a
+:class:`~topology.stages.Probe` per table of the block plan (and per exact key).
 Each probe goes to the index partition of its bucket; the event's *intro* (what the verdict
 stage needs to decide it) rides along with its first probe.
 """
@@ -16,10 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from topology.records import Event
 from topology.stages import Probe, probe_partition, total_order
 from topology.validate import InvalidEvent, parse_event
 from topology.verdicts import Intro
-from worker.engine.fingerprint import fingerprint
+from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_each
 from worker.engine.simhash import to_hex
 from worker.settings import Settings
 from worker.stream import deadletter
@@ -46,8 +49,34 @@ class Fanout:
         return self.probes[partition], list(self.intros[partition].values())
 
 
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """One valid record of a batch, placed in the total order, before its fingerprint."""
+
+    source: Message
+    event: Event
+    order: int
+    ts: int
+
+
+@dataclass
+class Parsed:
+    """One input batch validated: its accepted records, and dead letters for the others."""
+
+    accepted: list[Accepted] = field(default_factory=list)
+    dead: list[bytes] = field(default_factory=list)
+
+    @property
+    def texts(self) -> list[str]:
+        return [item.event.text for item in self.accepted]
+
+
 class FingerprintStage:
-    """Fingerprints input events; pure (no Kafka, no store), so :meth:`process` is tested as is."""
+    """Fingerprints input events; pure (no Kafka, no store), so :meth:`process` is tested as is.
+
+    A batch goes through :meth:`parse`, then its texts' fingerprints (here, or in the
+    worker's helper process: :mod:`worker.stream.helper`), then :meth:`fan_out_all`.
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -55,18 +84,35 @@ class FingerprintStage:
         self.partitions = settings.partitions
 
     def process(self, messages: Sequence[Message]) -> Fanout:
-        """Fan every valid record of a batch out to probes; dead-letter the others with the reason."""
-        out = Fanout()
+        """Fan every valid record of a batch out to probes, fingerprinted in this process;
+        dead-letter the others with the reason."""
+        parsed = self.parse(messages)
+        return self.fan_out_all(parsed, fingerprint_each(parsed.texts, self.settings))
+
+    def parse(self, messages: Sequence[Message]) -> Parsed:
+        """Validate and place each record; a refused one becomes a dead letter with its reason."""
+        out = Parsed()
         for msg in messages:
             try:
-                intro, probes = self.fan_out(msg.value, msg.partition, msg.offset, msg.timestamp)
+                out.accepted.append(Accepted(msg, *self.accept(msg.value, msg.partition, msg.offset, msg.timestamp)))
             except InvalidEvent as exc:
                 out.dead.append(deadletter.value("fingerprint", exc.reason, source(msg), msg.value))
-                continue
             except Exception as exc:  # the worker never dies on one record
                 log.exception("unexpected error on %s[%d]@%d", msg.topic, msg.partition, msg.offset)
                 out.dead.append(deadletter.value("fingerprint", deadletter.failure(exc), source(msg), msg.value))
+        return out
+
+    def fan_out_all(self, parsed: Parsed, prints: Sequence[Fingerprint | str]) -> Fanout:
+        """Each accepted record's probes routed to their partitions, its intro with the first;
+        a record whose text could not be fingerprinted (``prints`` says why) is dead-lettered."""
+        out = Fanout(dead=parsed.dead)
+        for item, fp in zip(parsed.accepted, prints, strict=True):
+            msg = item.source
+            if isinstance(fp, str):
+                log.error("unexpected error on %s[%d]@%d: %s", msg.topic, msg.partition, msg.offset, fp)
+                out.dead.append(deadletter.value("fingerprint", deadletter.internal(fp), source(msg), msg.value))
                 continue
+            intro, probes = self.probes(item.event, item.order, item.ts, fp)
             for probe in probes:
                 out.probes[probe_partition(probe.bucket, self.partitions)].append(probe)
             first = probe_partition(probes[0].bucket, self.partitions)
@@ -76,13 +122,21 @@ class FingerprintStage:
 
     def fan_out(self, raw: bytes | None, partition: int, offset: int, timestamp_s: float) -> tuple[Intro, list[Probe]]:
         """One record's intro and probes; raises :class:`InvalidEvent` for a record we refuse."""
+        event, order, ts = self.accept(raw, partition, offset, timestamp_s)
+        return self.probes(event, order, ts, fingerprint(event.text, self.settings))
+
+    def accept(self, raw: bytes | None, partition: int, offset: int, timestamp_s: float) -> tuple[Event, int, int]:
+        """The record's event, its total order (append time, partition, offset) and its time;
+        raises :class:`InvalidEvent` for a record we refuse."""
         if raw is None:
             raise InvalidEvent("record has no value (null)")
         event = parse_event(raw, self.settings)
         append_ms = int(round(timestamp_s * 1000))
         order = total_order(append_ms, partition, offset)
-        ts = event.ts if event.ts is not None else append_ms
-        fp = fingerprint(event.text, self.settings)
+        return event, order, event.ts if event.ts is not None else append_ms
+
+    def probes(self, event: Event, order: int, ts: int, fp: Fingerprint) -> tuple[Intro, list[Probe]]:
+        """One probe per table of the plan when the text is in the tables, and one per exact key."""
         probes: list[Probe] = []
         if fp.in_tables:
             for t, key in enumerate(self.plan.keys(fp.simhash)):

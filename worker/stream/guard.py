@@ -23,6 +23,7 @@ from faust.types import EventT
 
 from worker.stream import deadletter
 from worker.stream.batches import Message
+from worker.stream.helper import HelperDied
 from worker.stream.metrics import Metrics
 from worker.stream.sends import Sends
 
@@ -70,7 +71,7 @@ def infrastructure(exc: BaseException) -> bool:
     too large for Kafka is the records' fault: it would fail the same way after every restart."""
     if isinstance(exc, MessageSizeTooLargeError):
         return False
-    return isinstance(exc, (KafkaError, OSError, asyncio.TimeoutError))
+    return isinstance(exc, (KafkaError, OSError, asyncio.TimeoutError, HelperDied))
 
 
 def source(message: Message) -> tuple[str, int, int]:
@@ -85,10 +86,15 @@ class Guard:
         self.metrics = metrics
 
     async def run(
-        self, stage: str, batch: Sequence[EventT], body: Callable[[Sequence[EventT], OffsetHolds], Awaitable[None]]
+        self,
+        stage: str,
+        batch: Sequence[EventT],
+        body: Callable[[Sequence[EventT], OffsetHolds], Awaitable[None]],
+        holds: OffsetHolds | None = None,
     ) -> None:
-        """Run one batch; if it fails outside any one event, dead-letter its records and go on."""
-        holds = OffsetHolds(batch)
+        """Run one batch; if it fails outside any one event, dead-letter its records and go on.
+        ``holds``: the batch's, when its caller took one before handing the batch on."""
+        holds = holds or OffsetHolds(batch)
         self.metrics.in_flight[stage] = (len(batch), time.monotonic())
         try:
             await body(batch, holds)

@@ -18,9 +18,12 @@ to the next stage in this process (:mod:`worker.stream.handoff`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -38,6 +41,7 @@ from worker.stream.batches import Windows, take_batches
 from worker.stream.fingerprint import FingerprintStage, ProbeMessage
 from worker.stream.guard import Guard, OffsetHolds, log_batch
 from worker.stream.handoff import Handoff
+from worker.stream.helper import FingerprintHelper
 from worker.stream.index import IndexStage
 from worker.stream.inspect import Inspector
 from worker.stream.metrics import Metrics
@@ -51,12 +55,26 @@ from worker.stream.web import install_web
 log = logging.getLogger("neardup.worker")
 
 _TAKE_MAX = 500  # input events per fingerprint batch
+_UNDER_WAY = 3  # input batches at once: one fingerprinting, one indexing, one deciding
 _TAKE_MESSAGES = 32  # internal messages (each already a batch) per index or verdict batch
 _LOG_TIMESTAMP_TYPE = 1  # Kafka: 0 = CreateTime, 1 = LogAppendTime
 _DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog acknowledgements
 # Index changelog group commit: batches committed within this long share one record per
 # partition. It delays only when source offsets become committable.
 _CHANGELOG_GROUP_S = 0.05
+
+
+@dataclass
+class Order:
+    """Where one input batch stands among those under way: ``after`` is done once the batch
+    before it has been indexed, ``indexed`` once this one has (or has failed)."""
+
+    after: asyncio.Future[None] | None
+    indexed: asyncio.Future[None]
+
+    def done(self, _: object = None) -> None:
+        if not self.indexed.done():
+            self.indexed.set_result(None)
 
 
 class Worker:
@@ -94,6 +112,8 @@ class Worker:
             min(VERDICT_GROUP_S, settings.allowed_lateness_ms / 2000),
         )
         self.fingerprint = FingerprintStage(settings)
+        self.helper = FingerprintHelper(settings)
+        self.batches: set[asyncio.Task[None]] = set()  # input batches under way
         self.index = IndexStage(settings, self.names.events)
         self.verdict = VerdictStage(settings, verdict_stores, self.sends, transactions)
         self.index_lock = asyncio.Lock()  # held by a batch, so shutdown never closes a store under it
@@ -113,41 +133,94 @@ class Worker:
 
     # ------------------------------------------------------------ one event's path
     async def fingerprint_agent(self, stream: faust.StreamT[bytes]) -> None:
-        """Raw events in batches, spaced by :class:`Windows` (longer while behind or sharing partitions)."""
+        """Raw events in batches, spaced by :class:`Windows` (longer while behind or sharing
+        partitions), several under way: while the helper fingerprints a batch
+        (:mod:`worker.stream.helper`) and the verdicts of the one before wait for the outputs
+        before them, this process indexes another. Batches reach the index in the order they
+        came; the next batch is taken once the one before has been indexed."""
         warned, last_size, last_waited = False, 0, 0.0
+        under_way: deque[asyncio.Task[None]] = deque()
+        indexed: asyncio.Future[None] | None = None  # done once the batch before has been indexed
 
         def spacing() -> float:
             return self.windows.after(last_size, len(self.handoff.index) < self.settings.partitions, last_waited)
 
-        async for batch in take_batches(stream, _TAKE_MAX, spacing):
-            started, cpu = time.time(), time.thread_time()
-            last_size = len(batch)
-            last_waited = started - min(event.message.timestamp for event in batch)
-            if not warned and any(e.message.timestamp_type != _LOG_TIMESTAMP_TYPE for e in batch):
-                warned = True
-                log.warning("%s does not use LogAppendTime; the total order follows producer clocks", self.names.events)
-            await self.guard.run("fingerprint", batch, self.fingerprint_batch)
-            if self.settings.log_batches:
-                log_batch(batch, started, cpu)
+        self.helper.start()
+        try:
+            async for batch in take_batches(stream, _TAKE_MAX, spacing):
+                last_size = len(batch)
+                last_waited = time.time() - min(event.message.timestamp for event in batch)
+                if not warned and any(e.message.timestamp_type != _LOG_TIMESTAMP_TYPE for e in batch):
+                    warned = True
+                    log.warning(
+                        "%s does not use LogAppendTime; the total order follows producer clocks", self.names.events
+                    )
+                # Held before this body returns and the batch is acked: its offsets stay
+                # uncommitted until the task has taken the holds of what it sends.
+                holds = OffsetHolds(batch)
+                order = Order(after=indexed, indexed=asyncio.get_running_loop().create_future())
+                body = functools.partial(self.fingerprint_batch, order=order, handed_on=holds.hold())
+                batch_task = asyncio.ensure_future(self.guard.run("fingerprint", batch, body, holds))
+                batch_task.add_done_callback(order.done)  # a batch that failed lets the next one on
+                self.batches.add(batch_task)
+                batch_task.add_done_callback(self.batches.discard)
+                under_way.append(batch_task)
+                if indexed is not None:
+                    await indexed
+                while len(under_way) > _UNDER_WAY:
+                    await under_way.popleft()
+                indexed = order.indexed
+        finally:
+            await self.stop_batches()
 
-    async def fingerprint_batch(self, batch: Sequence[EventT], holds: OffsetHolds) -> None:
-        started = time.perf_counter()
-        fanout = self.fingerprint.process([event.message for event in batch])
-        self.metrics.stage_done("fingerprint", time.perf_counter() - started)
+    async def fingerprint_batch(
+        self, batch: Sequence[EventT], holds: OffsetHolds, order: Order, handed_on: Callable[[], None]
+    ) -> None:
+        started, cpu, clock = time.time(), time.thread_time(), time.perf_counter()
+        parsed = self.fingerprint.parse([event.message for event in batch])
+        prints = await self.helper.fingerprints(parsed.texts)
+        took = time.perf_counter() - clock
+        if order.after is not None:
+            await order.after
+        clock = time.perf_counter()
+        fanout = self.fingerprint.fan_out_all(parsed, prints)
+        self.metrics.stage_done("fingerprint", took + time.perf_counter() - clock)
         self.metrics.events += fanout.accepted
         await self.sends.dead_letter(fanout.dead)
         local = await self.handoff.probes(fanout, holds.hold())
+        answers = None
         if local:
             async with self.index_lock:
-                await self.index_step(local, holds)
+                answers = await self.index_step(local, holds)
+        order.done()
+        if answers:
+            async with self.verdict.lock:
+                await self.verdict.run(answers, holds.hold())
+        handed_on()
+        if self.settings.log_batches:
+            log_batch(batch, started, cpu)
+
+    async def stop_batches(self) -> None:
+        """Cancel the batches under way (their offsets stay uncommitted: read again on restart)."""
+        for batch_task in list(self.batches):
+            batch_task.cancel()
+        await asyncio.gather(*self.batches, return_exceptions=True)
 
     async def index_batch(self, batch: Sequence[EventT], holds: OffsetHolds) -> None:
         messages = await self.guard.decoded("index", "probes", batch, decode_probes)
         async with self.index_lock:
-            await self.index_step(messages, holds)
+            answers = await self.index_step(messages, holds)
+        if answers:
+            async with self.verdict.lock:
+                await self.verdict.run(answers, holds.hold())
 
-    async def index_step(self, messages: dict[int, list[ProbeMessage]], holds: OffsetHolds) -> None:
-        """Probes per index partition, from Kafka or this worker's fingerprint stage.
+    async def index_step(
+        self, messages: dict[int, list[ProbeMessage]], holds: OffsetHolds
+    ) -> dict[int, list[dict[str, Any]]]:
+        """Probes per index partition, from Kafka or this worker's fingerprint stage; returns
+        the answers for the verdict partitions this worker owns, which the caller hands to the
+        verdict stage once it has let go of the index (the next batch's index need not wait
+        for these verdicts).
 
         The source offsets stay uncommitted until this batch's index record, its answers sent
         to other workers, and the verdict record of what it decided here are acknowledged
@@ -162,10 +235,8 @@ class Worker:
         await self.sends.dead_letter(result.dead)
         local = await self.handoff.answers(result.replies, holds.hold())
         await tx.commit(self.sends.changelog(self.names.index_changelog), holds.hold(), self.sends.write_failed)
-        if local:
-            async with self.verdict.lock:
-                await self.verdict.run(local, holds.hold())
         self.index.upkeep(list(tx.touched.values()))
+        return local
 
     async def verdict_batch(self, batch: Sequence[EventT], holds: OffsetHolds) -> None:
         decoded = await self.guard.decoded("verdict", "answers", batch, decode_batch)
@@ -224,6 +295,8 @@ class Worker:
     async def close(self, sender: Any, **_: Any) -> None:
         """The consumer has stopped: no batch runs any more, so the stores can close."""
         self.closing = True
+        await self.stop_batches()
+        self.helper.close()
         async with self.index_lock, self.verdict.lock:
             for stores in (self.index_stores, self.verdict.stores):
                 try:
