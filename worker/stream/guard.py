@@ -95,7 +95,8 @@ class Guard:
         """Run one batch; if it fails outside any one event, dead-letter its records and go on.
         ``holds``: the batch's, when its caller took one before handing the batch on."""
         holds = holds or OffsetHolds(batch)
-        self.metrics.in_flight[stage] = (len(batch), time.monotonic())
+        flight = (stage, id(holds))  # a stage may have several batches under way
+        self.metrics.in_flight[flight] = (len(batch), time.monotonic())
         try:
             await body(batch, holds)
         except Exception as exc:
@@ -111,7 +112,7 @@ class Guard:
                 [e.message.key for e in batch],
             )
         finally:
-            self.metrics.in_flight.pop(stage, None)
+            self.metrics.in_flight.pop(flight, None)
 
     async def decoded(
         self, stage: str, what: str, batch: Sequence[EventT], decode: Callable[[bytes], _T]

@@ -69,9 +69,9 @@ class Metrics:
         self.deadletters: Counter[str] = Counter()
         self.republished = 0
         self.replayed = 0  # intros of inputs already answered, read again (at-least-once delivery)
-        # Batches being handled now, by stage: records and since when (time.monotonic()); what a
+        # Batches being handled now, by (stage, batch): records and since when (time.monotonic()); what a
         # shutdown that runs out of time abandons (worker.stream.shutdown).
-        self.in_flight: dict[str, tuple[int, float]] = {}
+        self.in_flight: dict[tuple[str, int], tuple[int, float]] = {}
         self.gauges = Gauges()
         self.latencies: deque[tuple[float, float]] = deque(maxlen=_RECENT_LATENCIES)
         self.pairs: deque[Pair] = deque(maxlen=_RECENT_PAIRS)
@@ -163,7 +163,7 @@ class Metrics:
 
     def running(self) -> str:
         now = time.monotonic()
-        busy = [f"{stage}: {n} records for {now - since:.1f} s" for stage, (n, since) in self.in_flight.items()]
+        busy = [f"{stage}: {n} records for {now - since:.1f} s" for (stage, _), (n, since) in self.in_flight.items()]
         return "; ".join(busy) or "no batch"
 
     def summary(self) -> str:
