@@ -135,7 +135,8 @@ def log_batch(batch: Sequence[EventT], started: float, cpu: float) -> None:
 
     Waits run from each input record's time to the batch's start: the fetch, the window and
     any batch still running. What follows is this process's own work, up to the verdicts
-    when it owns every partition; its CPU is this thread's alone.
+    when it owns every partition; its CPU is this thread's, which includes that of the other
+    batches under way meanwhile.
     """
     waits = [started - event.message.timestamp for event in batch]
     log.info(

@@ -2,7 +2,7 @@
 
 Fingerprinting is the largest share of the worker's own CPU that needs no state, and the
 worker's process is one Python thread: in a process of its own, the fingerprints of batch
-N+1 are computed while the worker indexes and decides batch N (the pipeline is in
+N+1 are computed while the worker indexes batch N (the pipeline is in
 :meth:`worker.stream.worker.Worker.fingerprint_agent`). The helper is forked from a fresh
 ``forkserver`` process, never from the worker, whose Kafka and RocksDB threads a fork would
 copy in whatever state they were in; it loads its tables once, at the worker's start.
@@ -37,10 +37,8 @@ from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
 
 _HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: the length, then the bytes
-_STOP_S = 2.0
-_PIPE_BYTES = (
-    1 << 20
-)  # Linux's default /proc/sys/fs/pipe-max-size  # how long close() waits for the helper to end before it kills it
+_STOP_S = 2.0  # how long close() waits for the helper to end before it kills it
+_PIPE_BYTES = 1 << 20  # Linux's default /proc/sys/fs/pipe-max-size
 
 
 class HelperDied(RuntimeError):
