@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_each
 from worker.settings import Settings
 from worker.stream.guard import infrastructure
@@ -48,6 +50,20 @@ def test_a_text_that_fails_comes_back_as_its_reason_and_the_others_still_get_the
     out = fingerprint_each(texts, SETTINGS)  # type: ignore[arg-type]
     assert out[0] == fingerprint(TEXTS[0], SETTINGS) and out[2] == fingerprint(TEXTS[1], SETTINGS)
     assert isinstance(out[1], str) and out[1].startswith("TypeError")
+
+
+def test_a_panic_in_the_native_code_is_the_text_s_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    class PanicException(BaseException):  # what pyo3 raises for a Rust panic: not an Exception
+        pass
+
+    def panics(text: str, settings: Settings) -> Fingerprint:
+        if text == "boom":
+            raise PanicException("index out of bounds")
+        return fingerprint(text, settings)
+
+    monkeypatch.setattr("worker.engine.fingerprint.fingerprint", panics)
+    out = fingerprint_each(["boom", TEXTS[0]], SETTINGS)
+    assert out == ["PanicException: index out of bounds", fingerprint(TEXTS[0], SETTINGS)]
 
 
 def test_a_helper_that_died_fails_its_batches_and_stops_the_worker_as_the_machine_would() -> None:

@@ -129,7 +129,9 @@ def fingerprint_each(texts: Sequence[str], settings: Settings) -> list[Fingerpri
     for text in texts:
         try:
             out.append(fingerprint(text, settings))
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # also a panic in the native code: pyo3 raises it as a BaseException
             out.append(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
     return out
 
