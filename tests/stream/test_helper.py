@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.stream import descendants
 from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_each
 from worker.settings import Settings
 from worker.stream.guard import infrastructure
@@ -96,19 +97,6 @@ time.sleep(600)
 """
 
 
-def _descendants(pid: int) -> set[int]:
-    found: set[int] = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            child = int(stat.parent.name)
-            found |= {child} | _descendants(child)
-    return found
-
-
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -121,7 +109,7 @@ def test_the_helper_ends_when_its_worker_is_killed() -> None:
     worker = subprocess.Popen([sys.executable, "-c", _WORKER], stdout=subprocess.PIPE, text=True)
     try:
         assert worker.stdout is not None and worker.stdout.readline().strip() == "ready"
-        helpers = _descendants(worker.pid)
+        helpers = descendants(worker.pid)
         assert helpers, "the helper runs in processes of its own"
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait()

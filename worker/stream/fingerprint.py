@@ -22,7 +22,7 @@ from topology.records import Event
 from topology.stages import Probe, probe_partition, total_order
 from topology.validate import InvalidEvent, parse_event
 from topology.verdicts import Intro
-from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_each
+from worker.engine.fingerprint import Fingerprint, fingerprint_each
 from worker.engine.simhash import to_hex
 from worker.settings import Settings
 from worker.stream import deadletter
@@ -121,9 +121,14 @@ class FingerprintStage:
         return out
 
     def fan_out(self, raw: bytes | None, partition: int, offset: int, timestamp_s: float) -> tuple[Intro, list[Probe]]:
-        """One record's intro and probes; raises :class:`InvalidEvent` for a record we refuse."""
+        """One record's intro and probes; raises :class:`InvalidEvent` for a record we refuse,
+        and RuntimeError for a text whose fingerprint fails (even by a native panic, which
+        pyo3 raises as a BaseException that an HTTP handler's guard would let through)."""
         event, order, ts = self.accept(raw, partition, offset, timestamp_s)
-        return self.probes(event, order, ts, fingerprint(event.text, self.settings))
+        [fp] = fingerprint_each([event.text], self.settings)
+        if isinstance(fp, str):
+            raise RuntimeError(f"fingerprinting failed: {fp}")
+        return self.probes(event, order, ts, fp)
 
     def accept(self, raw: bytes | None, partition: int, offset: int, timestamp_s: float) -> tuple[Event, int, int]:
         """The record's event, its total order (append time, partition, offset) and its time;
