@@ -99,10 +99,9 @@ def child(events: int, state: Path) -> dict[str, float]:
     unused = StoreSet(state / "unused", names.verdict_changelog, VerdictPartition, None)
     verdict = VerdictStage(settings, unused, _Sends(names, Metrics(histograms=False)), None)  # type: ignore[arg-type]
     spent = dict.fromkeys((*STAGES, "helper"), 0.0)
-    split = hasattr(fingerprint, "fan_out_all")  # a tree with the helper process
     for start in range(0, len(messages), BATCH):
         began = time.process_time()
-        if split:
+        if fingerprint_each is not None:
             parsed = fingerprint.parse(messages[start : start + BATCH])
             helped = time.process_time()
             prints = fingerprint_each(parsed.texts, settings)
