@@ -37,6 +37,7 @@ from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
 
 _HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: the length, then the bytes
+_ENDED = "the fingerprint helper process has ended"
 _STOP_S = 2.0  # how long close() waits for the helper to end before it kills it
 _PIPE_BYTES = 1 << 20  # Linux's default /proc/sys/fs/pipe-max-size
 
@@ -105,7 +106,7 @@ class FingerprintHelper:
             self._connected = asyncio.ensure_future(self._connect())
         await asyncio.shield(self._connected)  # batches that come meanwhile wait for the same
         if self._reading is None or self._reading.done():
-            raise HelperDied("the fingerprint helper process has ended")
+            raise HelperDied(_ENDED)
         assert self._writer is not None
         payload = pickle.dumps(texts, pickle.HIGHEST_PROTOCOL)
         answer: asyncio.Future[list[Fingerprint | str]] = asyncio.get_running_loop().create_future()
@@ -141,7 +142,7 @@ class FingerprintHelper:
             while self._waiting:
                 waiting = self._waiting.popleft()
                 if not waiting.done():
-                    waiting.set_exception(HelperDied("the fingerprint helper process has ended"))
+                    waiting.set_exception(HelperDied(_ENDED))
 
     def close(self) -> None:
         """End the helper: it sees its pipe close and returns."""
