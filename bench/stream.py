@@ -302,6 +302,7 @@ def _measure(
     last = max(output_ts.values()) / 1000
     return {
         "events": len(output_ts),
+        "started": started,
         "seconds": last - started,
         "events_per_s": len(output_ts) / (last - started),
         "sender_cpu": sender_cpu,
