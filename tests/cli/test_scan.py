@@ -255,3 +255,43 @@ def test_fingerprints_computed_ahead_give_exactly_the_verdicts_of_one_process(tm
     verdicts = [json.loads(line) for line in results[True][0].splitlines()]
     assert len(verdicts) == 2 * len(lines) and results[True][3] == 2
     assert sum(v["verdict"] == "duplicate" and v["id"].startswith("copy-") for v in verdicts) == len(lines)
+
+
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_text_that_cannot_be_fingerprinted_is_dead_lettered_and_the_scan_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, en: list[str], ahead: bool
+) -> None:
+    """A panic in the native code reaches Python as pyo3's PanicException, a BaseException: the
+    line is rejected with the reason, in the helper process (forked, so it sees this patch) or not."""
+    import io
+
+    from worker.cli.scan import scan
+    from worker.engine import fingerprint as engine
+    from worker.settings import Settings
+
+    class PanicException(BaseException):
+        pass
+
+    real = engine.fingerprint
+
+    def panics(text: str, settings: Settings) -> engine.Fingerprint:
+        if "PANIC" in text:
+            raise PanicException("index out of bounds")
+        return real(text, settings)
+
+    monkeypatch.setattr(engine, "fingerprint", panics)
+    lines = [event("a", en[0]), event("bad", "PANIC " + en[1]), event("b", en[1]), event("a-copy", en[0])]
+    out, dead = io.BytesIO(), tmp_path / "dead.jsonl"
+    feed = ("\n".join(str(line) for line in lines) + "\n").encode()
+    summary = scan(io.BytesIO(feed), out, dead, Settings(), tmp_path / "state", ahead=ahead)
+    verdicts = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(v["id"], v["verdict"], v.get("duplicate_of")) for v in verdicts] == [
+        ("a", "unique", None),
+        ("b", "unique", None),
+        ("a-copy", "duplicate", "a"),
+    ]
+    rejected = [json.loads(line) for line in dead.read_text(encoding="utf-8").splitlines()]
+    assert [(r["line"], r["reason"]) for r in rejected] == [
+        (2, "fingerprint failed: PanicException: index out of bounds")
+    ]
+    assert summary.rejected == 1 and summary.events == 3

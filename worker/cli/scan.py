@@ -25,12 +25,14 @@ from topology.codec import dumps
 from topology.records import Event
 from topology.validate import InvalidEvent, parse_event
 from worker.cli.deduplicator import Deduplicator
-from worker.engine.fingerprint import Fingerprint, fingerprint, warm_up
+from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
 from worker.state.index import BlockIndex
 
 _FLUSH_EVERY = 1000
 _CHUNK = 256  # lines fingerprinted ahead at a time
+# A chunk's fingerprints, or for a text that has none the reason (worker.engine.fingerprint.fingerprint_each).
+_Prints = list[Fingerprint | str]
 _AHEAD = 4  # chunks queued for the helper before the first is decided
 # Inputs at least this large are fingerprinted ahead by a helper process (it takes ~1 s to
 # start and load its tables, which a small file would not win back).
@@ -96,10 +98,12 @@ def scan(
         )
         dedup = Deduplicator(index, settings)
         rejects = _Rejects(stack, dead_letter)
-        queued: deque[tuple[list[_Line], Future[list[Fingerprint]] | None]] = deque()
+        queued: deque[tuple[list[_Line], Future[_Prints] | _Prints]] = deque()
         for chunk in _chunks(source, settings):
             texts = [line.event.text for line in chunk if line.event is not None]
-            queued.append((chunk, pool.submit(_fingerprints, texts, settings) if pool else None))
+            queued.append(
+                (chunk, pool.submit(fingerprint_each, texts, settings) if pool else fingerprint_each(texts, settings))
+            )
             if len(queued) > _AHEAD:
                 _decide(*queued.popleft(), dedup, out, rejects, summary, report)
         while queued:
@@ -140,34 +144,34 @@ def _chunks(source: BinaryIO, settings: Settings) -> Iterator[list[_Line]]:
 
 def _decide(
     chunk: list[_Line],
-    fingerprints: Future[list[Fingerprint]] | None,
+    fingerprints: Future[_Prints] | _Prints,
     dedup: Deduplicator,
     out: IO[bytes],
     rejects: _Rejects,
     summary: Summary,
     report: _Progress,
 ) -> None:
-    """Decide one chunk's events in order; its refused lines go to the dead letters."""
-    probes = iter(fingerprints.result()) if fingerprints is not None else None
+    """Decide one chunk's events in order; its refused lines, and lines whose text could not be
+    fingerprinted (the reason in place of the fingerprint), go to the dead letters."""
+    probes = iter(fingerprints.result() if isinstance(fingerprints, Future) else fingerprints)
     for line in chunk:
         report.done_bytes += line.size
+        probe = next(probes) if line.event is not None else None
+        if isinstance(probe, str):
+            line.refused, probe = f"fingerprint failed: {probe}", None
         if line.refused:
             summary.rejected += 1
             rejects.write(line.number, line.refused, line.raw)
             continue
         if line.event is None:
             continue
-        verdict = dedup.decide(line.event, probe=next(probes) if probes is not None else None)
+        verdict = dedup.decide(line.event, probe=probe)
         summary.events += 1
         summary.duplicates += verdict.verdict == "duplicate"
         out.write(dumps(verdict.to_dict()) + b"\n")
         if summary.events % _FLUSH_EVERY == 0:
             dedup.flush()
         report.tick()
-
-
-def _fingerprints(texts: list[str], settings: Settings) -> list[Fingerprint]:
-    return [fingerprint(text, settings) for text in texts]
 
 
 @contextmanager
