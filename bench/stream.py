@@ -133,12 +133,14 @@ def descendants(pid: int) -> list[int]:
 
 
 def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of ``pids`` so far (fields 14 and 15 of /proc/<pid>/stat)."""
-    ticks = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time of ``pids`` so far."""
+    return sum(stat_cpu_seconds(Path(f"/proc/{pid}/stat")) for pid in pids)
+
+
+def stat_cpu_seconds(stat: Path) -> float:
+    """User + system CPU time in one /proc ``stat`` file (fields 14 and 15), a process's or a thread's."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def broker_pids(bootstrap: str) -> list[int]:

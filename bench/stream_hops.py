@@ -113,15 +113,15 @@ class _CpuSamples:
     a core when the main thread was in fact busy all the drain."""
 
     def __init__(self, pids: list[int]) -> None:
-        self.pids, self.main = pids, [pids[0]]
+        self.pids = pids
+        self.main = Path(f"/proc/{pids[0]}/task/{pids[0]}/stat")  # the thread whose id is the pid
         self.samples: list[tuple[float, float, float]] = []
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self._take()
 
     def _take(self) -> None:
-        main = _thread_cpu_seconds(self.main[0])
-        self.samples.append((time.time(), stream.cpu_seconds(self.pids), main))
+        self.samples.append((time.time(), stream.cpu_seconds(self.pids), stream.stat_cpu_seconds(self.main)))
 
     def _run(self) -> None:
         while not self.stop.wait(0.05):
@@ -142,12 +142,6 @@ class _CpuSamples:
         last = min(self.samples, key=lambda s: abs(s[0] - end))
         wall = max(last[0] - first[0], 1e-9)
         return (last[1] - first[1]) / wall, (last[2] - first[2]) / wall
-
-
-def _thread_cpu_seconds(pid: int) -> float:
-    """User + system CPU time of the main thread of ``pid`` (its task whose id is the pid)."""
-    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _sample(pid: int, out: Path) -> subprocess.Popen[bytes]:
