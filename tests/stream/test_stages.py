@@ -7,6 +7,7 @@ three calls. The same path on the real broker is tests/stream/test_stream.py.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from worker.state.index import BlockIndex
 from worker.state.partition import IndexPartition
 from worker.state.verdicts import VerdictPartition
 from worker.stream.fingerprint import FingerprintStage, ProbeMessage
+from worker.stream.helper import FingerprintHelper
 from worker.stream.index import IndexStage
 from worker.stream.metrics import Metrics
 from worker.stream.verdict import VerdictStage
@@ -249,7 +251,8 @@ def test_check_finds_what_process_would_and_stores_nothing(tmp_path: Path) -> No
     out = fingerprint.process([event("story", STORY, 0)])
     index.process(stores, as_messages(out.probes, out.intros))
     before = {p: store.index.entry_count for p, store in stores.items()}
-    _, probes = fingerprint.fan_out(codec.dumps({"id": "check", "text": REPOST}), 0, 1, NOW_S + 1)
+    raw = codec.dumps({"id": "check", "text": REPOST})
+    _, probes = asyncio.run(fingerprint.fan_out(raw, 0, 1, NOW_S + 1, FingerprintHelper(SETTINGS).fingerprints))
     found = []
     for part, store in stores.items():
         mine = [p for p in probes if probe_partition(p.bucket, SETTINGS.partitions) == part]

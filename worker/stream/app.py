@@ -106,8 +106,11 @@ def create_app(
         broker_heartbeat_interval=_HEARTBEAT_S,
     )
     _shorten_fetch_wait()
-    # Load the dictionaries and tables now, not on the first event after joining.
-    warm_up(settings)
+    # Load the dictionaries and tables now, not on the first event after joining; with the
+    # fingerprint helper on, only the helper fingerprints (/check and /explain too), and this
+    # process does without its own copy of them.
+    if not settings.fingerprint_helper:
+        warm_up(settings)
     # Everything alive now (modules, tables, the app) lives as long as the process: keep it out
     # of the cyclic collector, whose full passes over it took ~40 ms each — straight into the
     # latency of every event in flight.

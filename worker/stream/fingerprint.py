@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,9 @@ from worker.settings import Settings
 from worker.stream import deadletter
 from worker.stream.batches import Message
 from worker.stream.guard import source
+
+# Texts in, each one's fingerprint or why it has none out: the helper's, or fingerprint_each.
+Fingerprints = Callable[[list[str]], Awaitable[list[Fingerprint | str]]]
 
 log = logging.getLogger("neardup.worker")
 
@@ -120,12 +123,15 @@ class FingerprintStage:
             out.accepted += 1
         return out
 
-    def fan_out(self, raw: bytes | None, partition: int, offset: int, timestamp_s: float) -> tuple[Intro, list[Probe]]:
-        """One record's intro and probes; raises :class:`InvalidEvent` for a record we refuse,
-        and RuntimeError for a text whose fingerprint fails (even by a native panic, which
-        pyo3 raises as a BaseException that an HTTP handler's guard would let through)."""
+    async def fan_out(
+        self, raw: bytes | None, partition: int, offset: int, timestamp_s: float, prints: Fingerprints
+    ) -> tuple[Intro, list[Probe]]:
+        """One record's intro and probes, its text fingerprinted by ``prints`` (the worker's
+        helper); raises :class:`InvalidEvent` for a record we refuse, and RuntimeError for a
+        text whose fingerprint fails (even by a native panic, which pyo3 raises as a
+        BaseException that an HTTP handler's guard would let through)."""
         event, order, ts = self.accept(raw, partition, offset, timestamp_s)
-        [fp] = fingerprint_each([event.text], self.settings)
+        [fp] = await prints([event.text])
         if isinstance(fp, str):
             raise RuntimeError(f"fingerprinting failed: {fp}")
         return self.probes(event, order, ts, fp)

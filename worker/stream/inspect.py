@@ -30,12 +30,12 @@ from topology.stages import (
 )
 from topology.verdicts import Ref
 from worker.engine import match
-from worker.engine.fingerprint import Fingerprint, fingerprint
+from worker.engine.fingerprint import Fingerprint
 from worker.settings import Settings
 from worker.state.changelog import ChangelogReader, StoreSet
 from worker.state.partition import IndexPartition
 from worker.state.verdicts import VerdictPartition
-from worker.stream.fingerprint import FingerprintStage
+from worker.stream.fingerprint import Fingerprints, FingerprintStage
 from worker.stream.handoff import Handoff
 from worker.stream.index import IndexStage
 from worker.stream.peers import PeerError, Peers
@@ -55,8 +55,11 @@ class Inspector:
         stages: tuple[FingerprintStage, IndexStage],
         reader: ChangelogReader,
         peers: Peers,
+        prints: Fingerprints,
     ) -> None:
         self.settings = settings
+        # The worker's fingerprint helper: with it on, this process never loads the tables.
+        self.prints = prints
         self.names: Topics = handoff.names
         self.handoff = handoff
         self.index_stores, self.verdict_stores = stores
@@ -129,7 +132,7 @@ class Inspector:
                 "event_time": None if original is None else original["ts"],
                 "appended": current.order >> ORDER_TS_SHIFT,
             },
-            "found_by": self._found_by(record["fingerprint"], text, original, original_text),
+            "found_by": await self._found_by(record["fingerprint"], text, original, original_text),
             "chain": [event_id, *await self._chain(current.id, original)],
         }
         return shown
@@ -143,16 +146,16 @@ class Inspector:
             record = await self.record(next_id)
         return chain
 
-    def _found_by(
+    async def _found_by(
         self, fingerprint_hex: str, text: str | None, original: dict[str, Any] | None, original_text: str | None
     ) -> list[str] | None:
         if original is None or "fingerprint" not in original:
             return None
         probe, stored = int(fingerprint_hex, 16), int(str(original["fingerprint"]), 16)
-        if text is not None and original_text is not None:
-            return match.found_by(
-                self.settings.block_plan, fingerprint(text, self.settings), fingerprint(original_text, self.settings)
-            )
+        if text is not None and original_text is not None:  # else, or if one fails: the SimHashes alone
+            prints = await self.prints([text, original_text])
+            if isinstance(prints[0], Fingerprint) and isinstance(prints[1], Fingerprint):
+                return match.found_by(self.settings.block_plan, prints[0], prints[1])
         return match.found_by(self.settings.block_plan, _bare(probe), _bare(stored))
 
     async def text(self, order: int) -> str | None:
@@ -179,7 +182,7 @@ class Inspector:
         """The verdict ``text`` would get now (as an event of time ``ts``, default now), with its
         candidates; nothing is stored or sent. Raises ``InvalidEvent`` as the fingerprint stage would."""
         raw = codec.dumps({"id": "check", "text": text} | ({} if ts is None else {"ts": ts}))
-        intro, probes = self.fingerprint.fan_out(raw, MAX_PARTITION, MAX_OFFSET, time.time())
+        intro, probes = await self.fingerprint.fan_out(raw, MAX_PARTITION, MAX_OFFSET, time.time(), self.prints)
         by_owner: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
         for probe in probes:
             part = probe_partition(probe.bucket, self.settings.partitions)

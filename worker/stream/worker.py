@@ -129,6 +129,7 @@ class Worker:
             (self.fingerprint, self.index),
             reader,
             self.peers,
+            self.helper.fingerprints,
         )
 
     # ------------------------------------------------------------ one event's path
