@@ -44,13 +44,8 @@ def idle(
         start_cpu, start = stream.cpu_seconds(pids), time.monotonic()
         time.sleep(seconds)
         share = (stream.cpu_seconds(pids) - start_cpu) / (time.monotonic() - start)
-        own = _children(os.getpid())
+        own = stream.own_children(os.getpid())  # the workers
         return share, _rss_mib(own), _rss_mib([pid for pid in stream.children() if pid not in own])
-
-
-def _children(pid: int) -> list[int]:
-    """The processes ``pid`` started itself (the workers), not theirs."""
-    return [int(kid) for task in Path(f"/proc/{pid}/task").iterdir() for kid in (task / "children").read_text().split()]
 
 
 def _rss_mib(pids: list[int]) -> float:

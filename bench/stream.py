@@ -122,14 +122,20 @@ def children() -> list[int]:
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid``, children first."""
     found: list[int] = []
+    for kid in own_children(pid):
+        found += [kid, *descendants(kid)]
+    return found
+
+
+def own_children(pid: int) -> list[int]:
+    """The processes ``pid`` started itself, not theirs."""
+    kids: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            kids = [int(kid) for kid in (task / "children").read_text().split()]
+            kids += [int(kid) for kid in (task / "children").read_text().split()]
         except OSError:  # the thread ended meanwhile
             continue
-        for kid in kids:
-            found += [kid, *descendants(kid)]
-    return found
+    return kids
 
 
 def cpu_seconds(pids: list[int]) -> float:
