@@ -266,14 +266,6 @@ def test_an_exact_only_add_of_a_known_id_leaves_its_table_entry_alone(tmp_path: 
         assert index.query_exact(5) == [short_text]
 
 
-def test_remove_deletes_from_every_table(tmp_path: Path) -> None:
-    with BlockIndex(tmp_path / "ix", plan_for()) as index:
-        e = entry(1, 12345)
-        index.add(e)
-        index.remove(e)
-        assert index.query(12345, 64) == []
-
-
 def test_flush_then_disk_bytes_are_counted(tmp_path: Path) -> None:
     with BlockIndex(tmp_path / "ix", plan_for(), wal=False) as index:
         for i in range(100):

@@ -154,24 +154,26 @@ def _decide(
     """Decide one chunk's events in order; its refused lines, and lines whose text could not be
     fingerprinted (the reason in place of the fingerprint), go to the dead letters."""
     probes = iter(fingerprints.result() if isinstance(fingerprints, Future) else fingerprints)
-    for line in chunk:
-        report.done_bytes += line.size
-        probe = next(probes) if line.event is not None else None
-        if isinstance(probe, str):
-            line.refused, probe = f"fingerprint failed: {probe}", None
-        if line.refused:
-            summary.rejected += 1
-            rejects.write(line.number, line.refused, line.raw)
-            continue
-        if line.event is None:
-            continue
-        verdict = dedup.decide(line.event, probe=probe)
-        summary.events += 1
-        summary.duplicates += verdict.verdict == "duplicate"
-        out.write(dumps(verdict.to_dict()) + b"\n")
-        if summary.events % _FLUSH_EVERY == 0:
-            dedup.flush()
-        report.tick()
+    flushed = summary.events // _FLUSH_EVERY
+    with dedup.index.deferred():  # the chunk's adds in one write; each event still sees those before it
+        for line in chunk:
+            report.done_bytes += line.size
+            probe = next(probes) if line.event is not None else None
+            if isinstance(probe, str):
+                line.refused, probe = f"fingerprint failed: {probe}", None
+            if line.refused:
+                summary.rejected += 1
+                rejects.write(line.number, line.refused, line.raw)
+                continue
+            if line.event is None:
+                continue
+            verdict = dedup.decide(line.event, probe=probe)
+            summary.events += 1
+            summary.duplicates += verdict.verdict == "duplicate"
+            out.write(dumps(verdict.to_dict()) + b"\n")
+            report.tick()
+    if summary.events // _FLUSH_EVERY > flushed:
+        dedup.flush()
 
 
 @contextmanager

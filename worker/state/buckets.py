@@ -324,14 +324,22 @@ class TimeBuckets:
         return True
 
     def _stage_exact(self, batch: WriteBatch, added: dict[bytes, list[bytes]]) -> None:
-        """Append each exact key's records of this batch to its value, as the probe just before
-        read it (an event is probed, then added) or else read now, in one multi-get."""
-        read, self._exact_read = self._exact_read, {}
-        missing = [key for key in added if key not in read]
+        """Append each exact key's records of this batch to its value, as a probe before read it
+        (an event is probed, then added) or else read now, in one multi-get."""
+        values = self._read_exact([*added])
+        self._exact_read = {}
+        for (key, records), value in zip(added.items(), values, strict=True):
+            batch.put(key, append_records(value, records), self._exact_handle)
+
+    def _read_exact(self, full: list[bytes]) -> list[bytes | None]:
+        """The stored values of exact keys; kept, as what the add that follows appends to, until
+        a write. Inside a deferred block, where the store does not change until its end, a key
+        read before is not read again."""
+        read = self._exact_read
+        missing = [key for key in full if key not in read]
         if missing:
             read.update(zip(missing, cast(list[bytes | None], self._exact_cf.get([*missing])), strict=True))
-        for key, records in added.items():
-            batch.put(key, append_records(read[key], records), self._exact_handle)
+        return [read[key] for key in full]
 
     def _trim_exact(self, batch: WriteBatch, keys: Iterable[bytes]) -> None:
         """Drop the records of buckets no longer live from each of ``keys``; a key left with none

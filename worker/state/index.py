@@ -3,17 +3,20 @@
 A probe of one table is one prefix scan of the shared ``tables`` family, and of its exact
 keys one multi-get of ``exact``, whatever the retention (:mod:`worker.state.layout`); time
 buckets keep the entries and decide what expires (:mod:`worker.state.buckets`). Every
-:meth:`BlockIndex.add` is one atomic ``WriteBatch`` written straight into the memtable, so a
-query sees every entry added before it (read-your-writes) with no side buffer that queries
-would also have to consult.
+:meth:`BlockIndex.add` is one atomic ``WriteBatch`` written straight into the memtable, except
+inside :meth:`BlockIndex.deferred`, where a batch's adds are written once at its end and its
+queries read them from :mod:`worker.state.pending` meanwhile: either way a query sees every
+entry added before it (read-your-writes).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import cast
 
 from rocksdict import (
     Cache,
@@ -50,6 +53,7 @@ from worker.state.layout import (
     read_only,
     ref_of,
 )
+from worker.state.pending import Pending
 from worker.state.reads import Reads
 
 
@@ -121,6 +125,7 @@ class BlockIndex(Reads):
         self._recent: dict[tuple[int | None, bytes], EntryFields] = {}
         self._recent_limit = recent_entries
         self._exact_read = {}
+        self._pending: Pending | None = None
         self._entry_counts: dict[int | None, int] = {}
         self._closed = False
         try:
@@ -216,48 +221,88 @@ class BlockIndex(Reads):
         For a changelog's replay, where no query runs between two adds: one write a record
         instead of one an event (docs/benchmarks.md, "Restoring an index partition").
         """
-        batch = WriteBatch(raw_mode=True)
-        added: list[tuple[int | None, bytes, Entry]] = []
-        fingerprints: dict[tuple[int | None, bytes], int] = {}  # what this batch stored, per bucket and ref
-        exact: dict[bytes, list[bytes]] = {}  # exact key -> records this batch adds to it
-        stored = 0
+        return self._add(items, records)[0]
+
+    def _add(
+        self,
+        items: Iterable[tuple[Entry, Sequence[int] | None, Sequence[int]]],
+        records: Iterable[tuple[int, str, bytes]],
+    ) -> tuple[int, int]:
+        """Stage entries and records, and write them unless a deferred block is open; how many
+        of each were stored (an entry or record older than the window is not)."""
+        pending = self._pending or Pending(WriteBatch(raw_mode=True))
+        stored, kept = pending.stored, pending.kept
         for entry, tables, exact_keys in items:
-            table_ids = self._tables(tables)
-            bucket = self._target(entry.ts, batch)
-            if bucket is None:
-                continue
-            stored += 1
-            ref = ref_of(entry.event_id.encode())
-            hashes = [exact_prefix(h) for h in exact_keys]
-            if table_ids:
-                self._replace_rows(batch, bucket, ref, entry.fingerprint, fingerprints)
-                keys = self.plan.keys(entry.fingerprint)
-                tail = entry.fingerprint.to_bytes(8, "big") + ref + bucket.suffix
-                for t in table_ids:
-                    batch.put(bytes((t,)) + keys[t].to_bytes(4, "big") + tail, b"", self._tables_handle)
-            elif not hashes:
-                continue
-            # An anchor's entry is the one its table rows name; a text stored under exact keys
-            # only has its own keyspace, which expiry does not walk for table rows.
-            kind = ENTRIES if table_ids else ONLY
-            key = bucket.lead[kind] + ref
-            batch.put(key, encode_entry(entry), bucket.handle[kind])
-            added.append((bucket.number, key, entry))
-            record = ref + bucket.suffix + bucket.lead[kind]  # the lead is one byte
-            for full in hashes:
-                exact.setdefault(full, []).append(record)
-            if hashes and bucket.number is not None:  # its expiry rewrites the keys above
-                batch.put(bucket.lead[LOG] + ref + hashes[0], b"".join(hashes), bucket.handle[LOG])
-        self._stage_exact(batch, exact)
-        kept = sum(self._stage_record(batch, ts, key, value) for ts, key, value in records)
-        if not stored and not kept:
-            return 0
-        self._commit(batch)
-        for number, key, entry in added:
+            self._stage_entry(pending, entry, tables, exact_keys)
+        for ts, key, value in records:
+            bucket = self._stage_record(pending.batch, ts, key, value)
+            if bucket is not None:
+                pending.kept += 1
+                pending.show_record(bucket.number, key, value)
+        if self._pending is None:
+            self._write_pending(pending)
+        return pending.stored - stored, pending.kept - kept
+
+    @contextmanager
+    def deferred(self, exact_keys: Iterable[int] = ()) -> Iterator[None]:
+        """Adds inside the block are written once, at its end, and read at once by its queries
+        (:mod:`worker.state.pending`): a batch of events pays one write, not one an event.
+        ``exact_keys``, the keys the block's queries will ask for, are read now in one multi-get."""
+        if self._pending is not None:
+            raise RuntimeError("BlockIndex.deferred blocks do not nest")
+        self._pending = Pending(WriteBatch(raw_mode=True), overlay=True)
+        self._read_exact([exact_prefix(h) for h in exact_keys])
+        try:
+            yield
+        finally:
+            pending, self._pending = self._pending, None
+            self._write_pending(pending)
+
+    def _stage_entry(
+        self, pending: Pending, entry: Entry, tables: Sequence[int] | None, exact_keys: Sequence[int]
+    ) -> None:
+        """Put one entry's rows, entry and exact records into ``pending``; whatever can refuse
+        it (a table not in the plan, a hash or id out of range) is checked before the first put."""
+        table_ids = self._tables(tables)
+        ref = ref_of(entry.event_id.encode())
+        hashes = [exact_prefix(h) for h in exact_keys]
+        value = encode_entry(entry)
+        bucket = self._target(entry.ts, pending.batch)
+        if bucket is None:
+            return
+        pending.stored += 1
+        rows: list[bytes] = []
+        if table_ids:
+            self._replace_rows(pending.batch, bucket, ref, entry.fingerprint, pending.fingerprints)
+            keys = self.plan.keys(entry.fingerprint)
+            tail = entry.fingerprint.to_bytes(8, "big") + ref + bucket.suffix
+            rows = [bytes((t,)) + keys[t].to_bytes(4, "big") + tail for t in table_ids]
+            for row in rows:
+                pending.batch.put(row, b"", self._tables_handle)
+        elif not hashes:
+            return
+        # An anchor's entry is the one its table rows name; a text stored under exact keys
+        # only has its own keyspace, which expiry does not walk for table rows.
+        kind = ENTRIES if table_ids else ONLY
+        key = bucket.lead[kind] + ref
+        pending.batch.put(key, value, bucket.handle[kind])
+        pending.show(bucket.number, key, entry, rows)
+        record = ref + bucket.suffix + bucket.lead[kind]  # the lead is one byte
+        for full in hashes:
+            pending.exact.setdefault(full, []).append(record)
+        if hashes and bucket.number is not None:  # its expiry rewrites the keys above
+            pending.batch.put(bucket.lead[LOG] + ref + hashes[0], b"".join(hashes), bucket.handle[LOG])
+
+    def _write_pending(self, pending: Pending) -> None:
+        """Write what ``pending`` staged in one atomic write, and remember its entries decoded."""
+        if not pending.stored and not pending.kept:
+            return
+        self._stage_exact(pending.batch, pending.exact)
+        self._commit(pending.batch)
+        for number, key, entry in pending.added:
             if number in self._entry_counts:  # its bucket outlived this very write
                 self._entry_counts[number] += (number, key) not in self._recent
             self._remember(number, key, entry)
-        return stored
 
     def _replace_rows(
         self,
@@ -281,19 +326,6 @@ class BlockIndex(Reads):
             self._delete_rows(batch, before, ref, bucket.suffix)
         batched[key] = fingerprint
 
-    def remove(self, entry: Entry) -> None:
-        """Delete ``entry`` from every table and the entry store of its bucket."""
-        bucket = self._buckets.get(entry.ts // self.bucket_ms if self.bucket_ms else None)
-        if bucket is None:
-            return
-        ref = ref_of(entry.event_id.encode())
-        batch = WriteBatch(raw_mode=True)
-        self._delete_rows(batch, entry.fingerprint, ref, bucket.suffix)
-        batch.delete(bucket.lead[ENTRIES] + ref, bucket.handle[ENTRIES])
-        self._db.write(batch, self._write)
-        self._recent.pop((bucket.number, bucket.lead[ENTRIES] + ref), None)
-        self._entry_counts[bucket.number] = max(0, self._entry_counts[bucket.number] - 1)
-
     def add_exact(self, h: int, entry: Entry) -> bool:
         """Store ``entry`` under the exact hash ``h`` (texts too short for a meaningful SimHash).
 
@@ -306,11 +338,17 @@ class BlockIndex(Reads):
 
     def get_record(self, key: str) -> bytes | None:
         """The record ``key``: a store-wide one, else the newest kept in a live time bucket."""
+        staged = {} if self._pending is None else self._pending.records
         raw = key.encode()
-        value = self._records.get(raw)
+        value = staged.get((None, key))
+        value = self._records.get(raw) if value is None else value
         if value is None and self.bucket_ms:
+            horizon = self.horizon
             for bucket in self._live():
-                value = bucket.cf[RECORDS].get(bucket.lead[RECORDS] + raw)
+                if horizon is not None and (cast(int, bucket.number) + 1) * self.bucket_ms <= horizon:
+                    continue  # expired, though a deferred block's write has not taken it out yet
+                value = staged.get((bucket.number, key))
+                value = bucket.cf[RECORDS].get(bucket.lead[RECORDS] + raw) if value is None else value
                 if value is not None:
                     break
         return None if value is None else bytes(value)
@@ -324,20 +362,15 @@ class BlockIndex(Reads):
         if ts is None or not self.bucket_ms:
             self._records.put(key.encode(), bytes(value), self._write)
             return True
-        batch = WriteBatch(raw_mode=True)
-        if not self._stage_record(batch, ts, key, bytes(value)):
-            return False
-        self._commit(batch)
-        return True
+        return self._add((), [(ts, key, bytes(value))])[1] == 1
 
-    def _stage_record(self, batch: WriteBatch, ts: int, key: str, value: bytes) -> bool:
-        """Put a record into ``batch``, in the bucket of event time ``ts``; False (nothing put)
-        for a ``ts`` older than the retention window."""
+    def _stage_record(self, batch: WriteBatch, ts: int, key: str, value: bytes) -> Bucket | None:
+        """Put a record into ``batch``, in the bucket of event time ``ts``, and return that
+        bucket; None (nothing put) for a ``ts`` older than the retention window."""
         bucket = self._target(ts, batch)
-        if bucket is None:
-            return False
-        batch.put(bucket.lead[RECORDS] + key.encode(), value, bucket.handle[RECORDS])
-        return True
+        if bucket is not None:
+            batch.put(bucket.lead[RECORDS] + key.encode(), value, bucket.handle[RECORDS])
+        return bucket
 
     def _families(self) -> list[Rdict]:
         """Every open family once: a time bucket's keyspaces share one (by identity, in order)."""

@@ -15,7 +15,8 @@ from __future__ import annotations
 import base64
 import logging
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,11 @@ class IndexPartition:
             self._ops[(entry.event_id, entry.order)] = op
         op[5].extend(tables)
         op[6].extend(exact_keys)
+
+    def deferred(self, exact_keys: Iterable[int] = ()) -> AbstractContextManager[None]:
+        """Adds in the block written once at its end, seen by its queries at once; ``exact_keys``
+        read up front in one multi-get (:meth:`BlockIndex.deferred`)."""
+        return self.index.deferred(exact_keys)
 
     def maintain(self) -> bool:
         """One step of bucket upkeep (:meth:`BlockIndex.maintain`); False when none was due."""

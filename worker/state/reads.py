@@ -25,10 +25,12 @@ from worker.state.layout import (
     REF,
     SUFFIX,
     Bucket,
+    append_records,
     decode_entry,
     exact_prefix,
     exact_records,
 )
+from worker.state.pending import Pending
 
 
 class Reads(TimeBuckets):
@@ -36,6 +38,7 @@ class Reads(TimeBuckets):
 
     plan: Plan
     _prefix_read: ReadOptions
+    _pending: Pending | None  # the open deferred block's adds
     _recent_limit: int
 
     def _tables(self, tables: Sequence[int] | None) -> Sequence[int]:
@@ -54,14 +57,14 @@ class Reads(TimeBuckets):
         keys = self.plan.keys(fingerprint)
         prefixes = [bytes((t,)) + keys[t].to_bytes(4, "big") for t in self._tables(tables)]
         hits = self._scan_tables(prefixes, fingerprint, max_distance)
-        if not hits:
-            return []
+        if self._pending is not None:
+            self._staged_rows(hits, prefixes, fingerprint, max_distance)
         horizon = self.horizon
         by_bucket: dict[bytes, list[bytes]] = {}
         for row in hits:
             by_bucket.setdefault(row[-SUFFIX:], []).append(row)
         out: dict[str, Candidate] = {}
-        for bucket in self._live():  # newest first: the newest bucket's entry of an id wins
+        for bucket in self._live() if hits else ():  # newest first: the newest bucket's entry of an id wins
             rows = by_bucket.get(bucket.suffix)
             if not rows:
                 continue
@@ -72,6 +75,15 @@ class Reads(TimeBuckets):
                     continue
                 out.setdefault(entry.event_id, Candidate(entry, hits[row]))
         return list(out.values())
+
+    def _staged_rows(self, hits: dict[bytes, int], prefixes: list[bytes], fingerprint: int, max_distance: int) -> None:
+        """Add the open deferred block's rows under ``prefixes`` within ``max_distance`` to ``hits``."""
+        staged = cast(Pending, self._pending).rows
+        for prefix in prefixes:
+            for row in staged.get(prefix, ()):
+                distance = (int.from_bytes(row[:8], "big") ^ fingerprint).bit_count()
+                if distance <= max_distance:
+                    hits[row] = distance
 
     def _scan_tables(self, prefixes: list[bytes], fingerprint: int, max_distance: int) -> dict[bytes, int]:
         """``fingerprint | ref | bucket`` of every row under ``prefixes`` within ``max_distance``, with its distance."""
@@ -116,7 +128,12 @@ class Reads(TimeBuckets):
         lead = bucket.lead[kind]
         found: list[Entry | None] = []
         missing: list[int] = []
+        staged = {} if self._pending is None else self._pending.entries
         for i, ref in enumerate(refs):
+            entry = staged.get((bucket.number, lead + ref))
+            if entry is not None:  # staged in the open deferred block: what its write leaves there
+                found.append(entry)
+                continue
             cached = recent.get((bucket.number, lead + ref))
             found.append(None if cached is None else Entry.trusted(cached))
             if cached is None:
@@ -141,14 +158,18 @@ class Reads(TimeBuckets):
         if not keys:
             return []
         full = [exact_prefix(h) for h in keys]
-        values = cast(list[bytes | None], self._exact_cf.get([*full]))
-        self._exact_read = dict(zip(full, values, strict=True))  # what the add that follows appends to
+        if self._pending is None:
+            self._exact_read = {}
+        values = self._read_exact(full)
         records: set[bytes] = set()  # an event found under several keys is read once
         # A story's keys often hold the very same records: split each distinct value once.
+        if self._pending is not None:  # the values the block's write will leave
+            staged = self._pending.exact
+            values = [append_records(v, staged[k]) if k in staged else v for k, v in zip(full, values, strict=True)]
         for value in set(values):
             if value:
                 records.update(exact_records(value))
-        if not records:
+        if not records and self._pending is None:
             return []
         by_place: dict[tuple[bytes, bytes], list[bytes]] = {}  # (bucket, keyspace lead) -> refs
         for record in records:

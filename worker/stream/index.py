@@ -82,13 +82,15 @@ class IndexStage:
                     groups.setdefault((probe.id, probe.order), []).append(probe)
                 for intro in intros:  # forwarded to the verdict stage with the answers
                     out.replies[answer_partition(str(intro["id"]), self.partitions)].append(intro)
-            for probes in groups.values():
-                try:
-                    self._index_event(stores[part], probes, answers, out.replies, verified)
-                except Exception as exc:  # one event's failure is that event's alone
-                    log.exception("index stage: event %r failed", probes[0].id)
-                    dead = deadletter.for_event("index", probes[0].id, probes[0].order, exc, self.events_topic)
-                    out.dead.append(codec.dumps(dead))
+            # The partition's adds in one write, seen by the next event at once; its exact keys in one read.
+            with stores[part].deferred(p.key for g in groups.values() for p in g if p.exact):
+                for probes in groups.values():
+                    try:
+                        self._index_event(stores[part], probes, answers, out.replies, verified)
+                    except Exception as exc:  # one event's failure is that event's alone
+                        log.exception("index stage: event %r failed", probes[0].id)
+                        dead = deadletter.for_event("index", probes[0].id, probes[0].order, exc, self.events_topic)
+                        out.dead.append(codec.dumps(dead))
         for (event_id, order), answer in answers.items():
             earlier = [] if answer.earliest is None else [answer.earliest.to_dict()]
             item = answer_item(event_id, order, answer.tables, earlier)

@@ -1,0 +1,51 @@
+"""What one write of the block index will hold, and, in a deferred block, what its reads must see.
+
+Every :meth:`worker.state.index.BlockIndex.add_many` stages its entries here, then writes them
+at once. In a *deferred* block (:meth:`worker.state.index.BlockIndex.deferred`) the write waits
+for the block's end, so a batch of events pays one RocksDB write, and each exact key it appends
+to is rewritten once, instead of once an event. Meanwhile the block's reads see the staged keys
+as if written (read-your-writes): a query merges the staged table rows and exact records into
+what it read from the store, and resolves every row and record to the entry staged last under
+its key, the one the write will leave there. So a query inside a block answers exactly what it
+would after adds written one by one (``tests/state/test_deferred.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rocksdict import WriteBatch
+
+from worker.engine.match import Entry
+from worker.state.layout import PREFIX
+
+
+@dataclass
+class Pending:
+    """One write being staged: its RocksDB batch and bookkeeping, and with ``overlay`` the reads'
+    view of its keys (``None`` stands for the one bucket of an index without retention)."""
+
+    batch: WriteBatch
+    overlay: bool = False
+    stored: int = 0  # entries staged (an entry older than the window is not)
+    kept: int = 0  # records staged
+    fingerprints: dict[tuple[int | None, bytes], int] = field(default_factory=dict)  # (bucket, ref) -> staged fp
+    exact: dict[bytes, list[bytes]] = field(default_factory=dict)  # exact key -> records to append to it
+    added: list[tuple[int | None, bytes, Entry]] = field(default_factory=list)  # (bucket, entry key, entry)
+    rows: dict[bytes, list[bytes]] = field(default_factory=dict)  # table | block key -> fp | ref | bucket
+    entries: dict[tuple[int | None, bytes], Entry] = field(default_factory=dict)  # (bucket, entry key) -> entry
+    records: dict[tuple[int | None, str], bytes] = field(default_factory=dict)  # (bucket, record key) -> value
+
+    def show(self, number: int | None, key: bytes, entry: Entry, rows: list[bytes]) -> None:
+        """Make a staged entry (under ``key`` of bucket ``number``) and its table rows
+        (prefix | tail) visible to the block's reads; its exact records are in :attr:`exact`."""
+        self.added.append((number, key, entry))
+        if not self.overlay:
+            return
+        self.entries[(number, key)] = entry
+        for row in rows:
+            self.rows.setdefault(row[:PREFIX], []).append(row[PREFIX:])
+
+    def show_record(self, number: int | None, key: str, value: bytes) -> None:
+        if self.overlay:
+            self.records[(number, key)] = value
