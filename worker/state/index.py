@@ -215,8 +215,8 @@ class BlockIndex(Reads):
         records: Iterable[tuple[int, str, bytes]] = (),
     ) -> int:
         """:meth:`add` of each ``(entry, tables, exact_keys)``, and :meth:`put_record` of each
-        ``(ts, key, value)`` in ``records``, in one atomic write; returns how many entries were
-        stored.
+        ``(ts, key, value)`` in ``records``, in one atomic write (inside :meth:`deferred`, the
+        block's); returns how many entries were stored.
 
         For a changelog's replay, where no query runs between two adds: one write a record
         instead of one an event (docs/benchmarks.md, "Restoring an index partition").
