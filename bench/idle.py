@@ -49,12 +49,7 @@ def idle(
 
 
 def _rss_mib(pids: list[int]) -> float:
-    total_kib = 0
-    for pid in pids:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                total_kib += int(line.split()[1])
-    return total_kib / 1024
+    return sum(stream.rss_kib(pid) for pid in pids) / 1024
 
 
 def main() -> None:

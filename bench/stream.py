@@ -143,6 +143,14 @@ def cpu_seconds(pids: list[int]) -> float:
     return sum(stat_cpu_seconds(Path(f"/proc/{pid}/stat")) for pid in pids)
 
 
+def rss_kib(pid: int) -> int:
+    """The memory ``pid`` holds now (``VmRSS``), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
 def stat_cpu_seconds(stat: Path) -> float:
     """User + system CPU time in one /proc ``stat`` file (fields 14 and 15), a process's or a thread's."""
     fields = stat.read_text().rsplit(")", 1)[1].split()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.stream import rss_kib
 from tests.faults.deployment import make_deployment
 from tests.stream_helpers import OutputReader, WorkerProcess, audit, ids_of, producer, real_feed
 
@@ -28,13 +29,6 @@ PHASES = [(8.0, RATE), (8.0, 10 * RATE), (12.0, RATE)]  # (seconds, events/s)
 # it, 512 MiB in all (this run's figures are in docs/reliability.md).
 RSS_GROWTH_BOUND_KIB = 192 * 1024
 RSS_BOUND_KIB = 512 * 1024
-
-
-def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for {pid}")
 
 
 def _send(bootstrap: str, topic: str, lines: list[bytes], sent: list[int]) -> None:
@@ -63,7 +57,7 @@ def test_a_burst_of_ten_times_the_rate_drains_with_bounded_memory(kafka_bootstra
     samples: list[tuple[float, int]] = []  # (seconds since start, lag in events)
     try:
         worker.wait_ready()
-        rss_ready = _rss_kib(worker.proc.pid)
+        rss_ready = rss_kib(worker.proc.pid)
         rss_rest = 0
         sender = threading.Thread(target=_send, args=(kafka_bootstrap, dep.names.events, lines, sent))
         began = time.monotonic()
@@ -75,7 +69,7 @@ def test_a_burst_of_ten_times_the_rate_drains_with_bounded_memory(kafka_bootstra
             now = time.monotonic() - began
             samples.append((now, sent[0] - len(reader.verdicted)))
             if now < PHASES[0][0]:
-                rss_rest = _rss_kib(worker.proc.pid)
+                rss_rest = rss_kib(worker.proc.pid)
         sender.join()
         reader.settle(1.0)
         peak_rss = worker.peak_rss_kib()
