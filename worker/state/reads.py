@@ -58,7 +58,7 @@ class Reads(TimeBuckets):
         prefixes = [bytes((t,)) + keys[t].to_bytes(4, "big") for t in self._tables(tables)]
         hits = self._scan_tables(prefixes, fingerprint, max_distance)
         if self._pending is not None:
-            self._staged_rows(hits, prefixes, fingerprint, max_distance)
+            self._staged_rows(self._pending, hits, prefixes, fingerprint, max_distance)
         horizon = self.horizon
         by_bucket: dict[bytes, list[bytes]] = {}
         for row in hits:
@@ -76,11 +76,13 @@ class Reads(TimeBuckets):
                 out.setdefault(entry.event_id, Candidate(entry, hits[row]))
         return list(out.values())
 
-    def _staged_rows(self, hits: dict[bytes, int], prefixes: list[bytes], fingerprint: int, max_distance: int) -> None:
+    @staticmethod
+    def _staged_rows(
+        pending: Pending, hits: dict[bytes, int], prefixes: list[bytes], fingerprint: int, max_distance: int
+    ) -> None:
         """Add the open deferred block's rows under ``prefixes`` within ``max_distance`` to ``hits``."""
-        staged = cast(Pending, self._pending).rows
         for prefix in prefixes:
-            for row in staged.get(prefix, ()):
+            for row in pending.rows.get(prefix, ()):
                 distance = (int.from_bytes(row[:8], "big") ^ fingerprint).bit_count()
                 if distance <= max_distance:
                     hits[row] = distance
@@ -161,15 +163,15 @@ class Reads(TimeBuckets):
         if self._pending is None:
             self._exact_read = {}
         values = self._read_exact(full)
-        records: set[bytes] = set()  # an event found under several keys is read once
-        # A story's keys often hold the very same records: split each distinct value once.
         if self._pending is not None:  # the values the block's write will leave
             staged = self._pending.exact
             values = [append_records(v, staged[k]) if k in staged else v for k, v in zip(full, values, strict=True)]
+        records: set[bytes] = set()  # an event found under several keys is read once
+        # A story's keys often hold the very same records: split each distinct value once.
         for value in set(values):
             if value:
                 records.update(exact_records(value))
-        if not records and self._pending is None:
+        if not records:
             return []
         by_place: dict[tuple[bytes, bytes], list[bytes]] = {}  # (bucket, keyspace lead) -> refs
         for record in records:
