@@ -217,20 +217,28 @@ def extend(
     for event in events:
         accept(event["text"])
     made = _stream(posts, round(SHARE * len(events)) if size is None else size, rng, accept)
+    return append_part(events, truth, made, "fd", "f")
+
+
+def append_part(
+    events: list[dict[str, Any]], truth: list[dict[str, Any]], made: list[_Event], ids_from: str, clusters_from: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The events and truth before, followed by ``made`` in the order of its times (ids
+    ``{ids_from}000000``…, clusters ``{clusters_from}000000``…), after a gap."""
     arrival = sorted(range(len(made)), key=lambda j: (made[j].time, j))
-    ids = {j: f"fd{pos:06d}" for pos, j in enumerate(arrival)}
+    ids = {j: f"{ids_from}{pos:06d}" for pos, j in enumerate(arrival)}
     start = (events[-1]["ts"] if events else devset.EPOCH_MS) + devset.GAP_MS
     t0 = made[arrival[0]].time
     new_events = [
         {"id": ids[j], "text": made[j].text, "ts": start + int((made[j].time - t0) * devset.GAP_MS)} for j in arrival
     ]
-    return events + new_events, truth + [_row(made[j], ids[j], ids) for j in arrival]
+    return events + new_events, truth + [_row(made[j], ids[j], ids, clusters_from) for j in arrival]
 
 
-def _row(event: _Event, own: str, ids: dict[int, str]) -> dict[str, Any]:
+def _row(event: _Event, own: str, ids: dict[int, str], clusters_from: str) -> dict[str, Any]:
     related = None if event.related is None else ids[event.related]
     return {
-        "id": own, "cluster": f"f{event.cluster:06d}", "lang": event.lang, "kind": "post", "role": event.role,
-        "transforms": event.transforms, "hard_negative": event.hard_negative, "related": related,
+        "id": own, "cluster": f"{clusters_from}{event.cluster:06d}", "lang": event.lang, "kind": "post",
+        "role": event.role, "transforms": event.transforms, "hard_negative": event.hard_negative, "related": related,
         "source": event.source,
     }  # fmt: skip

@@ -43,12 +43,12 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import devfeed, devset, devslips, heldout
+from bench import devfeed, devset, devslips, devtiny, heldout
 
 SYSTEMS = ("neardup", "simhash", "minhash", "minhash_verified")
 ORIGINAL_AFTER_COPY = "(original after its copy)"
 SETS = ("dev", "heldout")
-LENGTH_BANDS = ((100, "<100"), (300, "100-299"), (None, ">=300"))  # characters of the duplicate
+LENGTH_BANDS = ((30, "<30"), (100, "30-99"), (300, "100-299"), (None, ">=300"))  # characters of the duplicate
 
 
 @dataclass(frozen=True)
@@ -333,7 +333,7 @@ def render(scores: Sequence[Score], summary: dict[str, Any], name: str = "dev") 
 def build_set(name: str, size: int, seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Events and truth of the named set: ``dev`` (tuned on) or ``heldout`` (never tuned on)."""
     if name == "dev":
-        return devslips.extend(*devfeed.extend(*devset.build(size, seed), seed), seed)
+        return devtiny.extend(*devslips.extend(*devfeed.extend(*devset.build(size, seed), seed), seed), seed)
     return heldout.build(size, seed)
 
 
