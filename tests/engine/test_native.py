@@ -95,8 +95,9 @@ def test_native_short_part_equals_python_on_the_feed_posts() -> None:
     texts = [e["text"] for e in events[400:]]
     shorts = [normalize(t) for t in texts if len(normalize(t)) <= SETTINGS.short_chars]
     assert len(shorts) > 0.8 * len(texts)
+    edges = (shorttext.EDGE_CHARS, shorttext.DENSE_EDGE_CHARS, shorttext.DENSE_EDGE_MAX_CHARS)
     for text in shorts:
-        native, basis = _engine().short(text, SETTINGS.short_bands), re.sub(r"[\W_]+", "", text)
+        native, basis = _engine().short(text, SETTINGS.short_bands, *edges), re.sub(r"[\W_]+", "", text)
         if not basis:  # nothing to sketch: both sides decline
             assert native is None and shorttext.short_part(text, SETTINGS.short_chars, 8) is None
             continue

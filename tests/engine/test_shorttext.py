@@ -9,7 +9,7 @@ import pytest
 
 from worker.engine.fingerprint import Fingerprint, fingerprint
 from worker.engine.match import Candidate, Entry, accepts
-from worker.engine.shorttext import numbers_mask
+from worker.engine.shorttext import is_dense, numbers_mask
 from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES, compare
 from worker.settings import Settings
 
@@ -24,6 +24,10 @@ STRANGERS = [
     "Lunch with friends", "Back to work", "Working from home today",
     "早上好", "晚安", "谢谢大家", "今天天气很好", "今天天气不好", "生日快乐", "新年快乐", "我爱这首歌",
     "又下雨了", "堵车太严重了", "周末愉快", "明天见", "好久不见", "加油", "太好吃了", "工作日快乐",
+    # Han posts long enough to match by containment, some of one template with another word.
+    "今天的天气真的很好", "今天的天气真的很差", "房间很干净，服务也好", "房间很干净，就是有点小",
+    "地铁三号线今天停运", "地铁五号线今天停运", "明天上午九点开会", "明天下午三点开会",
+    "这家店的菜很好吃", "这家店的菜不好吃", "快递今天终于到了", "快递到现在还没到",
 ]  # fmt: skip
 
 
@@ -72,6 +76,28 @@ def test_a_header_line_keeps_the_trailing_edge() -> None:
     a, b = fingerprint(post, SETTINGS), fingerprint("【好评】\n" + post, SETTINGS)
     assert a.bands[-1] == b.bands[-1]
     assert _is_duplicate("【好评】\n" + post, post)
+
+
+@pytest.mark.parametrize(
+    ("original", "copy"),
+    [
+        ("军民鱼水情（图片）", "11月10日 晚安小镇 发布 军民鱼水情（图片）"),  # a header: the tail edge
+        ("贫困是一个沉重的事实。", "贫困是一个沉重的事实。刻录速度快，发热不大。"),  # an addition: the lead edge
+        ("宽屏看起来有点过宽。", "【宽屏看起来】\n宽屏看起来有点过宽。"),
+    ],
+)
+def test_a_very_short_han_post_is_found_under_a_header_or_an_addition(original: str, copy: str) -> None:
+    a, b = fingerprint(original, SETTINGS), fingerprint(copy, SETTINGS)
+    assert _shared_keys(a, b), "an edge or band key must nominate the copy"
+    assert _is_duplicate(copy, original)
+
+
+def test_the_smallest_set_that_matches_by_containment_depends_on_the_script() -> None:
+    # Five 3-grams of Han characters are three or four words; seven of Latin letters, two.
+    assert _is_duplicate("【提醒】空格键似乎要坏", "空格键似乎要坏")
+    assert not _is_duplicate("I love this song", "I love this")
+    assert is_dense("今天天气很好") and is_dense("iPad 坏了怎么办") and not is_dense("Good morning")
+    assert not is_dense("iPhone 15 发布会") and not is_dense("!!!")
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,8 @@ most ``Settings.short_chars`` characters also gets:
   of its character 3-grams, spaces and punctuation left out, so "eastbound" and "east bound"
   agree and Chinese needs no segmentation; Chinese characters are first folded to their
   sound (:mod:`worker.engine.sounds`), so an input method's slip (再 for 在) changes nothing;
+* a flag in its sketch's size field when at least half of it is Han characters
+  (:func:`is_dense`): :func:`worker.engine.sketch.compare` lets a smaller such set match;
 * the set itself when it has at most ``MAX_LISTED_GRAMS`` 3-grams (16 bits of each), since
   the sketch's estimate is coarse for so few;
 * a 64-bit mask of the numbers standing on their own in it (two bits per number): two
@@ -21,7 +23,8 @@ most ``Settings.short_chars`` characters also gets:
   J share a given band with probability about J³, so a copy with a slip (J ≈ 0.7) shares one
   of 8 bands with probability 0.97 and two unrelated posts almost never do. The keys only
   nominate candidates; the character sketches verify them;
-* two more exact keys, hashes of its first and last ``EDGE_CHARS`` characters, which find a
+* two more exact keys, hashes of its first and last ``EDGE_CHARS`` characters
+  (``DENSE_EDGE_CHARS`` for a dense text of at most ``DENSE_EDGE_MAX_CHARS``), which find a
   cut or a prefixed copy whose resemblance is too low for the bands.
 
 The native engine (``worker/native/src/short.rs``) computes all of it but the numbers mask,
@@ -38,10 +41,13 @@ import mmh3
 import numpy as np
 
 from worker.engine.simhash import mix64, shingle_hashes
-from worker.engine.sketch import PERMUTATIONS, sketch
+from worker.engine.sketch import DENSE_FLAG, MIN_DENSE_CHAR_GRAMS, PERMUTATIONS, sketch
 from worker.engine.sounds import fold_sounds
 
-__all__ = ["CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "ShortPart", "band_keys", "short_part", "numbers_mask"]
+__all__ = [
+    "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "ShortPart", "band_keys",
+    "is_dense", "short_part", "numbers_mask",
+]  # fmt: skip
 
 CHAR_GRAM = 3
 BAND_ROWS = 3
@@ -50,11 +56,18 @@ _BAND_SEED = 0xBA4D
 _LEAD_SEED = 0x1EAD5
 _TAIL_SEED = 0x7A115
 EDGE_CHARS = 16
+# A dense text's edges: as many characters as its smallest set that compare() lets match, on
+# texts short enough to be a set under MIN_CHAR_GRAMS with a header and an addition (three times
+# a dozen characters). Longer ones keep the wider edges: seven characters are a feed's own
+# boilerplate as often ("来自iPhone客户端"), and every text under a key is a candidate to verify.
+DENSE_EDGE_CHARS = MIN_DENSE_CHAR_GRAMS + CHAR_GRAM - 1
+DENSE_EDGE_MAX_CHARS = 36
 # A set of at most this many 3-grams is listed whole (16 bits of each hash, sorted) after the
 # numbers mask: for so few grams the sketch's estimate is coarse (one-permutation hashing fills
 # only as many of its 128 bins), a listed set gives the resemblance itself.
 MAX_LISTED_GRAMS = 64
 _TAG_SHIFT = np.uint64(48)
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NON_WORD = re.compile(r"[\W_]+")
 # A number on its own: not after a Latin letter ("he11o" is a typo, not a number); a unit may
 # follow ("6f", "10am", "3km"), but not a lone 0 or 1, which are as often OCR slips ("0f",
@@ -78,7 +91,7 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
         return None
     bands = min(bands, PERMUTATIONS // BAND_ROWS)
     heard = fold_sounds(normalised)
-    done = native.short(heard, bands) if native is not None else None
+    done = None if native is None else native.short(heard, bands, EDGE_CHARS, DENSE_EDGE_CHARS, DENSE_EDGE_MAX_CHARS)
     if done is None:
         basis = _NON_WORD.sub("", heard)
         if not basis:
@@ -89,22 +102,40 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
     return ShortPart(part, keys)
 
 
+def is_dense(text: str) -> bool:
+    """Whether at least half of the letters and digits of ``text`` are Han characters: a Han
+    character is a syllable and often a word, so a few of them say as much as a Latin word
+    or two, and a post of seven of them is as specific as one of a dozen letters and more."""
+    basis = _NON_WORD.sub("", text)
+    return bool(basis) and _dense(basis)
+
+
+def _dense(basis: str) -> bool:
+    return 2 * len(_HAN.findall(basis)) >= len(basis)
+
+
 def _short_reference(basis: str, bands: int) -> tuple[bytes, bytes | None, tuple[int, ...]]:
-    """(character sketch, listed tags or None, band and edge keys) of a non-empty basis."""
+    """(character sketch, its size field flagged when dense; listed tags or None; band and edge
+    keys) of a non-empty basis."""
     grams = char_gram_hashes(basis)
     char_sketch = sketch(grams)
     tags = np.unique((grams >> _TAG_SHIFT).astype(">u2"))
     listed = tags.tobytes() if tags.size <= MAX_LISTED_GRAMS else None
-    return char_sketch, listed, band_keys(char_sketch, bands) + edge_keys(basis)
+    dense = _dense(basis)
+    edge = DENSE_EDGE_CHARS if dense and len(basis) <= DENSE_EDGE_MAX_CHARS else EDGE_CHARS
+    keys = band_keys(char_sketch, bands) + edge_keys(basis, edge)
+    if dense:
+        char_sketch = bytes((char_sketch[0] | DENSE_FLAG,)) + char_sketch[1:]
+    return char_sketch, listed, keys
 
 
-def edge_keys(basis: str) -> tuple[int, int]:
-    """Hashes of the first and the last ``EDGE_CHARS`` characters: a cut anywhere after them
-    keeps the first, a header or a wrapper in front keeps the last, however little of the
-    longer text the shorter one is (bands need a resemblance)."""
+def edge_keys(basis: str, chars: int) -> tuple[int, int]:
+    """Hashes of the first and the last ``chars`` characters: a cut anywhere after them keeps
+    the first, a header or a wrapper in front keeps the last, however little of the longer
+    text the shorter one is (bands need a resemblance)."""
     return (
-        mmh3.hash64(basis[:EDGE_CHARS], _LEAD_SEED, signed=False)[0],
-        mmh3.hash64(basis[-EDGE_CHARS:], _TAIL_SEED, signed=False)[0],
+        mmh3.hash64(basis[:chars], _LEAD_SEED, signed=False)[0],
+        mmh3.hash64(basis[-chars:], _TAIL_SEED, signed=False)[0],
     )
 
 

@@ -92,8 +92,17 @@ SHORT_SKETCH_BYTES = 2 * SKETCH_BYTES + 8
 # A character set this small (10 3-grams: about a dozen characters, "good morning") is in too
 # many unrelated posts: it matches only a set it equals, and containment in a larger set counts
 # only from this size on. (Tuned on the dev set's cut_anywhere class: 16 missed cuts of short
-# Chinese posts, 10 let in no false duplicate.)
+# Chinese posts, 10 let in no false duplicate.) A dense set (mostly Han characters, flagged in
+# its size field by ``worker.engine.shorttext``) says as much in half as many grams, seven
+# characters being three or four words, so from ``MIN_DENSE_CHAR_GRAMS`` on it also matches a
+# listed set that holds all of it: the same post under a header, with an addition or cut.
+# Not by resemblance: a post of seven Han characters with its last one changed ("…很好",
+# "…很差") keeps six of its seven grams.
 MIN_CHAR_GRAMS = 10
+MIN_DENSE_CHAR_GRAMS = 5
+# Set in the first byte of a dense text's character sketch (its size field, which a short text's
+# set never takes to 0x8000).
+DENSE_FLAG = 0x80
 
 
 def compare(a: bytes, b: bytes) -> Similarity:
@@ -101,8 +110,9 @@ def compare(a: bytes, b: bytes) -> Similarity:
 
     Two short texts are compared on their character parts, and are unrelated when the numbers
     of one are not among the numbers of the other (the mask with fewer bits must lie inside the
-    other) or when one has fewer than ``MIN_CHAR_GRAMS`` 3-grams and the two sets differ; any
-    other pair on its word sketches (``long`` when neither has a character part).
+    other) or when the smaller set has fewer 3-grams than ``MIN_CHAR_GRAMS`` and the two sets
+    differ (but a dense one of ``MIN_DENSE_CHAR_GRAMS`` and more that the other, listed, holds
+    whole); any other pair on its word sketches (``long`` when neither has a character part).
 
     Two empty sets are identical (J = 1): texts with no words at all (emoji only, symbols) are
     only ever compared when their exact hashes agree, and must then match.
@@ -113,16 +123,24 @@ def compare(a: bytes, b: bytes) -> Similarity:
         fewer = mask_a if mask_a.bit_count() <= mask_b.bit_count() else mask_b
         if mask_a & mask_b != fewer:
             return Similarity(0.0, 0.0)
-        if len(a) > SHORT_SKETCH_BYTES and len(b) > SHORT_SKETCH_BYTES:
+        listed = len(a) > SHORT_SKETCH_BYTES and len(b) > SHORT_SKETCH_BYTES
+        if listed:
             chars = _listed(a[SHORT_SKETCH_BYTES:], b[SHORT_SKETCH_BYTES:])
         else:
-            chars = _compare(a[SKETCH_BYTES : SHORT_SKETCH_BYTES - 8], b[SKETCH_BYTES : SHORT_SKETCH_BYTES - 8])
-        small = min(_size(a[SKETCH_BYTES:]), _size(b[SKETCH_BYTES:]))
-        if small >= MIN_CHAR_GRAMS:
+            chars = _compare(_char_sketch(a), _char_sketch(b))
+        size_a, size_b = _size(a[SKETCH_BYTES:]), _size(b[SKETCH_BYTES:])
+        small, dense = min((size_a, a[SKETCH_BYTES] & DENSE_FLAG), (size_b, b[SKETCH_BYTES] & DENSE_FLAG))
+        whole = dense and listed and chars.containment == 1.0  # a dense set the other holds whole
+        if small >= (MIN_DENSE_CHAR_GRAMS if whole else MIN_CHAR_GRAMS):
             return chars
-        same = chars.resemblance == 1.0 and _size(a[SKETCH_BYTES:]) == _size(b[SKETCH_BYTES:])
+        same = chars.resemblance == 1.0 and size_a == size_b
         return Similarity(1.0, 1.0) if same else Similarity(0.0, 0.0)
     return _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long=len(a) == len(b) == SKETCH_BYTES)
+
+
+def _char_sketch(short: bytes) -> bytes:
+    """The character sketch of a short text's sketch, its dense flag masked off the size."""
+    return bytes((short[SKETCH_BYTES] & ~DENSE_FLAG,)) + short[SKETCH_BYTES + 1 : SHORT_SKETCH_BYTES - 8]
 
 
 def _listed(a: bytes, b: bytes) -> Similarity:
@@ -133,7 +151,8 @@ def _listed(a: bytes, b: bytes) -> Similarity:
 
 
 def _size(sketch: bytes) -> int:
-    return int.from_bytes(sketch[:2], "big")
+    """The set size of a character sketch (or of a part that starts with one), flag masked off."""
+    return int.from_bytes(sketch[:2], "big") & ~(DENSE_FLAG << 8)
 
 
 def _compare(a: bytes, b: bytes, long: bool = False) -> Similarity:

@@ -172,16 +172,27 @@ impl Engine {
     }
 
     /// `(sketch, tags or None, keys)`: the character part of a short normalised text
-    /// (`worker.engine.shorttext.short_part` without its numbers mask), or `None` when Python
+    /// (`worker.engine.shorttext._short_reference`: edge keys of `edge_chars` characters, of
+    /// `dense_edge_chars` for a dense text of at most `dense_max_chars`), or `None` when Python
     /// must compute it (a character outside the BMP, no letter or digit).
-    fn short<'py>(&self, py: Python<'py>, text: &Bound<'py, PyString>, bands: usize) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    #[pyo3(signature = (text, bands, edge_chars = 16, dense_edge_chars = 0, dense_max_chars = 0))]
+    fn short<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        bands: usize,
+        edge_chars: usize,
+        dense_edge_chars: usize,
+        dense_max_chars: usize,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let Ok(text) = text.to_str() else {
             return Ok(None);
         };
         if text.bytes().any(|b| b >= 0xF0) {
             return Ok(None);
         }
-        let Some(part) = short::short(text, &self.classes, &self.donors, bands) else {
+        let edges = short::Edges { chars: edge_chars, dense_chars: dense_edge_chars, dense_max: dense_max_chars };
+        let Some(part) = short::short(text, &self.classes, &self.donors, bands, &edges) else {
             return Ok(None);
         };
         let tags = match part.tags {

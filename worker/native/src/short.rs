@@ -14,7 +14,6 @@ const BAND_ROWS: usize = 3;
 const BAND_SEED: u32 = 0xBA4D;
 const LEAD_SEED: u32 = 0x1EAD5;
 const TAIL_SEED: u32 = 0x7A115;
-const EDGE_CHARS: usize = 16;
 const MAX_LISTED_GRAMS: usize = 64;
 
 pub struct Short {
@@ -57,20 +56,40 @@ pub fn band_keys(sketch: &[u8], bands: usize, seed: u32) -> Vec<u64> {
         .collect()
 }
 
+/// How wide the edge keys are: `chars`, and for a dense text (at least half Han characters;
+/// its sketch's size field is then flagged) of at most `dense_max` characters, `dense_chars`.
+/// `dense_chars` 0: no text is dense.
+pub struct Edges {
+    pub chars: usize,
+    pub dense_chars: usize,
+    pub dense_max: usize,
+}
+
+const DENSE_FLAG: u8 = 0x80;
+
+fn is_han(c: char) -> bool {
+    matches!(c, '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}')
+}
+
 /// The character part of normalised `text`, or `None` when it has no letter or digit.
-pub fn short(text: &str, classes: &Classes, donors: &[Vec<u8>], bands: usize) -> Option<Short> {
+pub fn short(text: &str, classes: &Classes, donors: &[Vec<u8>], bands: usize, edges: &Edges) -> Option<Short> {
     let basis: Vec<char> = text.chars().filter(|&c| classes.alnum(c)).collect();
     if basis.is_empty() {
         return None;
     }
     let grams = gram_hashes(&basis);
-    let sketch = sketch::sketch(&grams, donors);
+    let mut sketch = sketch::sketch(&grams, donors);
     let mut tags: Vec<u16> = grams.iter().map(|&g| (g >> 48) as u16).collect();
     tags.sort_unstable();
     tags.dedup();
     let tags = (tags.len() <= MAX_LISTED_GRAMS).then(|| tags.iter().flat_map(|t| t.to_be_bytes()).collect());
     let mut keys = band_keys(&sketch, bands, BAND_SEED);
-    keys.push(edge(&basis[..EDGE_CHARS.min(basis.len())], LEAD_SEED));
-    keys.push(edge(&basis[basis.len().saturating_sub(EDGE_CHARS)..], TAIL_SEED));
+    let dense = edges.dense_chars > 0 && 2 * basis.iter().filter(|&&c| is_han(c)).count() >= basis.len();
+    let width = if dense && basis.len() <= edges.dense_max { edges.dense_chars } else { edges.chars };
+    keys.push(edge(&basis[..width.min(basis.len())], LEAD_SEED));
+    keys.push(edge(&basis[basis.len().saturating_sub(width)..], TAIL_SEED));
+    if dense {
+        sketch[0] |= DENSE_FLAG;
+    }
     Some(Short { sketch, tags, keys })
 }
