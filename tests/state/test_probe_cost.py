@@ -16,7 +16,7 @@ from worker.engine.blocks import hamming, plan_for
 from worker.engine.match import Entry
 from worker.state.buckets import PURGE_SLICE
 from worker.state.index import BlockIndex
-from worker.state.layout import LAYOUT_KEY, StoreLayoutError, append_records, live_records, read_only
+from worker.state.layout import LAYOUT_KEY, MAX_KEY_RECORDS, StoreLayoutError, append_records, live_records, read_only
 from worker.state.partition import IndexPartition
 
 PLAN = plan_for(k=3, expected=10_000_000)
@@ -181,6 +181,23 @@ def test_an_exact_records_match_counts_only_on_a_record_boundary() -> None:
     assert append_records(straddling, [record]) == straddling + record
     assert append_records(straddling + record, [record[:10] + b"o"]) == straddling + record[:10] + b"o"
     assert live_records(straddling + record, {record[8:10]}) == record
+
+
+def test_a_key_names_its_first_events_only_so_a_template_costs_a_probe_no_more(tmp_path: Path) -> None:
+    """A feed's template (or a post repeated a thousand times) shares keys across all its
+    events: each key keeps the first ``MAX_KEY_RECORDS``, so a probe reads and verifies as many,
+    not every event before it; an event named already is still re-stored in place."""
+    with BlockIndex(tmp_path / "ix", PLAN, retention_ms=7 * SECOND) as index:
+        for i in range(3 * MAX_KEY_RECORDS):
+            index.add(entry(i, 0x1234 + i, ts=500), tables=[], exact_keys=[77, 1000 + i])
+        named = [e.event_id for e in index.query_exact_many([77])]
+        assert sorted(named, key=lambda eid: int(eid[3:])) == [f"ev-{i}" for i in range(MAX_KEY_RECORDS)]
+        assert [e.event_id for e in index.query_exact_many([1000 + 2 * MAX_KEY_RECORDS])] == [
+            f"ev-{2 * MAX_KEY_RECORDS}"
+        ]  # its own key still finds an event the full key dropped
+        index.add(Entry("ev-3", 0x9999, 3, 600, b"again"), tables=[], exact_keys=[77])
+        again = {e.event_id: e for e in index.query_exact_many([77])}
+        assert len(again) == MAX_KEY_RECORDS and again["ev-3"].sketch == b"again"
 
 
 def test_an_index_with_event_ids_in_its_rows_is_refused(tmp_path: Path) -> None:

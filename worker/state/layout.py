@@ -82,6 +82,11 @@ PREFIXES = {TABLES: PREFIX, EXACT: EXACT_PREFIX}
 LAST_FP = b"\xff" * 8
 REF = 8  # bytes of a ref
 RECORD = REF + SUFFIX + 1  # an exact key's record: ref, bucket, lead byte of the entry's keyspace
+# An exact key names at most this many events, the first it was given. Every event a probe's
+# keys name is a candidate to read and verify, so a key shared by a feed's template ("ALERT:
+# disk usage on …") or by a post repeated a thousand times would make each probe cost as much
+# as the events before it; a copy is decided against the earliest, which stay.
+MAX_KEY_RECORDS = 32
 RECENT_ENTRIES = 32_768  # decoded entries kept per index by default (a stream partition's)
 COMPRESSION = {
     "none": DBCompressionType.none,
@@ -152,14 +157,18 @@ def exact_records(value: bytes) -> list[bytes]:
 
 def append_records(old: bytes | None, new: Iterable[bytes]) -> bytes:
     """An exact key's value after an add of ``new`` records: each event (ref and bucket) once,
-    a record of an event already there replaced. Records of expired buckets stay until their
-    bucket's purge rewrites the key (:func:`live_records`); reads skip them."""
+    a record of an event already there replaced, a new one dropped once the key names
+    ``MAX_KEY_RECORDS``. Records of expired buckets stay until their bucket's purge rewrites the
+    key (:func:`live_records`); reads skip them."""
     value = old or b""
     for record in new:
         at = value.find(record[: REF + SUFFIX])
         while at != -1 and at % RECORD:  # a match across two records is no match
             at = value.find(record[: REF + SUFFIX], at + 1)
-        value = value + record if at == -1 else value[:at] + record + value[at + RECORD :]
+        if at != -1:
+            value = value[:at] + record + value[at + RECORD :]
+        elif len(value) < MAX_KEY_RECORDS * RECORD:
+            value = value + record
     return value
 
 
