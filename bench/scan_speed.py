@@ -73,6 +73,19 @@ def write_alerts(path: Path, total: int) -> None:
             out.write(json.dumps({"id": f"a{n}", "text": text, "ts": START_MS + n * SPAN_MS // total}) + "\n")
 
 
+def _alert_verdicts(feed: Path, work: Path) -> str:
+    """Each command's duplicates of the last round on the alerts feed, and how many of them name
+    an alert of another text (another host, level, minute or kind: a false duplicate)."""
+    text = {e["id"]: e["text"] for e in map(json.loads, feed.read_text("utf-8").splitlines())}
+    lines = []
+    for name, out in (("neardup scan", "current"), ("neardup scan, before", "before"), ("textbook", "textbook")):
+        rows = [json.loads(line) for line in (work / f"{out}.jsonl").read_text("utf-8").splitlines()]
+        dups = [r for r in rows if r.get("duplicate_of")]
+        other = sum(text[r["id"]] != text[r["duplicate_of"]] for r in dups)
+        lines.append(f"{name:<22}{len(dups):>6} duplicates, {other} of them of another alert's text")
+    return "\n".join(lines)
+
+
 def timed(command: list[str], env: dict[str, str]) -> float:
     """Seconds of one process, run from its tree (``python -m`` puts the working directory first)."""
     began = time.perf_counter()
@@ -134,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for name, runs in seconds.items():
                     median = statistics.median(runs)
                     print(f"{name:<22}{median:>10.2f}{size / median:>10,.0f}{textbook / median:>12.2f}")
+                if args.feed == "alerts":
+                    print(_alert_verdicts(feed, work))
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False)
         shutil.rmtree(baseline, ignore_errors=True)
