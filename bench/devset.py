@@ -34,7 +34,7 @@ import re
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -291,13 +291,35 @@ def _normal(text: str) -> str:
     return _NORM_DROP.sub("", text.lower())
 
 
+class GramIndex:
+    """Documents' gram sets, inverted: how many grams each one stored shares with a new set."""
+
+    def __init__(self) -> None:
+        self._postings: dict[Hashable, list[int]] = {}
+        self.sizes: list[int] = []
+
+    def shared(self, grams: Iterable[Hashable]) -> Counter[int]:
+        """Stored document number -> how many of ``grams`` it has."""
+        common: Counter[int] = Counter()
+        for gram in grams:
+            common.update(self._postings.get(gram, ()))
+        return common
+
+    def add(self, grams: Collection[Hashable]) -> int:
+        """Store a document's grams; its number."""
+        doc = len(self.sizes)
+        self.sizes.append(len(grams))
+        for gram in grams:
+            self._postings.setdefault(gram, []).append(doc)
+        return doc
+
+
 class _OverlapFilter:
     """Rejects a source that overlaps an accepted one, so the pool has no natural near-duplicates
     the truth would not know about. Broder's mod-p sampled shingles (word 3-grams; character 4-grams for Chinese), inverted index."""
 
     def __init__(self) -> None:
-        self._postings: dict[int, list[int]] = {}
-        self._sizes: list[int] = []
+        self._index = GramIndex()
         self._exact: dict[str, int] = {}
 
     @staticmethod
@@ -315,17 +337,10 @@ class _OverlapFilter:
         if norm in self._exact:
             return False
         sample = self._sample(text)
-        hits: Counter[int] = Counter()
-        for g in sample:
-            hits.update(self._postings.get(g, ()))
-        for doc, common in hits.items():
-            if common >= 3 and common >= 0.3 * min(len(sample), self._sizes[doc]):
+        for doc, common in self._index.shared(sample).items():
+            if common >= 3 and common >= 0.3 * min(len(sample), self._index.sizes[doc]):
                 return False
-        doc = len(self._sizes)
-        self._sizes.append(len(sample))
-        self._exact[norm] = doc
-        for g in sample:
-            self._postings.setdefault(g, []).append(doc)
+        self._exact[norm] = self._index.add(sample)
         return True
 
 

@@ -23,7 +23,6 @@ their verdicts and figures.
 from __future__ import annotations
 
 import random
-from collections import Counter
 from typing import Any
 
 from bench import devfeed, devset
@@ -66,8 +65,7 @@ class _Restatements:
     gram counted, as a very short text has few), or that a text before this part contains."""
 
     def __init__(self, before: list[str]) -> None:
-        self._postings: dict[str, list[int]] = {}
-        self._sizes: list[int] = []
+        self._index = devset.GramIndex()
         self._before = "\x00".join(devset._normal(text) for text in before)
 
     @staticmethod
@@ -79,19 +77,13 @@ class _Restatements:
         if devset._normal(text) in self._before:
             return False
         grams = self._grams(text)
-        common: Counter[int] = Counter()
-        for gram in grams:
-            common.update(self._postings.get(gram, ()))
-        for doc, shared in common.items():
-            small, large = sorted((len(grams), self._sizes[doc]))
+        for doc, shared in self._index.shared(grams).items():
+            small, large = sorted((len(grams), self._index.sizes[doc]))
             if shared / (small + large - shared) >= MAX_NATURAL_RESEMBLANCE:
                 return False
             if shared >= MIN_NATURAL_CONTAINMENT * small and small >= MIN_CUT_SHARE * large:
                 return False
-        doc = len(self._sizes)
-        self._sizes.append(len(grams))
-        for gram in grams:
-            self._postings.setdefault(gram, []).append(doc)
+        self._index.add(grams)
         return True
 
 
