@@ -12,9 +12,9 @@ review documents. It never reads the held-out set's sources (``bench/heldout.py`
 Very short sources repeat each other ("很好" ten times over), and a pair the truth holds for
 two stories would score a right verdict as a false one. The dev set's overlap filter samples
 too few grams of so short a text to see that, so this part also keeps out a post whose
-character 3-grams resemble an accepted one's at ``MAX_NATURAL_RESEMBLANCE`` or more: near
-restatements, while two posts of one template with another word ("问题很多" and "优点很多")
-stay, as a feed has them.
+character 3-grams resemble an accepted one's at ``MAX_NATURAL_RESEMBLANCE`` or more, a cut of
+one, and a post a text before contains, while two posts of one template with another word
+("问题很多" and "优点很多") stay, as a feed has them.
 
 The part comes last in arrival order (ids ``ft…``, clusters ``t…``), so the parts before keep
 their verdicts and figures.
