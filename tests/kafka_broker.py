@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,9 +53,20 @@ def free_port_pair(first: int = FIRST_PORT, attempts: int = 50) -> int:
     raise RuntimeError(f"no free pair of ports in {first}..{first + 2 * attempts}")
 
 
+def _wait_released(port: int, timeout_s: float = 60.0) -> None:
+    """Until ``port`` and its controller port are free, or ``timeout_s``: a broker started again
+    on its old port (a restart) must not race the old one's exit on a loaded machine."""
+    deadline = time.monotonic() + timeout_s
+    while not (_free(port) and _free(port + 1)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
 def start_local_broker(workdir: Path, port: int | None = None) -> LocalBroker:
     """Start a private broker with its data and log under ``workdir``; raises with the log on failure."""
-    port = free_port_pair() if port is None else port
+    if port is None:
+        port = free_port_pair()
+    else:
+        _wait_released(port)
     run_dir = workdir / "run"
     env = {
         **os.environ,
