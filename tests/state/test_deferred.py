@@ -17,16 +17,15 @@ PLAN = parse_plan("10x25", k=3, expected=1_000_000)
 RETENTION_MS = 8_000
 CENTRES = (0, (1 << 64) - 1, 0x0123_4567_89AB_CDEF)
 
-# One add: (id number, centre, flipped bits, ts, tables: None for all, () for none, or the side
-# of a two-partition split, exact keys).
-Add = tuple[int, int, frozenset[int], int, int | tuple[()] | None, tuple[int, ...]]
+# One add: (id number, centre, flipped bits, ts, whether in the tables, exact keys).
+Add = tuple[int, int, frozenset[int], int, bool, tuple[int, ...]]
 
 adds = st.tuples(
     st.integers(0, 12),  # a small pool of ids, so some are sent again, with other text
     st.sampled_from(range(len(CENTRES))),
     st.frozensets(st.integers(0, 63), max_size=5),
     st.integers(0, 30_000),  # event times over several buckets and the horizon, out of order
-    st.one_of(st.none(), st.just(()), st.sampled_from([0, 1])),
+    st.booleans(),
     st.lists(st.integers(1, 6), max_size=3, unique=True).map(tuple),
 )
 
@@ -44,27 +43,29 @@ def _views(index: BlockIndex, entry: Entry) -> tuple[set[tuple[str, int, int]], 
     return near, exact
 
 
-def _tables(fingerprint: int, side: int | tuple[()] | None) -> tuple[int, ...] | None:
-    """The tables an add stores: all, none, or those one of two partitions gets, as the stream
-    routes them (by the table's key), so that equal fingerprints have equal tables in a store;
-    the table scan relies on it."""
-    if side is None or side == ():
-        return side
-    return tuple(t for t, key in enumerate(PLAN.keys(fingerprint)) if (key + t) % 2 == side)
+def _tables(fingerprint: int, in_tables: bool, share: int | None) -> tuple[int, ...] | None:
+    """The tables an add stores: none, or the store's share of them: all (``neardup scan``'s
+    one store), or those one of two partitions gets by the table's key, as the stream routes
+    them. So equal fingerprints have equal tables in a store, which the table scan relies on."""
+    if not in_tables:
+        return ()
+    if share is None:
+        return None
+    return tuple(t for t, key in enumerate(PLAN.keys(fingerprint)) if (key + t) % 2 == share)
 
 
-def _add(index: BlockIndex, add: Add, order: int) -> None:
+def _add(index: BlockIndex, add: Add, order: int, share: int | None) -> None:
     entry, keys = _entry(add, order), add[5]
-    tables = _tables(entry.fingerprint, add[4])
+    tables = _tables(entry.fingerprint, add[4], share)
     if tables == () and not keys:
         keys = (1,)
     index.add(entry, tables=tables, exact_keys=keys, record=(f"v:{order}", str(order).encode()))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(stream=st.lists(adds, min_size=1, max_size=40), block=st.integers(1, 12))
+@given(stream=st.lists(adds, min_size=1, max_size=40), block=st.integers(1, 12), share=st.sampled_from([None, 0, 1]))
 def test_deferred_blocks_answer_as_single_writes(
-    tmp_path_factory: pytest.TempPathFactory, stream: list[Add], block: int
+    tmp_path_factory: pytest.TempPathFactory, stream: list[Add], block: int, share: int | None
 ) -> None:
     base = tmp_path_factory.mktemp("deferred")
     with (
@@ -74,8 +75,8 @@ def test_deferred_blocks_answer_as_single_writes(
         for start in range(0, len(stream), block):
             with deferred.deferred():
                 for order, add in enumerate(stream[start : start + block], start=start):
-                    _add(one_by_one, add, order)
-                    _add(deferred, add, order)
+                    _add(one_by_one, add, order, share)
+                    _add(deferred, add, order, share)
                     probe = _entry(add, order)
                     assert _views(deferred, probe) == _views(one_by_one, probe)
                     assert deferred.get_record(f"v:{order}") == one_by_one.get_record(f"v:{order}")
