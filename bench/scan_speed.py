@@ -50,6 +50,8 @@ SPAN_MS = 18 * 86_400_000
 START_MS = 1_790_000_000_000
 
 
+# Each command's output file (``<name>.jsonl`` in the run's work directory).
+OUTPUTS = {"neardup scan": "current", "neardup scan, before": "before", "textbook": "textbook"}
 STORIES = 24_000  # about all the events the development set's sources give
 
 
@@ -78,7 +80,7 @@ def _alert_verdicts(feed: Path, work: Path) -> str:
     an alert of another text (another host, level, minute or kind: a false duplicate)."""
     text = {e["id"]: e["text"] for e in map(json.loads, feed.read_text("utf-8").splitlines())}
     lines = []
-    for name, out in (("neardup scan", "current"), ("neardup scan, before", "before"), ("textbook", "textbook")):
+    for name, out in OUTPUTS.items():
         rows = [json.loads(line) for line in (work / f"{out}.jsonl").read_text("utf-8").splitlines()]
         dups = [r for r in rows if r.get("duplicate_of")]
         other = sum(text[r["id"]] != text[r["duplicate_of"]] for r in dups)
@@ -101,10 +103,15 @@ def commands(feed: Path, work: Path, baseline: Path) -> dict[str, tuple[list[str
         command = [sys.executable, "-m", "worker.cli.main", "scan", str(feed), "-o", str(work / f"{name}.jsonl")]
         return command + ["--state", str(state)], {**os.environ, "PYTHONPATH": str(tree)}
 
-    textbook = [sys.executable, str(ROOT / "bench" / "textbook.py"), str(feed), str(work / "textbook.jsonl")]
+    textbook = [
+        sys.executable,
+        str(ROOT / "bench" / "textbook.py"),
+        str(feed),
+        str(work / f"{OUTPUTS['textbook']}.jsonl"),
+    ]
     return {
-        "neardup scan": scan(ROOT, "current"),
-        "neardup scan, before": scan(baseline, "before"),
+        "neardup scan": scan(ROOT, OUTPUTS["neardup scan"]),
+        "neardup scan, before": scan(baseline, OUTPUTS["neardup scan, before"]),
         "textbook": (textbook, dict(os.environ)),
     }
 
