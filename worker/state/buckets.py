@@ -69,10 +69,10 @@ from worker.state.layout import (
     WATERMARK_KEY,
     Bucket,
     StoreLayoutError,
-    append_records,
     bucket_family,
     live_records,
 )
+from worker.state.pending import Pending
 
 PURGE_SLICE = 512  # entries (or exact keys) of an expired bucket deleted per maintain() step: a few ms
 
@@ -323,13 +323,14 @@ class TimeBuckets:
         self._names.discard(name)
         return True
 
-    def _stage_exact(self, batch: WriteBatch, added: dict[bytes, list[bytes]]) -> None:
-        """Append each exact key's records of this batch to its value, as a probe before read it
+    def _stage_exact(self, pending: Pending) -> None:
+        """Append each exact key's records of this write to its value, as a probe before read it
         (an event is probed, then added) or else read now, in one multi-get."""
-        values = self._read_exact([*added])
+        keys = [*pending.exact]
+        values = self._read_exact(keys)
         self._exact_read = {}
-        for (key, records), value in zip(added.items(), values, strict=True):
-            batch.put(key, append_records(value, records), self._exact_handle)
+        for key, value in zip(keys, values, strict=True):
+            pending.batch.put(key, pending.exact_value(key, value), self._exact_handle)
 
     def _read_exact(self, full: list[bytes]) -> list[bytes | None]:
         """The stored values of exact keys; kept, as what the add that follows appends to, until

@@ -297,7 +297,7 @@ class BlockIndex(Reads):
         """Write what ``pending`` staged in one atomic write, and remember its entries decoded."""
         if not pending.stored and not pending.kept:
             return
-        self._stage_exact(pending.batch, pending.exact)
+        self._stage_exact(pending)
         self._commit(pending.batch)
         for number, key, entry in pending.added:
             if number in self._entry_counts:  # its bucket outlived this very write

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from rocksdict import WriteBatch
 
 from worker.engine.match import Entry
-from worker.state.layout import PREFIX
+from worker.state.layout import PREFIX, append_records
 
 
 @dataclass
@@ -35,6 +35,8 @@ class Pending:
     rows: dict[bytes, list[bytes]] = field(default_factory=dict)  # table | block key -> fp | ref | bucket
     entries: dict[tuple[int | None, bytes], Entry] = field(default_factory=dict)  # (bucket, entry key) -> entry
     records: dict[tuple[int | None, str], bytes] = field(default_factory=dict)  # (bucket, record key) -> value
+    # exact key -> (records of :attr:`exact` merged so far, the value they make)
+    merged: dict[bytes, tuple[int, bytes]] = field(default_factory=dict)
 
     def show(self, number: int | None, key: bytes, entry: Entry, rows: list[bytes]) -> None:
         """Make a staged entry (under ``key`` of bucket ``number``) and its table rows
@@ -49,3 +51,14 @@ class Pending:
     def show_record(self, number: int | None, key: str, value: bytes) -> None:
         if self.overlay:
             self.records[(number, key)] = value
+
+    def exact_value(self, key: bytes, stored: bytes | None) -> bytes:
+        """The value the write will leave under exact ``key``, whose value in the store is
+        ``stored``: its staged records appended. Merged as they come, not again at each read:
+        a template's keys take a record from most events of a batch, and every probe reads them."""
+        records = self.exact[key]
+        done, value = self.merged.get(key, (0, stored or b""))
+        if done < len(records):
+            value = append_records(value, records[done:])
+            self.merged[key] = (len(records), value)
+        return value

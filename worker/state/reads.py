@@ -25,7 +25,6 @@ from worker.state.layout import (
     REF,
     SUFFIX,
     Bucket,
-    append_records,
     decode_entry,
     exact_prefix,
     exact_records,
@@ -163,9 +162,9 @@ class Reads(TimeBuckets):
         if self._pending is None:
             self._exact_read = {}
         values = self._read_exact(full)
-        if self._pending is not None:  # the values the block's write will leave
-            staged = self._pending.exact
-            values = [append_records(v, staged[k]) if k in staged else v for k, v in zip(full, values, strict=True)]
+        pending = self._pending
+        if pending is not None:  # the values the block's write will leave
+            values = [pending.exact_value(k, v) if k in pending.exact else v for k, v in zip(full, values, strict=True)]
         records: set[bytes] = set()  # an event found under several keys is read once
         # A story's keys often hold the very same records: split each distinct value once.
         for value in set(values):
