@@ -23,7 +23,7 @@ from tests.engine.test_segment import people_daily_paragraphs
 from worker import _native
 from worker.cli.scan import default_sample
 from worker.engine import normalize as normalize_module
-from worker.engine import shorttext
+from worker.engine import numbers, shorttext
 from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_reference, native_engine
 from worker.engine.idf import vocabulary
 from worker.engine.normalize import normalize, normalize_reference
@@ -274,3 +274,20 @@ def test_opencc_leaves_every_people_daily_paragraph_without_triggers_unchanged()
     quiet = [p for p in people_daily_paragraphs()[::5] if not triggers.search(p)]
     assert len(quiet) > 3000
     assert [p for p in quiet if _t2s().convert(p) != p] == []
+
+
+_NUMBERY = list("0123456789012345.,:-/ %aboxz1l") + list("年月日点亿元 ") + ["０", "٣", "²", "\u00a0", "\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_NUMBERY), max_size=80))
+def test_native_number_tags_equal_python(text: str) -> None:
+    tags = _engine().number_tags(text, numbers._TAG_SEED, numbers.MAX_NUMBER_TAGS, numbers.MIN_OTHER_NUMBERS)
+    assert tags == numbers._number_tags_reference(text)
+
+
+def test_native_number_tags_equal_python_on_every_development_story() -> None:
+    texts = [normalize(text) for text in _dev_texts()]
+    assert sum(bool(numbers._number_tags_reference(t)) for t in texts) > 500
+    for text in texts:
+        assert numbers.number_tags(text, _engine()) == numbers._number_tags_reference(text)

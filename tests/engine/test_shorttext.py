@@ -8,10 +8,11 @@ from dataclasses import replace
 
 import pytest
 
+from tests.engine.pairs import is_duplicate
 from worker.engine.fingerprint import Fingerprint, fingerprint
-from worker.engine.match import Candidate, Entry, accepts
 from worker.engine.normalize import normalize
-from worker.engine.shorttext import is_dense, numbers_mask
+from worker.engine.numbers import numbers_mask
+from worker.engine.shorttext import is_dense
 from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES, compare
 from worker.settings import Settings
 
@@ -33,19 +34,13 @@ STRANGERS = [
 ]  # fmt: skip
 
 
-def _is_duplicate(a: str, b: str, settings: Settings = SETTINGS) -> bool:
-    probe, stored = fingerprint(a, settings), fingerprint(b, settings)
-    entry = Entry("stored", stored.simhash, 0, 0, stored.sketch)
-    return accepts(probe, Candidate(entry, (probe.simhash ^ stored.simhash).bit_count()), settings) is not None
-
-
 def _shared_keys(a: Fingerprint, b: Fingerprint) -> set[int]:
     return set(a.exact_keys) & set(b.exact_keys)
 
 
 def test_no_false_duplicates_among_unrelated_short_posts() -> None:
     for a, b in itertools.permutations(STRANGERS, 2):
-        assert not _is_duplicate(a, b), (a, b)
+        assert not is_duplicate(a, b), (a, b)
 
 
 @pytest.mark.parametrize(
@@ -62,7 +57,7 @@ def test_one_slip_in_a_short_post_is_found_and_verified(original: str, copy: str
     a, b = fingerprint(original, SETTINGS), fingerprint(copy, SETTINGS)
     assert min(len(a.sketch), len(b.sketch)) >= SHORT_SKETCH_BYTES
     assert _shared_keys(a, b), "a band or edge key must nominate the copy"
-    assert _is_duplicate(copy, original)
+    assert is_duplicate(copy, original)
 
 
 def test_a_cut_anywhere_shares_the_leading_edge_and_is_contained() -> None:
@@ -70,14 +65,14 @@ def test_a_cut_anywhere_shares_the_leading_edge_and_is_contained() -> None:
     cut = "The Hudson and Mohawk Rivers could be navigated on…"
     a, b = fingerprint(full, SETTINGS), fingerprint(cut, SETTINGS)
     assert a.bands[-2] == b.bands[-2] and a.bands[-1] != b.bands[-1]
-    assert _is_duplicate(cut, full)
+    assert is_duplicate(cut, full)
 
 
 def test_a_header_line_keeps_the_trailing_edge() -> None:
     post = "这家店的服务态度非常好，下次还会再来"
     a, b = fingerprint(post, SETTINGS), fingerprint("【好评】\n" + post, SETTINGS)
     assert a.bands[-1] == b.bands[-1]
-    assert _is_duplicate("【好评】\n" + post, post)
+    assert is_duplicate("【好评】\n" + post, post)
 
 
 @pytest.mark.parametrize(
@@ -91,13 +86,13 @@ def test_a_header_line_keeps_the_trailing_edge() -> None:
 def test_a_very_short_han_post_is_found_under_a_header_or_an_addition(original: str, copy: str) -> None:
     a, b = fingerprint(original, SETTINGS), fingerprint(copy, SETTINGS)
     assert _shared_keys(a, b), "an edge or band key must nominate the copy"
-    assert _is_duplicate(copy, original)
+    assert is_duplicate(copy, original)
 
 
 def test_the_smallest_set_that_matches_by_containment_depends_on_the_script() -> None:
     # Five 3-grams of Han characters are three or four words; seven of Latin letters, two.
-    assert _is_duplicate("【提醒】空格键似乎要坏", "空格键似乎要坏")
-    assert not _is_duplicate("I love this song", "I love this")
+    assert is_duplicate("【提醒】空格键似乎要坏", "空格键似乎要坏")
+    assert not is_duplicate("I love this song", "I love this")
     assert is_dense("今天天气很好") and is_dense("iPad 坏了怎么办") and not is_dense("Good morning")
     assert not is_dense("iPhone 15 发布会") and not is_dense("!!!")
 
@@ -114,7 +109,7 @@ def test_the_smallest_set_that_matches_by_containment_depends_on_the_script() ->
 )  # fmt: skip
 def test_short_reports_whose_numbers_differ_are_not_duplicates(a: str, b: str) -> None:
     assert compare(fingerprint(a, SETTINGS).sketch, fingerprint(b, SETTINGS).sketch).resemblance == 0.0
-    assert not _is_duplicate(a, b)
+    assert not is_duplicate(a, b)
 
 
 def test_reports_of_one_template_with_other_numbers_do_not_pass_for_each_other() -> None:
@@ -133,7 +128,7 @@ def test_reports_of_one_template_with_other_numbers_do_not_pass_for_each_other()
 
 def test_numbers_a_copy_may_lose_or_gain() -> None:
     full = "New York became an independent state on July 9, 1776, and enacted its constitution in 1777."
-    assert _is_duplicate("New York became an independent state on July 9, 17…", full)
+    assert is_duplicate("New York became an independent state on July 9, 17…", full)
     cut, whole = numbers_mask("july 9, 17..."), numbers_mask(full.lower())
     assert cut & whole == cut
     assert numbers_mask("he11o w0rld") == numbers_mask("0f course, 1ike it") == 0

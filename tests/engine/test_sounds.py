@@ -6,18 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.engine.pairs import is_duplicate
 from worker.engine import sounds
-from worker.engine.fingerprint import fingerprint
-from worker.engine.match import Candidate, Entry, accepts
 from worker.settings import Settings
 
 SETTINGS = Settings()
-
-
-def _is_duplicate(a: str, b: str) -> bool:
-    probe, stored = fingerprint(a, SETTINGS), fingerprint(b, SETTINGS)
-    entry = Entry("stored", stored.simhash, 0, 0, stored.sketch)
-    return accepts(probe, Candidate(entry, (probe.simhash ^ stored.simhash).bit_count()), SETTINGS) is not None
 
 
 def test_characters_of_one_syllable_fold_together_and_others_do_not() -> None:
@@ -37,7 +30,7 @@ def test_characters_of_one_syllable_fold_together_and_others_do_not() -> None:
     ],
 )
 def test_a_homophone_slip_in_a_tiny_notice_is_a_duplicate(original: str, slip: str) -> None:
-    assert _is_duplicate(slip, original)
+    assert is_duplicate(slip, original)
 
 
 @pytest.mark.parametrize(
@@ -45,7 +38,7 @@ def test_a_homophone_slip_in_a_tiny_notice_is_a_duplicate(original: str, slip: s
     [("无法打开文件", "无法打开目录"), ("正在下载更新", "正在安装更新"), ("今天天气很好", "今天天气不好")],
 )
 def test_notices_that_differ_by_a_word_stay_apart(a: str, b: str) -> None:
-    assert not _is_duplicate(a, b)
+    assert not is_duplicate(a, b)
 
 
 def test_the_table_is_kept_on_disk_and_rebuilt_when_damaged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

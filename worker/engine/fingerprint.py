@@ -38,6 +38,7 @@ import mmh3
 from worker.engine.features import LexiconTable, hashed_features
 from worker.engine.lexicon_cache import cached_lexicon_table
 from worker.engine.normalize import normalize, normalize_reference
+from worker.engine.numbers import number_tags
 from worker.engine.segment import char_classes, tokenize
 from worker.engine.shorttext import band_keys, short_part
 from worker.engine.simhash import simhash_from_hashes
@@ -191,14 +192,18 @@ def _from_normalised(text: str, normalised: str, settings: Settings) -> Fingerpr
 
 def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: Any | None = None) -> Fingerprint:
     """``fp`` with a short text's character part and keys in place of any word bands, else with
-    a longer text's word bands (the native pipeline has computed them already)."""
+    a longer text's number tags and word bands (the native pipeline has computed them already)."""
     part = short_part(normalised, settings.short_chars, settings.short_bands, engine)
     if part is not None:
         return Fingerprint(fp.simhash, fp.sketch + part.sketch, fp.exact, fp.words, fp.anchors, part.keys)
-    if fp.word_bands or fp.exact is not None or settings.word_bands <= 0:
+    if fp.exact is not None:
         return fp
-    bands = band_keys(fp.sketch, settings.word_bands, _WORD_BAND_SEED)
-    return Fingerprint(fp.simhash, fp.sketch, fp.exact, fp.words, fp.anchors, (), bands)
+    bands = fp.word_bands
+    if not bands and settings.word_bands > 0:
+        bands = band_keys(fp.sketch, settings.word_bands, _WORD_BAND_SEED)
+    return Fingerprint(
+        fp.simhash, fp.sketch + number_tags(normalised, engine), fp.exact, fp.words, fp.anchors, (), bands
+    )
 
 
 def _hash(text: str, seed: int) -> int:

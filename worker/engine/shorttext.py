@@ -14,9 +14,9 @@ most ``Settings.short_chars`` characters also gets:
   (:func:`is_dense`): :func:`worker.engine.sketch.compare` lets a smaller such set match;
 * the set itself when it has at most ``MAX_LISTED_GRAMS`` 3-grams (16 bits of each), since
   the sketch's estimate is coarse for so few;
-* a 64-bit mask of the numbers standing on their own in it (``NUMBER_BITS`` a number): two
-  templated reports that differ only in a score or a time are not one post, while a cut or
-  an added sentence only ever drops or adds numbers (:func:`worker.engine.sketch.compare`
+* a 64-bit mask of the numbers standing on their own in it (:mod:`worker.engine.numbers`):
+  two templated reports that differ only in a score or a time are not one post, while a cut
+  or an added sentence only ever drops or adds numbers (:func:`worker.engine.sketch.compare`
   requires the smaller mask to lie inside the larger);
 * ``Settings.short_bands`` exact keys, each a hash of three consecutive minima of the
   character sketch (LSH banding): two posts whose character sets have Jaccard resemblance
@@ -40,6 +40,7 @@ from typing import Any
 import mmh3
 import numpy as np
 
+from worker.engine.numbers import numbers_mask
 from worker.engine.simhash import mix64, shingle_hashes
 from worker.engine.sketch import DENSE_FLAG, MIN_DENSE_CHAR_GRAMS, PERMUTATIONS, sketch
 from worker.engine.sounds import fold_sounds
@@ -67,17 +68,8 @@ DENSE_EDGE_MAX_CHARS = 36
 # only as many of its 128 bins), a listed set gives the resemblance itself.
 MAX_LISTED_GRAMS = 64
 _TAG_SHIFT = np.uint64(48)
-# Bits a number sets in the numbers mask, the first two as they always were, so that a mask
-# stored before holds its numbers' bits within one of today's. Each number whose bits all lie
-# among another mask's passes for one of its numbers: against a mask of five numbers, about one
-# in 23 with two bits and one in 90 with four, and a probe of a template's reports checks dozens.
-NUMBER_BITS = 4
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NON_WORD = re.compile(r"[\W_]+")
-# A number on its own: not after a Latin letter ("he11o" is a typo, not a number); a unit may
-# follow ("6f", "10am", "3km"), but not a lone 0 or 1, which are as often OCR slips ("0f",
-# "1ike"); 3.5, 1,000 and 12:30 are one number each.
-_NUMBER = re.compile(r"(?<![a-z0-9.,:])(?:\d{2,}(?:[.,:]\d+)*|\d(?:[.,:]\d+)+|[2-9]|[01](?![a-z]))")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,25 +143,6 @@ def char_gram_hashes(basis: str) -> np.ndarray:
     n = min(CHAR_GRAM, chars.size)
     windows = chars.size - n + 1
     return shingle_hashes([chars[i : i + windows] for i in range(n)])
-
-
-def numbers_mask(normalised: str) -> int:
-    """Bits of the numbers standing on their own in the text (0 without numbers):
-    ``NUMBER_BITS`` for the number, one for its first digit. A number that ends the text sets
-    only the latter, since a cut falls there as often ("July 9, 17…" of "July 9, 1776, and …")."""
-    numbers = [m.group() for m in _NUMBER.finditer(normalised)]
-    if numbers and not _NON_WORD.sub("", normalised[normalised.rindex(numbers[-1]) + len(numbers[-1]) :]):
-        whole = numbers[:-1]
-    else:
-        whole = numbers
-    mask = 0
-    for number in whole:
-        h = mmh3.hash64(number, _BAND_SEED, signed=False)[0]
-        for i in range(NUMBER_BITS):
-            mask |= 1 << ((h >> (6 * i)) & 63)
-    for number in numbers:
-        mask |= 1 << (mmh3.hash64("^" + number[0], _BAND_SEED, signed=False)[0] & 63)
-    return mask
 
 
 def band_keys(part: bytes, bands: int, seed: int = _BAND_SEED) -> tuple[int, ...]:

@@ -8,7 +8,8 @@ shorter text in the longer — what makes a truncated teaser a duplicate of its 
 "same opening, different rest" is not.
 
 Sketch layout (130 bytes): feature-set size as uint16 big-endian, then ``PERMUTATIONS``
-one-byte minima.
+one-byte minima. A fingerprint's sketch is followed by a short text's character part, or by
+a longer text's number tags (:mod:`worker.engine.numbers`), which :func:`compare` also reads.
 
 The minima come from one-permutation hashing with optimal densification (Li, Owen & Zhang
 2012; Shrivastava 2017) rather than 128 separate permutations. Feature hashes are already
@@ -28,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from worker.engine.numbers import numbers_disagree
 
 PERMUTATIONS = 128
 _BITS = 8
@@ -112,7 +115,8 @@ def compare(a: bytes, b: bytes) -> Similarity:
     of one are not among the numbers of the other (the mask with fewer bits must lie inside the
     other) or when the smaller set has fewer 3-grams than ``MIN_CHAR_GRAMS`` and the two sets
     differ (but a dense one of ``MIN_DENSE_CHAR_GRAMS`` and more that the other, listed, holds
-    whole); any other pair on its word sketches (``long`` when neither has a character part).
+    whole); any other pair on its word sketches (``long`` when neither has a character part),
+    unless their number tags tell them apart (two reports of one template).
 
     Two empty sets are identical (J = 1): texts with no words at all (emoji only, symbols) are
     only ever compared when their exact hashes agree, and must then match.
@@ -135,7 +139,10 @@ def compare(a: bytes, b: bytes) -> Similarity:
             return chars
         same = chars.resemblance == 1.0 and size_a == size_b
         return Similarity(1.0, 1.0) if same else Similarity(0.0, 0.0)
-    return _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long=len(a) == len(b) == SKETCH_BYTES)
+    long = len(a) < SHORT_SKETCH_BYTES and len(b) < SHORT_SKETCH_BYTES  # neither has a character part
+    if long and numbers_disagree(a[SKETCH_BYTES:], b[SKETCH_BYTES:]):
+        return Similarity(0.0, 0.0, long)
+    return _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long)
 
 
 def _char_sketch(short: bytes) -> bytes:

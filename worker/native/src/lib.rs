@@ -11,6 +11,7 @@ mod chars;
 mod clean;
 mod features;
 mod murmur;
+mod numbers;
 mod short;
 mod simhash;
 mod sketch;
@@ -204,6 +205,22 @@ impl Engine {
             [PyBytes::new(py, &part.sketch).into_any(), tags, PyTuple::new(py, part.keys)?.into_any()],
         )?;
         Ok(Some(tuple))
+    }
+
+    /// A longer normalised text's number tags (`worker.engine.numbers.number_tags`), or `None`
+    /// when Python must compute them (a character outside the BMP).
+    fn number_tags<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        seed: u32,
+        max: usize,
+        min: usize,
+    ) -> Option<Bound<'py, PyBytes>> {
+        if text.bytes().any(|b| b >= 0xF0) {
+            return None;
+        }
+        Some(PyBytes::new(py, &numbers::number_tags(text, &self.classes, seed, max, min)))
     }
 
     /// Nanoseconds spent in each stage on normalised text: (tokenize, features, simhash,
