@@ -18,6 +18,7 @@ word features cannot tell them apart. So a fingerprint also carries its text's n
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, cast
 
 import mmh3
@@ -93,8 +94,14 @@ def numbers_disagree(a: bytes, b: bytes) -> bool:
     ``MIN_OTHER_NUMBERS`` the other lacks, and they share fewer than half of the shorter list."""
     if len(a) < 2 * MIN_OTHER_NUMBERS or len(b) < 2 * MIN_OTHER_NUMBERS:
         return False
-    set_a = {a[i : i + 2] for i in range(0, len(a), 2)}
-    set_b = {b[i : i + 2] for i in range(0, len(b), 2)}
+    set_a, set_b = _tag_set(a), _tag_set(b)
     shared = len(set_a & set_b)
     fewer = min(len(set_a), len(set_b))
     return fewer - shared >= MIN_OTHER_NUMBERS and 2 * shared < fewer
+
+
+@lru_cache(maxsize=1 << 14)
+def _tag_set(tags: bytes) -> frozenset[bytes]:
+    """The tags as a set, kept: a probe checks the same list against every candidate, and a
+    template's reports are each other's candidates probe after probe."""
+    return frozenset(tags[i : i + 2] for i in range(0, len(tags), 2))
