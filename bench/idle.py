@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import stream  # noqa: E402
+from bench.baseline import worktree  # noqa: E402
 
 _SETTLE_S = 2.0
 
@@ -63,7 +64,7 @@ def main() -> None:
     print(f"idle for {args.seconds:.0f} s, {args.partitions} partitions, broker {bootstrap}")
     runs = [(label, workers, job, stream.REPO) for label, workers, job in stream.CONFIGS]
     if args.before:
-        before = stream._worktree(args.before)
+        before = worktree(args.before)
         runs += [
             (f"{label}, before", workers, job, before)
             for label, workers, job in stream.CONFIGS

@@ -11,7 +11,8 @@ turn round by round; medians are reported with each one's ratio to the textbook 
 
 - ``neardup scan`` of this tree;
 - ``neardup scan`` of ``--baseline`` (default: the parent of the commit that introduced
-  index layout 2), from a ``git worktree`` with this tree's native extension copied in;
+  index layout 2), from a ``git worktree`` with the native extension of its own source
+  (``bench/baseline.py``);
 - ``bench/textbook.py`` (jieba, term frequencies, mmh3, four 16-bit tables in memory).
 
     python bench/scan_speed.py                 # 20 000 events, 3 rounds
@@ -47,6 +48,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
 from bench import devset  # noqa: E402
+from bench.baseline import worktree  # noqa: E402
 from bench.index_layout import _baseline_rev  # noqa: E402
 
 SPAN_MS = 18 * 86_400_000
@@ -150,36 +152,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     rev = args.baseline or _baseline_rev()
-    baseline = Path(tempfile.mkdtemp(prefix="neardup-baseline-"))
-    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(baseline), rev], cwd=ROOT, check=True)
-    for native in (ROOT / "worker").glob("_native*.so"):
-        shutil.copy(native, baseline / "worker")
+    baseline = worktree(rev)
     print(f"before: {rev}")
-    try:
-        with tempfile.TemporaryDirectory(prefix="neardup-scan-speed-") as tmp:
-            work = Path(tmp)
-            for size in (int(s) for s in args.sizes.split(",")):
-                feed = work / f"feed-{size}.jsonl"
-                if args.feed in TEMPLATES:
-                    TEMPLATES[args.feed](feed, size)
-                else:
-                    write_feed(feed, size, args.stories)
-                seconds: dict[str, list[float]] = {}
-                for _ in range(args.rounds):
-                    for name, (command, env) in commands(feed, work, baseline).items():
-                        seconds.setdefault(name, []).append(timed(command, env))
-                textbook = statistics.median(seconds["textbook"])
-                replays = f"{min(size, args.stories):,} dev-set events replayed" if args.feed == "dev" else args.feed
-                print(f"\n{size:,} events over 18 days ({replays}), median of {args.rounds} whole-process runs")
-                print(f"{'command':<22}{'seconds':>10}{'docs/s':>10}{'x textbook':>12}")
-                for name, runs in seconds.items():
-                    median = statistics.median(runs)
-                    print(f"{name:<22}{median:>10.2f}{size / median:>10,.0f}{textbook / median:>12.2f}")
-                if args.feed in TEMPLATES:
-                    print(_template_verdicts(feed, work))
-    finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False)
-        shutil.rmtree(baseline, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="neardup-scan-speed-") as tmp:
+        work = Path(tmp)
+        for size in (int(s) for s in args.sizes.split(",")):
+            feed = work / f"feed-{size}.jsonl"
+            if args.feed in TEMPLATES:
+                TEMPLATES[args.feed](feed, size)
+            else:
+                write_feed(feed, size, args.stories)
+            seconds: dict[str, list[float]] = {}
+            for _ in range(args.rounds):
+                for name, (command, env) in commands(feed, work, baseline).items():
+                    seconds.setdefault(name, []).append(timed(command, env))
+            textbook = statistics.median(seconds["textbook"])
+            replays = f"{min(size, args.stories):,} dev-set events replayed" if args.feed == "dev" else args.feed
+            print(f"\n{size:,} events over 18 days ({replays}), median of {args.rounds} whole-process runs")
+            print(f"{'command':<22}{'seconds':>10}{'docs/s':>10}{'x textbook':>12}")
+            for name, runs in seconds.items():
+                median = statistics.median(runs)
+                print(f"{name:<22}{median:>10.2f}{size / median:>10,.0f}{textbook / median:>12.2f}")
+            if args.feed in TEMPLATES:
+                print(_template_verdicts(feed, work))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ answer) and verdict (gather, decide, store, hold), each the median of ``--rounds
 processes; *helper* is the part of the fingerprint stage the worker's helper process takes
 (:mod:`worker.stream.helper`: the texts' fingerprints), *worker* what is left to the worker's
 own process. With ``--before REV`` the same rounds run, in turn, on that revision's code (a
-``git worktree`` with this tree's native extension copied in) and each figure gets its ratio.
+``git worktree`` with the native extension of its own source) and each figure gets its ratio.
 
     python bench/stages.py --rounds 3
     python bench/stages.py --rounds 3 --before HEAD~3
@@ -162,9 +162,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     trees = {"this": ROOT}
     if args.before:
-        from bench.stream import _worktree
+        from bench.baseline import worktree
 
-        trees["before"] = _worktree(args.before)
+        trees["before"] = worktree(args.before)
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     for number in range(args.rounds):
         # Each tree goes first in turn: the first process of a round ran slower often enough to tilt a ratio.

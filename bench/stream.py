@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import atexit
 import json
 import os
 import shutil
@@ -45,7 +44,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -61,6 +59,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import anchors, devset  # noqa: E402
+from bench.baseline import worktree  # noqa: E402
 from topology.stages import Topics  # noqa: E402
 from topology.topics import create_topics, topics  # noqa: E402
 from worker.cli.scan import default_sample  # noqa: E402
@@ -98,8 +97,8 @@ ANCHORS = (
 )
 EXACTLY_ONCE = ("neardup 1 worker, exactly once", 1, NEARDUP)
 BEFORE = ("neardup 1 worker, before", 1, NEARDUP)
-"""With ``--before REV``: one worker of that revision's code (a ``git worktree``, this tree's
-native extension copied in), next to this tree's in the same rounds."""
+"""With ``--before REV``: one worker of that revision's code (a ``git worktree`` with the
+native extension of its own source, ``bench/baseline.py``), next to this tree's in the same rounds."""
 WEB = ("neardup 1 worker, web on, scraped", 1, NEARDUP)
 """With ``--web``: one worker with its web server on (histograms timed, the sampler running),
 its ``/metrics`` and ``/stats`` each fetched once a second throughout, as a Prometheus
@@ -491,16 +490,6 @@ def box_cores(result: dict[str, float]) -> float:
     return rate * (result["worker_ms"] + result["broker_ms"]) / 1000 + result["sender_cpu"]
 
 
-def _worktree(rev: str) -> Path:
-    """A checkout of ``rev`` beside this tree (removed at exit) with this tree's native extension."""
-    path = Path(tempfile.mkdtemp(prefix="neardup-before-"))
-    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=REPO, check=True)
-    atexit.register(subprocess.run, ["git", "worktree", "remove", "--force", str(path)], cwd=REPO, check=False)
-    for native in (REPO / "worker").glob("_native*.so"):
-        shutil.copy(native, path / "worker")
-    return path
-
-
 def _spread(values: list[float]) -> str:
     """`` [min-max]`` of several runs, nothing for one."""
     return f" [{min(values):.0f}-{max(values):.0f}]" if len(values) > 1 else ""
@@ -567,7 +556,7 @@ def main() -> None:
         configs.append(EXACTLY_ONCE)
     if args.web:
         configs.append(WEB)
-    before = _worktree(args.before) if args.before else REPO
+    before = worktree(args.before) if args.before else REPO
     if args.before:
         configs.append(BEFORE)
 
