@@ -37,9 +37,11 @@ _TAG_SEED = 0x4E0B
 _NON_WORD = re.compile(r"[\W_]+")
 # A number on its own: not after a Latin letter ("he11o" is a typo, not a number); a unit may
 # follow ("6f", "10am", "3km"), but not a lone 0 or 1, which are as often OCR slips ("0f",
-# "1ike"); 3.5, 1,000 and 12:30 are one number each.
-_NUMBER = re.compile(r"(?<![a-z0-9.,:])(?:\d{2,}(?:[.,:]\d+)*|\d(?:[.,:]\d+)+|[2-9]|[01](?![a-z]))")
-_ASCII_NUMBER = re.compile(r"(?<![a-z0-9.,:])(?:[0-9]{2,}(?:[.,:][0-9]+)*|[0-9](?:[.,:][0-9]+)+|[2-9]|[01](?![a-z]))")
+# "1ike"); 3.5, 1,000 and 12:30 are one number each. Of any decimal digits for the mask, of
+# ASCII ones for the tags (as the native engine scans them).
+_PATTERN = r"(?<![a-z0-9.,:])(?:D{2,}(?:[.,:]D+)*|D(?:[.,:]D+)+|[2-9]|[01](?![a-z]))"
+_NUMBER = re.compile(_PATTERN.replace("D", r"\d"))
+_ASCII_NUMBER = re.compile(_PATTERN.replace("D", "[0-9]"))
 
 
 def _numbers(normalised: str) -> tuple[list[str], list[str]]:
@@ -68,8 +70,8 @@ def numbers_mask(normalised: str) -> int:
 def number_tags(normalised: str, engine: Any | None = None) -> bytes:
     """16-bit tags of the text's first ``MAX_NUMBER_TAGS`` distinct whole numbers, two bytes
     each; empty when there are fewer than ``MIN_OTHER_NUMBERS``, too few to disagree on.
-    Computed by the native ``engine`` when given (a regular expression over a story costs
-    Python a tenth of its fingerprint), as :func:`_number_tags_reference` defines them."""
+    Computed by the native ``engine`` when given (a regular expression over a whole story is
+    dear in Python), as :func:`_number_tags_reference` defines them."""
     if engine is not None:
         tags = engine.number_tags(normalised, _TAG_SEED, MAX_NUMBER_TAGS, MIN_OTHER_NUMBERS)
         if tags is not None:
