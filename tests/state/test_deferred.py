@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from worker.engine.blocks import parse_plan
 from worker.engine.match import Entry
 from worker.state.index import BlockIndex
+from worker.state.layout import MAX_KEY_RECORDS
 
 PLAN = parse_plan("10x25", k=3, expected=1_000_000)
 RETENTION_MS = 8_000
@@ -95,6 +96,23 @@ def test_a_block_is_one_write(tmp_path: Path) -> None:
                 index.add(Entry(f"ev-{i}", i * 7919, i, 1_000 + i, b"s"), exact_keys=[i % 5 + 1])
         assert index.counter("rocksdb.write.self") == before + 1
         assert {e.event_id for e in index.query_exact_many([1])} == {f"ev-{i}" for i in range(0, 50, 5)}
+
+
+def test_a_key_a_block_fills_names_its_first_events_at_every_probe(tmp_path: Path) -> None:
+    """A template's events share a key, probed before each add of a block: every probe sees the
+    records staged before it, up to the key's first ``MAX_KEY_RECORDS``, as the write leaves them."""
+
+    def order(event_id: str) -> int:
+        return int(event_id[3:])
+
+    with BlockIndex(tmp_path / "idx", PLAN, retention_ms=RETENTION_MS) as index:
+        with index.deferred():
+            for i in range(3 * MAX_KEY_RECORDS):
+                named = sorted((e.event_id for e in index.query_exact_many([77])), key=order)
+                assert named == [f"ev-{j}" for j in range(min(i, MAX_KEY_RECORDS))]
+                index.add(Entry(f"ev-{i}", i * 7919, i, 1_000 + i, b"s"), tables=[], exact_keys=[77])
+        named = sorted((e.event_id for e in index.query_exact_many([77])), key=order)
+        assert named == [f"ev-{j}" for j in range(MAX_KEY_RECORDS)]
 
 
 def test_a_refused_add_stages_nothing(tmp_path: Path) -> None:
