@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rocksdict import WriteBatch
 
 from worker.engine.blocks import parse_plan
 from worker.engine.match import Entry
 from worker.state.index import BlockIndex
-from worker.state.layout import MAX_KEY_RECORDS
+from worker.state.layout import MAX_KEY_RECORDS, RECORD, append_records
+from worker.state.pending import Pending
 
 PLAN = parse_plan("10x25", k=3, expected=1_000_000)
 RETENTION_MS = 8_000
@@ -131,3 +133,14 @@ def test_blocks_do_not_nest(tmp_path: Path) -> None:
         with pytest.raises(RuntimeError, match="do not nest"):
             with index.deferred():
                 pass
+
+
+def test_a_keys_staged_value_is_its_records_on_the_stored_value_read_last() -> None:
+    """Merged as records come, and again from the start if the stored value has changed."""
+    pending = Pending(WriteBatch(raw_mode=True), overlay=True)
+    record = [bytes([i]) * RECORD for i in range(1, 5)]
+    pending.exact[b"k"] = [record[0], record[1]]
+    assert pending.exact_value(b"k", None) == record[0] + record[1]
+    pending.exact[b"k"].append(record[2])
+    assert pending.exact_value(b"k", None) == record[0] + record[1] + record[2]
+    assert pending.exact_value(b"k", record[3]) == append_records(record[3], record[:3])

@@ -35,8 +35,8 @@ class Pending:
     rows: dict[bytes, list[bytes]] = field(default_factory=dict)  # table | block key -> fp | ref | bucket
     entries: dict[tuple[int | None, bytes], Entry] = field(default_factory=dict)  # (bucket, entry key) -> entry
     records: dict[tuple[int | None, str], bytes] = field(default_factory=dict)  # (bucket, record key) -> value
-    # exact key -> (records of :attr:`exact` merged so far, the value they make)
-    merged: dict[bytes, tuple[int, bytes]] = field(default_factory=dict)
+    # exact key -> (the stored value merged onto, records of :attr:`exact` merged, the value made)
+    merged: dict[bytes, tuple[bytes | None, int, bytes]] = field(default_factory=dict)
 
     def show(self, number: int | None, key: bytes, entry: Entry, rows: list[bytes]) -> None:
         """Make a staged entry (under ``key`` of bucket ``number``) and its table rows
@@ -55,10 +55,13 @@ class Pending:
     def exact_value(self, key: bytes, stored: bytes | None) -> bytes:
         """The value the write will leave under exact ``key``, whose value in the store is
         ``stored``: its staged records appended. Merged as they come, not again at each read:
-        a template's keys take a record from most events of a batch, and every probe reads them."""
+        a template's keys take a record from most events of a batch, and every probe reads them.
+        (Merged again from the start should the stored value have changed meanwhile.)"""
         records = self.exact[key]
-        done, value = self.merged.get(key, (0, stored or b""))
+        base, done, value = self.merged.get(key, (stored, 0, stored or b""))
+        if base != stored:
+            done, value = 0, stored or b""
         if done < len(records):
             value = append_records(value, records[done:])
-            self.merged[key] = (len(records), value)
+            self.merged[key] = (stored, len(records), value)
         return value
