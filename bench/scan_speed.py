@@ -23,9 +23,10 @@ turn round by round; medians are reported with each one's ratio to the textbook 
 
 The ``alerts`` feed is a monitoring template written here ("ALERT: disk usage on web-068
 reached 98% at 14:54 UTC, threshold 80%"), hosts, kinds and numbers drawn: every event shares
-most of its keys with the events before it, which is what a probe's cost must not grow with. The ``reports`` feed is the same for a long
-template (a daily operations report of eight numbers, 390 characters): stored in the block
-tables and under its story's word bands, where the alerts are short texts' keys.
+most of its keys with the events before it, which is what a probe's cost must not grow with.
+The ``reports`` feed is the same for a long template (a daily operations report of eight
+numbers, 390 characters): stored in the block tables and under its story's word bands, where
+the alerts are short texts' keys.
 """
 
 from __future__ import annotations
