@@ -13,7 +13,9 @@ most ``Settings.short_chars`` characters also gets:
 * a flag in its sketch's size field when at least half of it is Han characters
   (:func:`is_dense`): :func:`worker.engine.sketch.compare` lets a smaller such set match;
 * the set itself when it has at most ``MAX_LISTED_GRAMS`` 3-grams (16 bits of each), since
-  the sketch's estimate is coarse for so few;
+  the sketch's estimate is coarse for so few; for a dense text, a second list of the 3-grams
+  of its text folded by shape (:mod:`worker.engine.shapes`), so an OCR engine's misreading
+  (己/已) is no change either;
 * a 64-bit mask of the numbers standing on their own in it (:mod:`worker.engine.numbers`):
   two templated reports that differ only in a score or a time are not one post, while a cut
   or an added sentence only ever drops or adds numbers (:func:`worker.engine.sketch.compare`
@@ -41,6 +43,7 @@ import mmh3
 import numpy as np
 
 from worker.engine.numbers import numbers_mask
+from worker.engine.shapes import fold_shapes_and_sounds
 from worker.engine.simhash import mix64, shingle_hashes
 from worker.engine.sketch import DENSE_FLAG, MIN_DENSE_CHAR_GRAMS, PERMUTATIONS, sketch
 from worker.engine.sounds import fold_sounds
@@ -96,7 +99,29 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
         done = _short_reference(basis, bands)
     char_sketch, tags, keys = done
     part = char_sketch + numbers_mask(normalised).to_bytes(8, "big") + (tags or b"")
+    if tags and char_sketch[0] & DENSE_FLAG:
+        part += shape_list(normalised, heard, tags, native)
     return ShortPart(part, keys)
+
+
+def shape_list(normalised: str, heard: str, tags: bytes, native: Any | None = None) -> bytes:
+    """A dense listed text's second list: the tags of its 3-grams folded by shape, then by sound
+    (:mod:`worker.engine.shapes`), and after them one byte, the number of tags in the first list
+    (which makes the part's length odd). Empty when folding by shape changes no 3-gram, or the
+    second set is too large to list."""
+    seen = fold_shapes_and_sounds(normalised)
+    if seen == heard:
+        return b""
+    done = None if native is None else native.short(seen, 0)
+    if done is None:
+        basis = _NON_WORD.sub("", seen)
+        shapes = np.unique((char_gram_hashes(basis) >> _TAG_SHIFT).astype(">u2"))
+        listed = shapes.tobytes() if shapes.size <= MAX_LISTED_GRAMS else None
+    else:
+        listed = done[1]
+    if listed is None or listed == tags:
+        return b""
+    return listed + bytes((len(tags) // 2,))
 
 
 def is_dense(text: str) -> bool:

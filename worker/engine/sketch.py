@@ -90,7 +90,9 @@ class Similarity:
 
 # A short text's sketch is followed by its character part (``worker.engine.shorttext``): a
 # sketch of the same layout over character 3-grams, a 64-bit mask of its numbers, then, for a
-# set of at most 64 grams, the set itself (16-bit tags, two bytes each).
+# set of at most 64 grams, the set itself (16-bit tags, two bytes each), and for a dense one
+# whose grams folding by shape changes, the second set and the number of tags in the first
+# (one byte: such a part alone has an odd length).
 SHORT_SKETCH_BYTES = 2 * SKETCH_BYTES + 8
 # A character set this small (10 3-grams: about a dozen characters, "good morning") is in too
 # many unrelated posts: it matches only a set it equals, and containment in a larger set counts
@@ -129,7 +131,7 @@ def compare(a: bytes, b: bytes) -> Similarity:
             return Similarity(0.0, 0.0)
         listed = len(a) > SHORT_SKETCH_BYTES and len(b) > SHORT_SKETCH_BYTES
         if listed:
-            chars = _listed(a[SHORT_SKETCH_BYTES:], b[SHORT_SKETCH_BYTES:])
+            chars = _listed_best(a[SHORT_SKETCH_BYTES:], b[SHORT_SKETCH_BYTES:])
         else:
             chars = _compare(_char_sketch(a), _char_sketch(b))
         size_a, size_b = _size(a[SKETCH_BYTES:]), _size(b[SKETCH_BYTES:])
@@ -148,6 +150,24 @@ def compare(a: bytes, b: bytes) -> Similarity:
 def _char_sketch(short: bytes) -> bytes:
     """The character sketch of a short text's sketch, its dense flag masked off the size."""
     return bytes((short[SKETCH_BYTES] & ~DENSE_FLAG,)) + short[SKETCH_BYTES + 1 : SHORT_SKETCH_BYTES - 8]
+
+
+def _listed_best(a: bytes, b: bytes) -> Similarity:
+    """The better of two listed parts' similarities on their 3-grams folded by sound, and on
+    those folded by shape then sound (a part without the second list has one set for both)."""
+    by_sound = _listed(_sound_list(a), _sound_list(b))
+    if by_sound.resemblance == 1.0 or not (len(a) % 2 or len(b) % 2):
+        return by_sound
+    by_shape = _listed(_shape_list(a), _shape_list(b))
+    return max(by_sound, by_shape, key=lambda s: (s.resemblance, s.containment))
+
+
+def _sound_list(part: bytes) -> bytes:
+    return part[: 2 * part[-1]] if len(part) % 2 else part
+
+
+def _shape_list(part: bytes) -> bytes:
+    return part[2 * part[-1] : -1] if len(part) % 2 else part
 
 
 def _listed(a: bytes, b: bytes) -> Similarity:

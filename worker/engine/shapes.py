@@ -1,0 +1,53 @@
+"""Chinese characters folded to a look-alike, so that an OCR engine's misreading is no change.
+
+A scan read by OCR, or retyped from one, takes a character for one that looks like it (己/已,
+土/士, 未/末, 问/间). The two rarely sound alike, so folding to sound
+(:mod:`worker.engine.sounds`) does not help, and in a notice of ten characters one misread
+character breaks three of its eight character 3-grams. Folding both ways in one table would
+merge every syllable a look-alike touches with another, so a very short text keeps a second
+list of 3-grams over its text folded by shape, then by sound (:mod:`worker.engine.shorttext`),
+and :func:`worker.engine.sketch.compare` takes the better of the two lists.
+
+The table (``worker/data/shapes_zh.txt``) is built by ``scripts/build_zh_shapes.py`` from a
+font's glyphs: a common character (GB 2312) folds to its closest look-alike, a stroke or so
+apart, among the more common ones.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+from worker.engine.sounds import sound_table
+
+__all__ = ["fold_shapes", "fold_shapes_and_sounds", "shape_table"]
+
+_TABLE = "shapes_zh.txt"
+
+
+def fold_shapes(text: str) -> str:
+    """``text`` with every character that has a more common look-alike replaced by it."""
+    return text.translate(shape_table())
+
+
+def fold_shapes_and_sounds(text: str) -> str:
+    """``text`` folded by shape, then by sound, in one pass."""
+    return text.translate(_shape_sound_table())
+
+
+@cache
+def _shape_sound_table() -> dict[int, int]:
+    sounds = sound_table()
+    return sounds | {char: sounds.get(folded, folded) for char, folded in shape_table().items()}
+
+
+@cache
+def shape_table() -> dict[int, int]:
+    """``str.translate`` table: character -> its group's first member (only those that change)."""
+    table = {}
+    lines = resources.files("worker").joinpath("data", _TABLE).read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        if line and not line.startswith("#"):
+            char, folded = line.split("\t")
+            table[ord(char)] = ord(folded)
+    return table
