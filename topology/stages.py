@@ -129,7 +129,8 @@ class Probe:
 
     ``table`` is the answer slot: a block table ``0..T-1``, or ``T + i`` for the i-th key of
     the exact keyspace (a short text's exact hash, or a longer text's anchors), which all
-    share one keyspace — as in batch mode — but are answered separately.
+    share one keyspace — as in batch mode — but are answered separately. ``lookup``: an exact
+    key the event looks up but is not stored under (a short text's inner edges).
     """
 
     table: int
@@ -140,6 +141,7 @@ class Probe:
     fingerprint: int
     sketch: bytes
     exact: bool
+    lookup: bool = False
 
     @property
     def bucket(self) -> str:
@@ -155,6 +157,7 @@ class Probe:
             "fp": self.fingerprint,
             "sketch": base64.b64encode(self.sketch).decode("ascii"),
             "exact": self.exact,
+            "lookup": self.lookup,
         }
 
     @classmethod
@@ -168,6 +171,7 @@ class Probe:
             fingerprint=int(data["fp"]),
             sketch=base64.b64decode(data["sketch"]),
             exact=bool(data["exact"]),
+            lookup=bool(data.get("lookup", False)),
         )
 
 
@@ -175,10 +179,11 @@ def encode_probes(probes: list[Probe], intros: dict[tuple[str, int], dict[str, A
     """Probes as one or more messages (see :func:`topology.codec.encode_chunks`).
 
     An event's probes bound for one partition share one item ``{id, order, ts, fp, sketch,
-    slots: [[table, key, exact], ...]}``: its sketch is encoded, sent and decoded once per
-    message instead of once per table. ``intros`` (by ``(id, order)``) ride along in their
-    event's item as ``intro``: the index stage forwards each with its answers, so the
-    fingerprint stage sends no message of its own to the verdict stage.
+    slots: [[table, key, exact], ...]}`` (``exact`` 2: a key looked up only): its sketch is
+    encoded, sent and decoded once per message instead of once per table. ``intros`` (by
+    ``(id, order)``) ride along in their event's item as ``intro``: the index stage forwards
+    each with its answers, so the fingerprint stage sends no message of its own to the verdict
+    stage.
     """
     grouped: dict[tuple[str, int], dict[str, Any]] = {}
     for probe in probes:
@@ -192,7 +197,7 @@ def encode_probes(probes: list[Probe], intros: dict[tuple[str, int], dict[str, A
                 "sketch": base64.b64encode(probe.sketch).decode("ascii"),
                 "slots": [],
             }
-        item["slots"].append([probe.table, probe.key, 1 if probe.exact else 0])
+        item["slots"].append([probe.table, probe.key, 2 if probe.lookup else 1 if probe.exact else 0])
     for key, intro in (intros or {}).items():
         grouped[key]["intro"] = intro
     return codec.encode_chunks(list(grouped.values()))
@@ -213,7 +218,7 @@ def decode_probes(raw: bytes) -> tuple[list[Probe], list[dict[str, Any]]]:
         event_id, order, ts, fp = str(item["id"]), int(item["order"]), int(item["ts"]), int(item["fp"])
         sketch = base64.b64decode(item["sketch"])
         for table, key, exact in slots:
-            probes.append(Probe(int(table), int(key), event_id, order, ts, fp, sketch, bool(exact)))
+            probes.append(Probe(int(table), int(key), event_id, order, ts, fp, sketch, bool(exact), exact == 2))
     return probes, intros
 
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from tests.engine.pairs import is_duplicate
+from worker.engine import shorttext
 from worker.engine.fingerprint import Fingerprint, fingerprint
 from worker.engine.normalize import normalize
 from worker.engine.numbers import numbers_mask
@@ -87,6 +88,30 @@ def test_a_very_short_han_post_is_found_under_a_header_or_an_addition(original: 
     a, b = fingerprint(original, SETTINGS), fingerprint(copy, SETTINGS)
     assert _shared_keys(a, b), "an edge or band key must nominate the copy"
     assert is_duplicate(copy, original)
+
+
+@pytest.mark.parametrize(
+    ("original", "copy"),
+    [
+        ("再次表示疑问：这样的酒店上怎么会有这么高的分数，", "10月28日 一只猫 发布\n再次表示疑问：这样的酒店上怎么会有这么高的分数，总之对此宾馆印象极差。"),
+        ("外观很棒，全黑的质感我喜欢。", "【分享】外观很棒，全黑的质感我喜欢。驱动不好装。"),
+        ("Will a human ever be able to stand on the surface of Venus?",
+         "quietreader wrote on July 10: Will a human ever be able to stand on the surface of Venus? Asking for a friend"),
+    ],
+)  # fmt: skip
+def test_a_post_with_a_header_and_an_addition_is_found_by_an_inner_edge(original: str, copy: str) -> None:
+    a, b = fingerprint(original, SETTINGS), fingerprint(copy, SETTINGS)
+    assert not set(a.bands[-2:]) & set(b.bands[-2:]), "neither edge of the copy is one of the post's"
+    assert set(b.lookups) & set(a.exact_keys), "an inner edge of the copy is the post's edge"
+    assert not set(b.lookups) & set(b.exact_keys), "inner edges are looked up, not stored"
+    assert is_duplicate(copy, original)
+
+
+def test_inner_edges_are_the_first_and_last_few_word_runs() -> None:
+    one_run = fingerprint("今天天气很好我们去公园散步吧", SETTINGS)
+    assert one_run.lookups == (), "a text of one run starts and ends only where its edges do"
+    many = fingerprint("一二三四五六七，八九十甲乙丙丁。戊己庚辛壬癸子，丑寅卯辰巳午未。申酉戌亥天地人，" * 2, SETTINGS)
+    assert 0 < len(many.lookups) <= 2 * shorttext.INNER_EDGES
 
 
 def test_the_smallest_set_that_matches_by_containment_depends_on_the_script() -> None:

@@ -15,7 +15,16 @@ from typing import Any
 
 from topology import codec
 from topology.records import Event
-from topology.stages import Probe, Topics, answer_partition, order_time, probe_partition, total_order
+from topology.stages import (
+    Probe,
+    Topics,
+    answer_partition,
+    decode_probes,
+    encode_probes,
+    order_time,
+    probe_partition,
+    total_order,
+)
 from worker.cli.deduplicator import Deduplicator
 from worker.engine import match
 from worker.engine.fingerprint import fingerprint
@@ -92,7 +101,8 @@ def test_a_short_text_probes_its_exact_keys_and_no_table() -> None:
     fp = fingerprint(STORY, SETTINGS)
     assert fp.bands and not fp.in_tables
     assert all(p.exact for p in probes)
-    assert sorted(p.key for p in probes) == sorted(fp.exact_keys)
+    assert sorted(p.key for p in probes if not p.lookup) == sorted(fp.exact_keys)
+    assert sorted(p.key for p in probes if p.lookup) == sorted(fp.lookups)
 
 
 def test_fingerprint_dead_letters_what_it_refuses_and_fans_out_the_rest() -> None:
@@ -242,6 +252,31 @@ def test_short_posts_get_the_verdicts_scan_gives_them(tmp_path: Path) -> None:
     expected = {"slip": "post", "cut": "post", "zh-slip": "zh"}
     assert {i: v.duplicate_of for i, v in scanned.items() if v.duplicate_of} == expected
     assert {i: v["duplicate_of"] for i, v in decided.items() if v["duplicate_of"]} == expected
+
+
+def test_a_probes_message_keeps_which_keys_are_looked_up_only() -> None:
+    sketch = b"\x01\x02"
+    probes = [
+        Probe(0, 11, "a", 5, 7, 99, sketch, False),
+        Probe(10, 12, "a", 5, 7, 99, sketch, True),
+        Probe(11, 13, "a", 5, 7, 99, sketch, True, lookup=True),
+    ]
+    decoded = [p for raw in encode_probes(probes) for p in decode_probes(raw)[0]]
+    assert decoded == probes
+    assert Probe.from_dict(probes[2].to_dict()) == probes[2]
+
+
+def test_inner_edges_find_a_post_under_a_header_and_are_never_stored(tmp_path: Path) -> None:
+    post = "再次表示疑问：这样的酒店上怎么会有这么高的分数，"
+    copy = "10月28日 一只猫 发布\n再次表示疑问：这样的洒店上怎么会有这么高的分数，总之对此宾馆印象极差。"
+    a, b = fingerprint(post, SETTINGS), fingerprint(copy, SETTINGS)
+    assert not set(a.exact_keys) & set(b.exact_keys), "only an inner edge of the copy can find the post"
+    stage, stores = IndexStage(SETTINGS, "t.events"), index_stores(tmp_path)
+    run_index(stage, stores, event("post", post, 1))
+    second = run_index(stage, stores, event("copy", copy, 2))
+    assert {ref["id"] for item in second if item["kind"] == "answer" for ref in item["earlier"]} == {"post"}
+    under_lookups = {c.entry.event_id for store in stores.values() for c in store.exact_candidates(0, b.lookups)}
+    assert under_lookups == {"post"}, "the copy is stored under its own keys only"
 
 
 def test_check_finds_what_process_would_and_stores_nothing(tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ class Deduplicator:
         if probe.in_tables:
             for candidate in self.index.query(probe.simhash, self.settings.max_distance):
                 candidates[candidate.entry.event_id] = candidate
-        for entry in self.index.query_exact_many(probe.exact_keys):
+        for entry in self.index.query_exact_many(probe.probe_keys):
             candidates.setdefault(entry.event_id, Candidate(entry, hamming(entry.fingerprint, probe.simhash)))
         found = match.earliest(candidates.values(), lambda c: match.accepts(probe, c, self.settings), oldest)
         return None if found is None else Match(*found)

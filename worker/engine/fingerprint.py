@@ -92,6 +92,7 @@ class Fingerprint:
     anchors: tuple[int, ...] = ()
     bands: tuple[int, ...] = ()
     word_bands: tuple[int, ...] = ()
+    lookups: tuple[int, ...] = ()
 
     @property
     def in_tables(self) -> bool:
@@ -105,6 +106,12 @@ class Fingerprint:
         """Keys of the exact keyspace: the exact hash of a very short text, else the anchors;
         then a short text's band keys or a longer text's word band keys."""
         return ((self.exact,) if self.exact is not None else self.anchors) + self.bands + self.word_bands
+
+    @property
+    def probe_keys(self) -> tuple[int, ...]:
+        """The exact keys this text looks up: its own, then a short text's inner edges
+        (:func:`worker.engine.shorttext.inner_edge_keys`), which it does not store."""
+        return self.exact_keys + self.lookups
 
 
 def fingerprint(text: str, settings: Settings) -> Fingerprint:
@@ -195,7 +202,8 @@ def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: An
     a longer text's number tags and word bands (the native pipeline has computed them already)."""
     part = short_part(normalised, settings.short_chars, settings.short_bands, engine)
     if part is not None:
-        return Fingerprint(fp.simhash, fp.sketch + part.sketch, fp.exact, fp.words, fp.anchors, part.keys)
+        sketched = fp.sketch + part.sketch
+        return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, part.keys, (), part.lookups)
     if fp.exact is not None:
         return fp
     bands = fp.word_bands

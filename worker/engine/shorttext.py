@@ -27,14 +27,18 @@ most ``Settings.short_chars`` characters also gets:
   nominate candidates; the character sketches verify them;
 * two more exact keys, hashes of its first and last ``EDGE_CHARS`` characters
   (``DENSE_EDGE_CHARS`` for a dense text of at most ``DENSE_EDGE_MAX_CHARS``), which find a
-  cut or a prefixed copy whose resemblance is too low for the bands.
+  cut or a prefixed copy whose resemblance is too low for the bands;
+* *inner edges* to look up but not store (:func:`inner_edge_keys`): the edges a post would
+  have if it began or ended at one of its first or last clauses, which find the post under a
+  header with a sentence after it.
 
-The native engine (``worker/native/src/short.rs``) computes all of it but the numbers mask,
-bit for bit as :func:`_short_reference` does (``tests/engine/test_native.py``).
+The native engine (``worker/native/src/short.rs``) computes all of it but the numbers mask and
+the second list's folding, bit for bit as :func:`_short_reference` does (``tests/engine/test_native.py``).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +54,7 @@ from worker.engine.sounds import fold_sounds
 
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "ShortPart", "band_keys",
-    "is_dense", "short_part", "numbers_mask",
+    "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys",
 ]  # fmt: skip
 
 CHAR_GRAM = 3
@@ -81,6 +85,7 @@ class ShortPart:
 
     sketch: bytes
     keys: tuple[int, ...]
+    lookups: tuple[int, ...] = ()
 
 
 def short_part(normalised: str, short_chars: int, bands: int, native: Any | None = None) -> ShortPart | None:
@@ -91,17 +96,17 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
         return None
     bands = min(bands, PERMUTATIONS // BAND_ROWS)
     heard = fold_sounds(normalised)
-    done = None if native is None else native.short(heard, bands, EDGE_CHARS, DENSE_EDGE_CHARS, DENSE_EDGE_MAX_CHARS)
+    edges = (EDGE_CHARS, DENSE_EDGE_CHARS, DENSE_EDGE_MAX_CHARS, INNER_EDGES)
+    done = None if native is None else native.short(heard, bands, *edges)
     if done is None:
-        basis = _NON_WORD.sub("", heard)
-        if not basis:
+        done = _short_reference(heard, bands)
+        if done is None:
             return None
-        done = _short_reference(basis, bands)
-    char_sketch, tags, keys = done
+    char_sketch, tags, keys, lookups = done
     part = char_sketch + numbers_mask(normalised).to_bytes(8, "big") + (tags or b"")
     if tags and char_sketch[0] & DENSE_FLAG:
         part += shape_list(normalised, heard, tags, native)
-    return ShortPart(part, keys)
+    return ShortPart(part, keys, lookups)
 
 
 def shape_list(normalised: str, heard: str, tags: bytes, native: Any | None = None) -> bytes:
@@ -136,9 +141,15 @@ def _dense(basis: str) -> bool:
     return 2 * len(_HAN.findall(basis)) >= len(basis)
 
 
-def _short_reference(basis: str, bands: int) -> tuple[bytes, bytes | None, tuple[int, ...]]:
+Keys = tuple[int, ...]
+
+
+def _short_reference(heard: str, bands: int) -> tuple[bytes, bytes | None, Keys, Keys] | None:
     """(character sketch, its size field flagged when dense; listed tags or None; band and edge
-    keys) of a non-empty basis."""
+    keys; inner edges) of a text folded to sound, None when it has no letter or digit."""
+    basis = _NON_WORD.sub("", heard)
+    if not basis:
+        return None
     grams = char_gram_hashes(basis)
     char_sketch = sketch(grams)
     tags = np.unique((grams >> _TAG_SHIFT).astype(">u2"))
@@ -148,7 +159,32 @@ def _short_reference(basis: str, bands: int) -> tuple[bytes, bytes | None, tuple
     keys = band_keys(char_sketch, bands) + edge_keys(basis, edge)
     if dense:
         char_sketch = bytes((char_sketch[0] | DENSE_FLAG,)) + char_sketch[1:]
-    return char_sketch, listed, keys
+    return char_sketch, listed, keys, inner_edge_keys(heard, dense, keys)
+
+
+# Where a clause ends: punctuation, a line break, a symbol; in Latin script not a space between
+# words, in dense text a space too (Chinese puts none between words, but between a header's
+# fields and before the post: "11月10日 晚安小镇 发布 军民鱼水情").
+_CLAUSE_BREAK = re.compile(r"[^\w ]+|_+")
+_DENSE_BREAK = re.compile(r"[\W_]+")
+INNER_EDGES = 1
+
+
+def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int, ...]:
+    """Keys to look up, not to store: the lead key a stored text would have if it began at one
+    of this text's first ``INNER_EDGES`` clauses after the first, and the tail key if it ended
+    at one of the last before the last. A copy with a header in front and a sentence after
+    shares neither edge with the post it copies, but the post starts and ends at a clause."""
+    chars = DENSE_EDGE_CHARS if dense else EDGE_CHARS
+    clauses = (_DENSE_BREAK if dense else _CLAUSE_BREAK).split(heard)
+    basis = _NON_WORD.sub("", heard)
+    ends = itertools.accumulate(len(_NON_WORD.sub("", clause)) for clause in clauses)
+    bounds = sorted({b for b in ends if 0 < b < len(basis)})  # where each clause after the first starts
+    leads = [b for b in bounds[:INNER_EDGES] if b + chars <= len(basis)]
+    tails = [b for b in bounds[-INNER_EDGES:] if b >= chars]
+    keys = [mmh3.hash64(basis[s : s + chars], _LEAD_SEED, signed=False)[0] for s in leads]
+    keys += [mmh3.hash64(basis[e - chars : e], _TAIL_SEED, signed=False)[0] for e in tails]
+    return tuple(dict.fromkeys(k for k in keys if k not in own))
 
 
 def edge_keys(basis: str, chars: int) -> tuple[int, int]:

@@ -147,13 +147,15 @@ class FingerprintStage:
         return event, order, event.ts if event.ts is not None else append_ms
 
     def probes(self, event: Event, order: int, ts: int, fp: Fingerprint) -> tuple[Intro, list[Probe]]:
-        """One probe per table of the plan when the text is in the tables, and one per exact key."""
+        """One probe per table of the plan when the text is in the tables, and one per exact key it
+        looks up."""
         probes: list[Probe] = []
         if fp.in_tables:
             for t, key in enumerate(self.plan.keys(fp.simhash)):
                 probes.append(Probe(t, key, event.id, order, ts, fp.simhash, fp.sketch, False))
         exact_table = len(self.plan.tables)
-        for i, key in enumerate(fp.exact_keys):
-            probes.append(Probe(exact_table + i, key, event.id, order, ts, fp.simhash, fp.sketch, True))
+        stored = len(fp.exact_keys)
+        for i, key in enumerate(fp.probe_keys):
+            probes.append(Probe(exact_table + i, key, event.id, order, ts, fp.simhash, fp.sketch, True, i >= stored))
         intro = Intro(event.id, order, ts, to_hex(fp.simhash), len(probes), event.to_dict())
         return intro, probes

@@ -108,7 +108,7 @@ class IndexStage:
         """One event's probes of this partition: match its buckets, store it there, answer it."""
         probe = probes[0]
         tables = [p.table for p in probes if not p.exact]
-        exact_keys = [p.key for p in probes if p.exact]
+        exact_keys = [p.key for p in probes if p.exact and not p.lookup]
         earlier, later, present = self._match(probe, self._found(store, probes), verified)
         if not present:  # a replayed probe, or a re-sent id, does not re-add (its first order stays)
             entry = Entry(probe.id, probe.fingerprint, probe.order, probe.ts, probe.sketch)

@@ -172,11 +172,13 @@ impl Engine {
         Ok(Some(tuple))
     }
 
-    /// `(sketch, tags or None, keys)`: the character part of a short normalised text
+    /// `(sketch, tags or None, keys, lookups)`: the character part of a short normalised text
     /// (`worker.engine.shorttext._short_reference`: edge keys of `edge_chars` characters, of
-    /// `dense_edge_chars` for a dense text of at most `dense_max_chars`), or `None` when Python
-    /// must compute it (a character outside the BMP, no letter or digit).
-    #[pyo3(signature = (text, bands, edge_chars = 16, dense_edge_chars = 0, dense_max_chars = 0))]
+    /// `dense_edge_chars` for a dense text of at most `dense_max_chars`; inner edges at
+    /// `inner_edges` clauses from each end), or `None` when Python must compute it (a character
+    /// outside the BMP, no letter or digit).
+    #[pyo3(signature = (text, bands, edge_chars = 16, dense_edge_chars = 0, dense_max_chars = 0, inner_edges = 0))]
+    #[allow(clippy::too_many_arguments)]
     fn short<'py>(
         &self,
         py: Python<'py>,
@@ -185,6 +187,7 @@ impl Engine {
         edge_chars: usize,
         dense_edge_chars: usize,
         dense_max_chars: usize,
+        inner_edges: usize,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let Ok(text) = text.to_str() else {
             return Ok(None);
@@ -192,7 +195,12 @@ impl Engine {
         if text.bytes().any(|b| b >= 0xF0) {
             return Ok(None);
         }
-        let edges = short::Edges { chars: edge_chars, dense_chars: dense_edge_chars, dense_max: dense_max_chars };
+        let edges = short::Edges {
+            chars: edge_chars,
+            dense_chars: dense_edge_chars,
+            dense_max: dense_max_chars,
+            inner: inner_edges,
+        };
         let Some(part) = short::short(text, &self.classes, &self.donors, bands, &edges) else {
             return Ok(None);
         };
@@ -202,7 +210,12 @@ impl Engine {
         };
         let tuple = PyTuple::new(
             py,
-            [PyBytes::new(py, &part.sketch).into_any(), tags, PyTuple::new(py, part.keys)?.into_any()],
+            [
+                PyBytes::new(py, &part.sketch).into_any(),
+                tags,
+                PyTuple::new(py, part.keys)?.into_any(),
+                PyTuple::new(py, part.lookups)?.into_any(),
+            ],
         )?;
         Ok(Some(tuple))
     }

@@ -1,5 +1,6 @@
 //! The character part of a short text (`worker.engine.shorttext.short_part`), bit for bit:
-//! character 3-gram hashes, their sketch, their 16-bit tags when few, band and edge keys.
+//! character 3-gram hashes, their sketch, their 16-bit tags when few, band and edge keys, and
+//! the inner edges it looks up.
 //! The numbers mask stays in Python (a regular expression).
 
 use crate::chars::Classes;
@@ -20,6 +21,7 @@ pub struct Short {
     pub sketch: [u8; sketch::SKETCH_BYTES],
     pub tags: Option<Vec<u8>>,
     pub keys: Vec<u64>,
+    pub lookups: Vec<u64>,
 }
 
 /// Hashes of the character 3-grams of `basis` (the whole of a shorter one).
@@ -58,11 +60,44 @@ pub fn band_keys(sketch: &[u8], bands: usize, seed: u32) -> Vec<u64> {
 
 /// How wide the edge keys are: `chars`, and for a dense text (at least half Han characters;
 /// its sketch's size field is then flagged) of at most `dense_max` characters, `dense_chars`.
-/// `dense_chars` 0: no text is dense.
+/// `dense_chars` 0: no text is dense. `inner`: how many clause starts and ends become inner
+/// edges (`worker.engine.shorttext.inner_edge_keys`), `dense_chars` wide in a dense text.
 pub struct Edges {
     pub chars: usize,
     pub dense_chars: usize,
     pub dense_max: usize,
+    pub inner: usize,
+}
+
+/// Where each clause after the first starts, in `basis` positions: a run of characters that
+/// are not letters or digits ends a clause, but a space only in dense text.
+fn clause_starts(text: &str, classes: &Classes, dense: bool, len: usize) -> Vec<usize> {
+    let mut starts: Vec<usize> = Vec::new();
+    let mut at = 0;
+    for c in text.chars() {
+        if classes.alnum(c) {
+            at += 1;
+        } else if (dense || c != ' ') && at > 0 && at < len && starts.last() != Some(&at) {
+            starts.push(at);
+        }
+    }
+    starts
+}
+
+/// Lead keys at the first `count` clause starts, tail keys at the last `count`, none of `own`.
+fn inner_keys(basis: &[char], starts: &[usize], width: usize, count: usize, own: &[u64]) -> Vec<u64> {
+    let leads = starts.iter().take(count).filter(|&&s| s + width <= basis.len());
+    let tails = starts[starts.len().saturating_sub(count)..].iter().filter(|&&e| e >= width);
+    let keys = leads
+        .map(|&s| edge(&basis[s..s + width], LEAD_SEED))
+        .chain(tails.map(|&e| edge(&basis[e - width..e], TAIL_SEED)));
+    let mut out: Vec<u64> = Vec::new();
+    for key in keys {
+        if !own.contains(&key) && !out.contains(&key) {
+            out.push(key);
+        }
+    }
+    out
 }
 
 const DENSE_FLAG: u8 = 0x80;
@@ -88,8 +123,14 @@ pub fn short(text: &str, classes: &Classes, donors: &[Vec<u8>], bands: usize, ed
     let width = if dense && basis.len() <= edges.dense_max { edges.dense_chars } else { edges.chars };
     keys.push(edge(&basis[..width.min(basis.len())], LEAD_SEED));
     keys.push(edge(&basis[basis.len().saturating_sub(width)..], TAIL_SEED));
+    let lookups = if edges.inner > 0 {
+        let width = if dense { edges.dense_chars } else { edges.chars };
+        inner_keys(&basis, &clause_starts(text, classes, dense, basis.len()), width, edges.inner, &keys)
+    } else {
+        Vec::new()
+    };
     if dense {
         sketch[0] |= DENSE_FLAG;
     }
-    Some(Short { sketch, tags, keys })
+    Some(Short { sketch, tags, keys, lookups })
 }
