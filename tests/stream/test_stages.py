@@ -279,6 +279,15 @@ def test_inner_edges_find_a_post_under_a_header_and_are_never_stored(tmp_path: P
     assert under_lookups == {"post"}, "the copy is stored under its own keys only"
 
 
+def test_an_event_whose_share_of_a_partition_is_lookups_alone_is_answered(tmp_path: Path) -> None:
+    text = "长此以往，卖“地”者终将无立足之地。 １９９５年盛夏，经过不到一年的理论改装准备的表演队，终于进行到新机的实装训练阶段了。 因此，海关的工作效率直接影响着企业的经济效益。"
+    out = FingerprintStage(SETTINGS).process([event("a", text, 1)])
+    assert any(all(p.lookup for p in share) for share in out.probes.values()), "a partition gets lookups alone"
+    items = run_index(IndexStage(SETTINGS, "t.events"), index_stores(tmp_path), event("a", text, 1))  # no dead letter
+    answered = sorted(t for item in items if item["kind"] == "answer" for t in item["tables"])
+    assert answered == sorted(p.table for share in out.probes.values() for p in share)
+
+
 def test_check_finds_what_process_would_and_stores_nothing(tmp_path: Path) -> None:
     """``/check``'s share of one partition: the index stage's matching, without its write."""
     fingerprint, index = FingerprintStage(SETTINGS), IndexStage(SETTINGS, "t.events")

@@ -110,7 +110,9 @@ class IndexStage:
         tables = [p.table for p in probes if not p.exact]
         exact_keys = [p.key for p in probes if p.exact and not p.lookup]
         earlier, later, present = self._match(probe, self._found(store, probes), verified)
-        if not present:  # a replayed probe, or a re-sent id, does not re-add (its first order stays)
+        # A replayed probe, or a re-sent id, does not re-add (its first order stays); a share of
+        # lookups alone stores nothing here.
+        if not present and (tables or exact_keys):
             entry = Entry(probe.id, probe.fingerprint, probe.order, probe.ts, probe.sketch)
             store.add(entry, tables=tables, exact_keys=exact_keys)
         answers[(probe.id, probe.order)].add([p.table for p in probes], earlier)
