@@ -117,13 +117,8 @@ def shape_list(normalised: str, heard: str, tags: bytes, native: Any | None = No
     seen = fold_shapes_and_sounds(normalised)
     if seen == heard:
         return b""
-    done = None if native is None else native.short(seen, 0)
-    if done is None:
-        basis = _NON_WORD.sub("", seen)
-        shapes = np.unique((char_gram_hashes(basis) >> _TAG_SHIFT).astype(">u2"))
-        listed = shapes.tobytes() if shapes.size <= MAX_LISTED_GRAMS else None
-    else:
-        listed = done[1]
+    done = (None if native is None else native.short(seen, 0)) or _short_reference(seen, 0)
+    listed = None if done is None else done[1]
     if listed is None or listed == tags:
         return b""
     return listed + bytes((len(tags) // 2,))
