@@ -3,13 +3,11 @@ look-alike table is what its builder makes of the font's glyphs."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from scripts import build_zh_shapes
 from tests.engine.pairs import is_duplicate
 from worker.engine import shapes, shorttext
 from worker.engine.fingerprint import fingerprint
@@ -18,15 +16,6 @@ from worker.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = Settings()
-
-
-def _builder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_zh_shapes", ROOT / "scripts" / "build_zh_shapes.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_zh_shapes"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_look_alikes_fold_together_and_other_characters_do_not() -> None:
@@ -80,13 +69,11 @@ def test_a_text_without_look_alikes_has_no_second_list() -> None:
 
 
 def test_the_builder_finds_look_alikes_in_the_font_and_nothing_else() -> None:
-    builder = _builder()
-    table = builder.build(builder.DEFAULT_FONT, ["土", "士", "日", "曰", "好", "差", "天", "地"])
+    table = build_zh_shapes.build(build_zh_shapes.DEFAULT_FONT, ["土", "士", "日", "曰", "好", "差", "天", "地"])
     assert table == {"士": "土", "曰": "日"}
 
 
 def test_the_shipped_table_is_the_builders(tmp_path: Path) -> None:
-    builder = _builder()
     out = tmp_path / "shapes_zh.txt"
-    assert builder.main([str(out)]) == 0
+    assert build_zh_shapes.main([str(out)]) == 0
     assert out.read_bytes() == (ROOT / "worker" / "data" / "shapes_zh.txt").read_bytes()
