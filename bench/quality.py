@@ -43,7 +43,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import devfeed, devset, devslips, devtiny, heldout
+from bench import devfeed, devset, devslips, devswaps, devtiny, heldout
 
 SYSTEMS = ("neardup", "simhash", "minhash", "minhash_verified")
 ORIGINAL_AFTER_COPY = "(original after its copy)"
@@ -316,7 +316,12 @@ def render(scores: Sequence[Score], summary: dict[str, Any], name: str = "dev") 
         lines.append(f"{f'{band} chars ({n})':<32}" + "".join(f"{_pct(s.recall_by_length.get(band)):>18}" for s in ok))
     kinds = [
         k
-        for k in (*devset.HARD_NEGATIVE_KINDS, *devfeed.HARD_NEGATIVE_KINDS, *heldout.HARD_NEGATIVE_KINDS)
+        for k in (
+            *devset.HARD_NEGATIVE_KINDS,
+            *devfeed.HARD_NEGATIVE_KINDS,
+            *devswaps.HARD_NEGATIVE_KINDS,
+            *heldout.HARD_NEGATIVE_KINDS,
+        )
         if k in summary["hard_negative"]
     ]
     lines += ["", f"{'hard negatives: P (FPs)':<32}{names}"]
@@ -333,7 +338,8 @@ def render(scores: Sequence[Score], summary: dict[str, Any], name: str = "dev") 
 def build_set(name: str, size: int, seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Events and truth of the named set: ``dev`` (tuned on) or ``heldout`` (never tuned on)."""
     if name == "dev":
-        return devtiny.extend(*devslips.extend(*devfeed.extend(*devset.build(size, seed), seed), seed), seed)
+        dev = devtiny.extend(*devslips.extend(*devfeed.extend(*devset.build(size, seed), seed), seed), seed)
+        return devswaps.extend(*dev, seed)
     return heldout.build(size, seed)
 
 
