@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from worker.engine.fingerprint import fingerprint
 from worker.engine.match import Candidate, Entry, accepts
+from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES, WORDS_FLAG
 from worker.settings import Settings
 
 
@@ -14,3 +15,12 @@ def is_duplicate(a: str, b: str, settings: Settings | None = None) -> bool:
     probe, stored = fingerprint(a, settings), fingerprint(b, settings)
     entry = Entry("stored", stored.simhash, 0, 0, stored.sketch)
     return accepts(probe, Candidate(entry, (probe.simhash ^ stored.simhash).bit_count()), settings) is not None
+
+
+def without_words(sketch: bytes) -> bytes:
+    """A short text's sketch as entries stored before listed texts kept their words."""
+    if not sketch[SKETCH_BYTES] & WORDS_FLAG:
+        return sketch
+    flags = bytes((sketch[SKETCH_BYTES] & ~WORDS_FLAG,))
+    lists = sketch[SHORT_SKETCH_BYTES + 1 + sketch[SHORT_SKETCH_BYTES] :]
+    return sketch[:SKETCH_BYTES] + flags + sketch[SKETCH_BYTES + 1 : SHORT_SKETCH_BYTES] + lists

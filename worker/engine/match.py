@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from worker.engine import words
 from worker.engine.blocks import Plan
 from worker.engine.fingerprint import Fingerprint
-from worker.engine.sketch import compare
+from worker.engine.sketch import compare, short_words
 
 _MAX_ORDER = 1 << 128  # orders are Kafka (append time, partition, offset) packed in 128 bits
 _ENTRY_FIELDS = ("event_id", "fingerprint", "order", "ts", "sketch")
@@ -89,14 +90,19 @@ def accepts(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) ->
     features, and slips throughout a story lower it more than an edit lowers a post's.
     Callers bound the Hamming distance of table candidates (``max_distance``); candidates
     nominated by an exact key (an anchor, a word band, a short text's key) have no bound.
+    Two listed short texts that pass are still refused when a word of one stands where another
+    word stands in the other (:mod:`worker.engine.words`).
     """
     similarity = compare(probe.sketch, candidate.entry.sketch)
     floor = thresholds.min_long_resemblance if similarity.long else thresholds.min_resemblance
     if similarity.resemblance >= floor:
-        return similarity.resemblance
-    if similarity.containment >= thresholds.min_containment:
-        return similarity.containment
-    return None
+        passed = similarity.resemblance
+    elif similarity.containment >= thresholds.min_containment:
+        passed = similarity.containment
+    else:
+        return None
+    mine, theirs = short_words(probe.sketch), short_words(candidate.entry.sketch)
+    return None if mine is not None and theirs is not None and words.differ(theirs, mine) else passed
 
 
 # The similarity that confirms a candidate (:func:`accepts` bound to a probe), or None.

@@ -15,7 +15,9 @@ most ``Settings.short_chars`` characters also gets:
 * the set itself when it has at most ``MAX_LISTED_GRAMS`` 3-grams (16 bits of each), since
   the sketch's estimate is coarse for so few; for a dense text, a second list of the 3-grams
   of its text folded by shape (:mod:`worker.engine.shapes`), so an OCR engine's misreading
-  (己/已) is no change either;
+  (己/已) is no change either; and with the set its words, folded by shape and sound
+  (:mod:`worker.engine.words`): two posts one word apart are two messages, however many of
+  their grams agree;
 * a 64-bit mask of the numbers standing on their own in it (:mod:`worker.engine.numbers`):
   two templated reports that differ only in a score or a time are not one post, while a cut
   or an added sentence only ever drops or adds numbers (:func:`worker.engine.sketch.compare`
@@ -32,8 +34,9 @@ most ``Settings.short_chars`` characters also gets:
   have if it began or ended at one of its first or last clauses, which find the post under a
   header with a sentence after it.
 
-The native engine (``worker/native/src/short.rs``) computes all of it but the numbers mask and
-the second list's folding, bit for bit as :func:`_short_reference` does (``tests/engine/test_native.py``).
+The native engine (``worker/native/src/short.rs``) computes all of it but the numbers mask, the
+second list's folding and the words, bit for bit as :func:`_short_reference` does
+(``tests/engine/test_native.py``).
 """
 
 from __future__ import annotations
@@ -49,8 +52,9 @@ import numpy as np
 from worker.engine.numbers import numbers_mask
 from worker.engine.shapes import fold_shapes_and_sounds
 from worker.engine.simhash import mix64, shingle_hashes
-from worker.engine.sketch import DENSE_FLAG, MIN_DENSE_CHAR_GRAMS, PERMUTATIONS, sketch
+from worker.engine.sketch import DENSE_FLAG, MIN_DENSE_CHAR_GRAMS, PERMUTATIONS, WORDS_FLAG, sketch
 from worker.engine.sounds import fold_sounds
+from worker.engine.words import canonical
 
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "ShortPart", "band_keys",
@@ -74,6 +78,8 @@ DENSE_EDGE_MAX_CHARS = 36
 # numbers mask: for so few grams the sketch's estimate is coarse (one-permutation hashing fills
 # only as many of its 128 bins), a listed set gives the resemblance itself.
 MAX_LISTED_GRAMS = 64
+# A listed text keeps its words when they take at most this many bytes (a length byte's reach).
+MAX_WORDS_BYTES = 255
 _TAG_SHIFT = np.uint64(48)
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NON_WORD = re.compile(r"[\W_]+")
@@ -103,18 +109,25 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
         if done is None:
             return None
     char_sketch, tags, keys, lookups = done
-    part = char_sketch + numbers_mask(normalised).to_bytes(8, "big") + (tags or b"")
-    if tags and char_sketch[0] & DENSE_FLAG:
-        part += shape_list(normalised, heard, tags, native)
+    mask = numbers_mask(normalised).to_bytes(8, "big")
+    if not tags:
+        return ShortPart(char_sketch + mask, keys, lookups)
+    seen = fold_shapes_and_sounds(normalised)
+    said = canonical(seen).encode()
+    if len(said) <= MAX_WORDS_BYTES:
+        char_sketch = bytes((char_sketch[0] | WORDS_FLAG,)) + char_sketch[1:]
+        mask += bytes((len(said),)) + said
+    part = char_sketch + mask + tags
+    if char_sketch[0] & DENSE_FLAG:
+        part += shape_list(seen, heard, tags, native)
     return ShortPart(part, keys, lookups)
 
 
-def shape_list(normalised: str, heard: str, tags: bytes, native: Any | None = None) -> bytes:
+def shape_list(seen: str, heard: str, tags: bytes, native: Any | None = None) -> bytes:
     """A dense listed text's second list: the tags of its 3-grams folded by shape, then by sound
     (:mod:`worker.engine.shapes`), and after them one byte, the number of tags in the first list
     (which makes the part's length odd). Empty when folding by shape changes no 3-gram, or the
-    second set is too large to list."""
-    seen = fold_shapes_and_sounds(normalised)
+    second set is too large to list. ``seen``: the text folded by shape, then by sound."""
     if seen == heard:
         return b""
     done = (None if native is None else native.short(seen, 0)) or _short_reference(seen, 0)

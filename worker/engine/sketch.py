@@ -90,9 +90,11 @@ class Similarity:
 
 # A short text's sketch is followed by its character part (``worker.engine.shorttext``): a
 # sketch of the same layout over character 3-grams, a 64-bit mask of its numbers, then, for a
-# set of at most 64 grams, the set itself (16-bit tags, two bytes each), and for a dense one
-# whose grams folding by shape changes, the second set and the number of tags in the first
-# (one byte: such a part alone has an odd length).
+# set of at most 64 grams, its words (flagged in the character sketch's size field: one byte,
+# their length, then their UTF-8; :mod:`worker.engine.words`), the set itself (16-bit tags, two
+# bytes each), and for a dense one whose grams folding by shape changes, the second set and the
+# number of tags in the first (one byte: such a list alone has an odd length). Entries stored
+# before the words were kept have the lists right after the mask.
 SHORT_SKETCH_BYTES = 2 * SKETCH_BYTES + 8
 # A character set this small (10 3-grams: about a dozen characters, "good morning") is in too
 # many unrelated posts: it matches only a set it equals, and containment in a larger set counts
@@ -108,6 +110,9 @@ MIN_DENSE_CHAR_GRAMS = 5
 # Set in the first byte of a dense text's character sketch (its size field, which a short text's
 # set never takes to 0x8000).
 DENSE_FLAG = 0x80
+# Set in the same byte when the words follow the mask.
+WORDS_FLAG = 0x40
+_FLAGS = DENSE_FLAG | WORDS_FLAG
 
 
 def compare(a: bytes, b: bytes) -> Similarity:
@@ -131,7 +136,7 @@ def compare(a: bytes, b: bytes) -> Similarity:
             return Similarity(0.0, 0.0)
         listed = len(a) > SHORT_SKETCH_BYTES and len(b) > SHORT_SKETCH_BYTES
         if listed:
-            chars = _listed_best(a[SHORT_SKETCH_BYTES:], b[SHORT_SKETCH_BYTES:])
+            chars = _listed_best(_lists(a), _lists(b))
         else:
             chars = _compare(_char_sketch(a), _char_sketch(b))
         size_a, size_b = _size(a[SKETCH_BYTES:]), _size(b[SKETCH_BYTES:])
@@ -148,8 +153,22 @@ def compare(a: bytes, b: bytes) -> Similarity:
 
 
 def _char_sketch(short: bytes) -> bytes:
-    """The character sketch of a short text's sketch, its dense flag masked off the size."""
-    return bytes((short[SKETCH_BYTES] & ~DENSE_FLAG,)) + short[SKETCH_BYTES + 1 : SHORT_SKETCH_BYTES - 8]
+    """The character sketch of a short text's sketch, its flags masked off the size."""
+    return bytes((short[SKETCH_BYTES] & ~_FLAGS,)) + short[SKETCH_BYTES + 1 : SHORT_SKETCH_BYTES - 8]
+
+
+def _lists(short: bytes) -> bytes:
+    """A listed short text's gram lists: what follows its mask and words."""
+    if short[SKETCH_BYTES] & WORDS_FLAG:
+        return short[SHORT_SKETCH_BYTES + 1 + short[SHORT_SKETCH_BYTES] :]
+    return short[SHORT_SKETCH_BYTES:]
+
+
+def short_words(sketch: bytes) -> str | None:
+    """The words a listed short text's sketch keeps (:mod:`worker.engine.words`), or None."""
+    if len(sketch) <= SHORT_SKETCH_BYTES or not sketch[SKETCH_BYTES] & WORDS_FLAG:
+        return None
+    return sketch[SHORT_SKETCH_BYTES + 1 : SHORT_SKETCH_BYTES + 1 + sketch[SHORT_SKETCH_BYTES]].decode()
 
 
 def _listed_best(a: bytes, b: bytes) -> Similarity:
@@ -178,8 +197,8 @@ def _listed(a: bytes, b: bytes) -> Similarity:
 
 
 def _size(sketch: bytes) -> int:
-    """The set size of a character sketch (or of a part that starts with one), flag masked off."""
-    return int.from_bytes(sketch[:2], "big") & ~(DENSE_FLAG << 8)
+    """The set size of a character sketch (or of a part that starts with one), flags masked off."""
+    return int.from_bytes(sketch[:2], "big") & ~(_FLAGS << 8)
 
 
 def _compare(a: bytes, b: bytes, long: bool = False) -> Similarity:

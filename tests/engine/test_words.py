@@ -1,0 +1,83 @@
+"""Short posts one word apart are two messages; a slip, a cut or an addition is still a copy."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine.pairs import is_duplicate, without_words
+from worker.engine import words
+from worker.engine.fingerprint import fingerprint
+from worker.engine.match import Candidate, Entry, accepts
+from worker.engine.sketch import short_words
+from worker.settings import Settings
+
+SETTINGS = Settings()
+
+ONE_WORD_APART = [
+    ("Database db1 is down", "Database db2 is down"),
+    ("What is your favorite book?", "What is your favorite hobby?"),
+    ("Deploy of api-gateway started in eu-west", "Deploy of api-gateway finished in eu-west"),
+    ("框架的启动偏移量需要在配置文件里设置", "框架的结束偏移量需要在配置文件里设置"),
+    ("受台风影响，明天上午全市中小学停课一天", "受台风影响，明天上午全市中小学放假一天"),
+]
+
+
+def _accepted(a: str, b: str, keep_words: bool) -> bool:
+    probe, stored = fingerprint(a, SETTINGS), fingerprint(b, SETTINGS)
+    sketch = stored.sketch if keep_words else without_words(stored.sketch)
+    entry = Entry("stored", stored.simhash, 0, 0, sketch)
+    return accepts(probe, Candidate(entry, (probe.simhash ^ stored.simhash).bit_count()), SETTINGS) is not None
+
+
+@pytest.mark.parametrize(("a", "b"), ONE_WORD_APART)
+def test_short_posts_one_word_apart_are_not_copies(a: str, b: str) -> None:
+    assert not is_duplicate(a, b)
+    assert not is_duplicate(b, a)
+    assert _accepted(a, b, keep_words=False), "their character grams alone pass: the words tell them apart"
+
+
+@pytest.mark.parametrize(
+    ("copy", "original"),
+    [
+        ("Databse db1 is down", "Database db1 is down"),  # a dropped letter
+        ("What is your favroite book?", "What is your favorite book?"),  # two letters swapped
+        ("the modem was reset at the station", "the modern was reset at the station"),  # OCR rn/m
+        ("the one dream man ro", "the one dream man robert h"),  # cut mid-word
+        (
+            "killing time that's all that's going on heer, radcal scout launch",
+            "killing time that's all that's going on here",
+        ),
+        ("我己经到家了", "我已经到家了"),  # a look-alike
+        ("框架的起动偏移量需要在配置文件里设置", "框架的启动偏移量需要在配置文件里设置"),  # a homophone
+    ],
+)
+def test_slips_cuts_and_additions_stay_copies(copy: str, original: str) -> None:
+    assert is_duplicate(copy, original)
+
+
+def test_entries_stored_before_the_words_compare_as_before() -> None:
+    a, b = ONE_WORD_APART[0]
+    assert short_words(fingerprint(b, SETTINGS).sketch) == "database db2 is down"
+    assert _accepted(a, b, keep_words=False), "an entry without words is verified on its grams alone"
+
+
+def test_what_counts_as_another_word() -> None:
+    assert words.changed(["book"], ["hobby"])
+    assert words.changed(["up"], ["on"])
+    assert words.changed(["db1"], ["db2"]), "other digits"
+    assert not words.changed(["book"], ["bok"]) and not words.changed(["the"], ["teh"])
+    assert not words.changed(["modern"], ["modem"]), "OCR reads rn as m"
+    assert words.changed(list("启动"), list("结束"))
+    assert not words.changed(list("启动"), list("动启")), "the same characters reordered are a slip"
+    assert not words.changed(["好"], ["差"]), "one Han character alone is left to the grams"
+    assert not words.differ("going on here", "going on heer radcal scout launch"), "a slip before an addition"
+    assert not words.differ("stationed at a 54 kilometer", "stationed at a 54 kilo"), "a cut mid-word"
+    assert not words.differ("nouncement of the deal", "announcement of the deal"), "a cut at the front"
+    assert words.differ("status of db1 ok", "status of db2 ok")
+    assert words.differ("fix leak in mlx5e_ptp_open", "fix leak in jsc5e_ptp_open"), "an identifier's parts"
+
+
+def test_edit_distance_counts_a_swap_of_neighbours_as_one() -> None:
+    assert words.edit_distance("favorite", "favroite") == 1
+    assert words.edit_distance("book", "hobby") == 4
+    assert words.edit_distance("", "abc") == 3
