@@ -33,10 +33,26 @@ def canonical(folded: str) -> str:
 
 
 def differ(a: str, b: str) -> bool:
-    """Whether the aligned tokens of two canonical texts hold a run replaced by another word."""
+    """Whether the aligned tokens of two canonical texts hold a run replaced by another word.
+
+    The tokens the two share at their start and end are aligned first and only what lies
+    between goes to the matcher: most pairs verified are a copy and its original, equal or one
+    holding the other, and the matcher cost a repost-heavy scan a twentieth of its time."""
+    if a == b:
+        return False
     old, new = _TOKEN.findall(a), _TOKEN.findall(b)
+    shorter = min(len(old), len(new))
+    head = 0
+    while head < shorter and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < shorter - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    old, new = old[head : len(old) - tail], new[head : len(new) - tail]
+    if not old or not new:
+        return False
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        ends = (i2 == len(old) or j2 == len(new), i1 == 0 or j1 == 0)
+        ends = (not tail and (i2 == len(old) or j2 == len(new)), not head and (i1 == 0 or j1 == 0))
         if tag == "replace" and replaced(old[i1:i2], new[j1:j2], *ends):
             return True
     return False
