@@ -95,7 +95,13 @@ def test_native_short_part_equals_python_on_the_feed_posts() -> None:
     texts = [e["text"] for e in events[400:]]
     shorts = [normalize(t) for t in texts if len(normalize(t)) <= SETTINGS.short_chars]
     assert len(shorts) > 0.8 * len(texts)
-    edges = (shorttext.EDGE_CHARS, shorttext.DENSE_EDGE_CHARS, shorttext.DENSE_EDGE_MAX_CHARS, shorttext.INNER_EDGES)
+    edges = (
+        shorttext.EDGE_CHARS,
+        shorttext.DENSE_EDGE_CHARS,
+        shorttext.DENSE_EDGE_MAX_CHARS,
+        shorttext.INNER_EDGES,
+        shorttext.SHORT_LEAD_CHARS,
+    )
     for text in shorts:
         native, basis = _engine().short(text, SETTINGS.short_bands, *edges), re.sub(r"[\W_]+", "", text)
         if not basis:  # nothing to sketch: both sides decline

@@ -29,7 +29,8 @@ most ``Settings.short_chars`` characters also gets:
   nominate candidates; the character sketches verify them;
 * two more exact keys, hashes of its first and last ``EDGE_CHARS`` characters
   (``DENSE_EDGE_CHARS`` for a dense text of at most ``DENSE_EDGE_MAX_CHARS``), which find a
-  cut or a prefixed copy whose resemblance is too low for the bands;
+  cut or a prefixed copy whose resemblance is too low for the bands (and for a Latin text of
+  at most ``DENSE_EDGE_MAX_CHARS``, a third, of its first ``SHORT_LEAD_CHARS``);
 * *inner edges* to look up but not store (:func:`inner_edge_keys`): the edges a post would
   have if it began or ended at one of its first or last clauses, which find the post under a
   header with a sentence after it.
@@ -52,12 +53,13 @@ import numpy as np
 from worker.engine.numbers import numbers_mask
 from worker.engine.shapes import fold_shapes_and_sounds
 from worker.engine.simhash import mix64, shingle_hashes
-from worker.engine.sketch import DENSE_FLAG, MIN_DENSE_CHAR_GRAMS, PERMUTATIONS, WORDS_FLAG, sketch
+from worker.engine.sketch import DENSE_FLAG, MIN_CHAR_GRAMS, MIN_DENSE_CHAR_GRAMS, PERMUTATIONS, WORDS_FLAG, sketch
 from worker.engine.sounds import fold_sounds
 from worker.engine.words import canonical
 
 __all__ = [
-    "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "ShortPart", "band_keys",
+    "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS", "ShortPart",
+    "band_keys",
     "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys",
 ]  # fmt: skip
 
@@ -74,6 +76,11 @@ EDGE_CHARS = 16
 # boilerplate as often ("来自iPhone客户端"), and every text under a key is a candidate to verify.
 DENSE_EDGE_CHARS = MIN_DENSE_CHAR_GRAMS + CHAR_GRAM - 1
 DENSE_EDGE_MAX_CHARS = 36
+# A Latin text of at most DENSE_EDGE_MAX_CHARS letters and digits also stores a lead key of as
+# many characters as its smallest set that compare() lets match: a cut of a 25-letter line keeps
+# 11-24 of them, fewer than EDGE_CHARS, and nothing else nominates so short a cut. A third key,
+# not a narrower edge as in dense text: the inner edges a longer copy looks up stay EDGE_CHARS wide.
+SHORT_LEAD_CHARS = MIN_CHAR_GRAMS + CHAR_GRAM - 1
 # A set of at most this many 3-grams is listed whole (16 bits of each hash, sorted) after the
 # numbers mask: for so few grams the sketch's estimate is coarse (one-permutation hashing fills
 # only as many of its 128 bins), a listed set gives the resemblance itself.
@@ -102,7 +109,7 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
         return None
     bands = min(bands, PERMUTATIONS // BAND_ROWS)
     heard = fold_sounds(normalised)
-    edges = (EDGE_CHARS, DENSE_EDGE_CHARS, DENSE_EDGE_MAX_CHARS, INNER_EDGES)
+    edges = (EDGE_CHARS, DENSE_EDGE_CHARS, DENSE_EDGE_MAX_CHARS, INNER_EDGES, SHORT_LEAD_CHARS)
     done = None if native is None else native.short(heard, bands, *edges)
     if done is None:
         done = _short_reference(heard, bands)
@@ -165,6 +172,8 @@ def _short_reference(heard: str, bands: int) -> tuple[bytes, bytes | None, Keys,
     dense = _dense(basis)
     edge = DENSE_EDGE_CHARS if dense and len(basis) <= DENSE_EDGE_MAX_CHARS else EDGE_CHARS
     keys = band_keys(char_sketch, bands) + edge_keys(basis, edge)
+    if not dense and SHORT_LEAD_CHARS < len(basis) <= DENSE_EDGE_MAX_CHARS:
+        keys += (mmh3.hash64(basis[:SHORT_LEAD_CHARS], _LEAD_SEED, signed=False)[0],)
     if dense:
         char_sketch = bytes((char_sketch[0] | DENSE_FLAG,)) + char_sketch[1:]
     return char_sketch, listed, keys, inner_edge_keys(heard, dense, keys)

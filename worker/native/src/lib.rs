@@ -175,9 +175,10 @@ impl Engine {
     /// `(sketch, tags or None, keys, lookups)`: the character part of a short normalised text
     /// (`worker.engine.shorttext._short_reference`: edge keys of `edge_chars` characters, of
     /// `dense_edge_chars` for a dense text of at most `dense_max_chars`; inner edges at
-    /// `inner_edges` clauses from each end), or `None` when Python must compute it (a character
+    /// `inner_edges` clauses from each end; a Latin text of at most `dense_max_chars` also a lead
+    /// key of `short_lead_chars`), or `None` when Python must compute it (a character
     /// outside the BMP, no letter or digit).
-    #[pyo3(signature = (text, bands, edge_chars = 16, dense_edge_chars = 0, dense_max_chars = 0, inner_edges = 0))]
+    #[pyo3(signature = (text, bands, edge_chars = 16, dense_edge_chars = 0, dense_max_chars = 0, inner_edges = 0, short_lead_chars = 0))]
     #[allow(clippy::too_many_arguments)]
     fn short<'py>(
         &self,
@@ -188,6 +189,7 @@ impl Engine {
         dense_edge_chars: usize,
         dense_max_chars: usize,
         inner_edges: usize,
+        short_lead_chars: usize,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let Ok(text) = text.to_str() else {
             return Ok(None);
@@ -200,6 +202,7 @@ impl Engine {
             dense_chars: dense_edge_chars,
             dense_max: dense_max_chars,
             inner: inner_edges,
+            short_lead: short_lead_chars,
         };
         let Some(part) = short::short(text, &self.classes, &self.donors, bands, &edges) else {
             return Ok(None);

@@ -62,11 +62,13 @@ pub fn band_keys(sketch: &[u8], bands: usize, seed: u32) -> Vec<u64> {
 /// its sketch's size field is then flagged) of at most `dense_max` characters, `dense_chars`.
 /// `dense_chars` 0: no text is dense. `inner`: how many clause starts and ends become inner
 /// edges (`worker.engine.shorttext.inner_edge_keys`), `dense_chars` wide in a dense text.
+/// `short_lead`: a Latin text of at most `dense_max` also stores a lead key this wide (0: none).
 pub struct Edges {
     pub chars: usize,
     pub dense_chars: usize,
     pub dense_max: usize,
     pub inner: usize,
+    pub short_lead: usize,
 }
 
 /// Where each clause after the first starts, in `basis` positions: a run of characters that
@@ -123,6 +125,9 @@ pub fn short(text: &str, classes: &Classes, donors: &[Vec<u8>], bands: usize, ed
     let width = if dense && basis.len() <= edges.dense_max { edges.dense_chars } else { edges.chars };
     keys.push(edge(&basis[..width.min(basis.len())], LEAD_SEED));
     keys.push(edge(&basis[basis.len().saturating_sub(width)..], TAIL_SEED));
+    if !dense && edges.short_lead > 0 && edges.short_lead < basis.len() && basis.len() <= edges.dense_max {
+        keys.push(edge(&basis[..edges.short_lead], LEAD_SEED));
+    }
     let lookups = if edges.inner > 0 {
         let width = if dense { edges.dense_chars } else { edges.chars };
         inner_keys(&basis, &clause_starts(text, classes, dense, basis.len()), width, edges.inner, &keys)
