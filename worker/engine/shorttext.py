@@ -58,9 +58,8 @@ from worker.engine.sounds import fold_sounds
 from worker.engine.words import canonical
 
 __all__ = [
-    "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS", "ShortPart",
-    "band_keys",
-    "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys",
+    "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
+    "ShortPart", "band_keys", "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys",
 ]  # fmt: skip
 
 CHAR_GRAM = 3

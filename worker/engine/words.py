@@ -7,9 +7,9 @@ The words can: a slip leaves a word close to itself (one or two letters changed,
 doubled or swapped; a Chinese character misread or mistyped, which the sound and shape folds
 mostly undo), another word is far from it. So a listed short text keeps its words
 (:func:`canonical`, in its sketch: :mod:`worker.engine.shorttext`), and
-:func:`worker.engine.match.accepts` refuses two whose aligned words differ by one
-:func:`changed` run. Words added or removed (a header, a wrapper, a cut, an appended
-sentence) are not a change: only a run replaced on both sides is.
+:func:`worker.engine.match.accepts` refuses two that :func:`differ`: their aligned words hold
+a run of one replaced by another word in the other. Words added or removed (a header, a
+wrapper, a cut, an appended sentence) are not a change: only a run replaced on both sides is.
 """
 
 from __future__ import annotations
