@@ -9,7 +9,7 @@ from tests.engine.pairs import is_duplicate
 from worker.engine.fingerprint import fingerprint
 from worker.engine.normalize import normalize
 from worker.engine.numbers import MAX_NUMBER_TAGS, number_tags
-from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES
+from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES, compare, plausible
 from worker.settings import Settings
 
 SETTINGS = Settings()
@@ -85,3 +85,14 @@ def test_number_tags_count_whole_distinct_numbers() -> None:
     assert cut == three
     many = " ".join(f"item {n} costs {n + 1000}" for n in range(100, 200))
     assert len(number_tags(normalize(many))) == 2 * MAX_NUMBER_TAGS
+
+
+def test_a_probe_passes_over_stored_alerts_whose_numbers_rule_them_out() -> None:
+    alert = fingerprint("ALERT: disk usage on web-068 reached 98% at 14:54 UTC, threshold 80%", SETTINGS).sketch
+    other = fingerprint("ALERT: disk usage on web-068 reached 91% at 14:07 UTC, threshold 80%", SETTINGS).sketch
+    cut = fingerprint("ALERT: disk usage on web-068 reached 98% at 14:54 UTC", SETTINGS).sketch
+    keep = plausible(alert, own="a1")
+    assert not keep("a2", other) and compare(alert, other).resemblance == 0.0, "refused on its numbers alone"
+    assert keep("a3", cut) and keep("a1", other), "a cut keeps its numbers; the probe's own entry is kept"
+    story = fingerprint(_ops_report(list(range(10, 18))), SETTINGS).sketch
+    assert plausible(story)("r", other), "a longer text's probe reads every candidate"

@@ -213,9 +213,22 @@ def test_exact_keyspace_groups_entries_by_hash(tmp_path: Path) -> None:
         assert index.query_exact(9) == []
         assert sorted(x.event_id for x in index.query_exact_many([9, 7, 8, big])) == ["ev-1", "ev-2", "ev-3"]
         assert index.query_exact_many([]) == [] and index.query_exact_many([9]) == []
-        assert index.query(10, 64) == [], "exact entries are not in the tables"
-        with pytest.raises(ValueError):
-            index.add_exact(-1, a)
+
+
+def test_an_exact_query_leaves_out_the_entries_its_filter_refuses(tmp_path: Path) -> None:
+    def kept(index: BlockIndex, sketch: bytes) -> list[str]:
+        found = index.query_exact_many([7], lambda event_id, s: s == sketch or event_id == "ev-3")
+        return sorted(x.event_id for x in found)
+
+    with BlockIndex(tmp_path / "ix", plan_for()) as index:
+        index.add_exact(7, entry(1, 10, sketch=b"keep"))
+        index.add_exact(7, entry(2, 11, sketch=b"drop"))
+        with index.deferred():
+            index.add_exact(7, entry(3, 12, sketch=b"drop"))
+            assert kept(index, b"keep") == ["ev-1", "ev-3"], "stored and staged entries alike"
+    with BlockIndex(tmp_path / "ix", plan_for()) as index:  # nothing recent: entries read from disk
+        assert kept(index, b"drop") == ["ev-2", "ev-3"]
+        assert len(index.query_exact_many([7])) == 3
 
 
 def test_records_put_get_overwrite(tmp_path: Path) -> None:

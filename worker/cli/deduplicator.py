@@ -28,6 +28,7 @@ from worker.engine.blocks import hamming
 from worker.engine.fingerprint import Fingerprint, fingerprint
 from worker.engine.match import Candidate, Entry
 from worker.engine.simhash import to_hex
+from worker.engine.sketch import plausible
 from worker.settings import Settings
 from worker.state.index import BlockIndex
 
@@ -88,7 +89,7 @@ class Deduplicator:
         if probe.in_tables:
             for candidate in self.index.query(probe.simhash, self.settings.max_distance):
                 candidates[candidate.entry.event_id] = candidate
-        for entry in self.index.query_exact_many(probe.probe_keys):
+        for entry in self.index.query_exact_many(probe.probe_keys, plausible(probe.sketch)):
             candidates.setdefault(entry.event_id, Candidate(entry, hamming(entry.fingerprint, probe.simhash)))
         found = match.earliest(candidates.values(), lambda c: match.accepts(probe, c, self.settings), oldest)
         return None if found is None else Match(*found)

@@ -26,6 +26,7 @@ collisions (1/256) are corrected in :func:`resemblance`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,10 +130,7 @@ def compare(a: bytes, b: bytes) -> Similarity:
     only ever compared when their exact hashes agree, and must then match.
     """
     if len(a) >= SHORT_SKETCH_BYTES and len(b) >= SHORT_SKETCH_BYTES:
-        mask_a = int.from_bytes(a[SHORT_SKETCH_BYTES - 8 : SHORT_SKETCH_BYTES], "big")
-        mask_b = int.from_bytes(b[SHORT_SKETCH_BYTES - 8 : SHORT_SKETCH_BYTES], "big")
-        fewer = mask_a if mask_a.bit_count() <= mask_b.bit_count() else mask_b
-        if mask_a & mask_b != fewer:
+        if numbers_apart(a, b):
             return Similarity(0.0, 0.0)
         listed = len(a) > SHORT_SKETCH_BYTES and len(b) > SHORT_SKETCH_BYTES
         if listed:
@@ -150,6 +148,29 @@ def compare(a: bytes, b: bytes) -> Similarity:
     if long and numbers_disagree(a[SKETCH_BYTES:], b[SKETCH_BYTES:]):
         return Similarity(0.0, 0.0, long)
     return _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long)
+
+
+def numbers_apart(a: bytes, b: bytes) -> bool:
+    """Whether two short texts' sketches hold numbers that tell them apart: the mask with fewer
+    bits does not lie inside the other. Such a pair is never a copy, whatever else agrees; a
+    probe of a template's events skips its candidates on this alone (:func:`plausible`)."""
+    if len(a) < SHORT_SKETCH_BYTES or len(b) < SHORT_SKETCH_BYTES:
+        return False
+    mask_a = int.from_bytes(a[SHORT_SKETCH_BYTES - 8 : SHORT_SKETCH_BYTES], "big")
+    mask_b = int.from_bytes(b[SHORT_SKETCH_BYTES - 8 : SHORT_SKETCH_BYTES], "big")
+    fewer = mask_a if mask_a.bit_count() <= mask_b.bit_count() else mask_b
+    return mask_a & mask_b != fewer
+
+
+def plausible(probe: bytes, own: str | None = None) -> Callable[[str, bytes], bool]:
+    """A filter of stored entries (their event id and sketch) for a probe with sketch ``probe``:
+    False for one :func:`compare` would refuse on its numbers alone. A key of a template's
+    events names dozens of entries whose figures differ; reading each into a candidate and
+    verifying it was most of a probe. ``own``: the probe's event id, whose entry is always kept
+    (the index stage tells a replay by it)."""
+    if len(probe) < SHORT_SKETCH_BYTES:
+        return lambda _id, _sketch: True
+    return lambda event_id, sketch: event_id == own or not numbers_apart(probe, sketch)
 
 
 def _char_sketch(short: bytes) -> bytes:

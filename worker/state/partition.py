@@ -24,6 +24,7 @@ from worker.engine.blocks import Plan, hamming
 from worker.engine.match import Candidate, Entry
 from worker.state.index import BlockIndex
 from worker.state.layout import StoreLayoutError
+from worker.state.reads import Keep
 
 log = logging.getLogger("neardup.worker")
 
@@ -49,9 +50,11 @@ class IndexPartition:
         """Entries sharing ``fingerprint``'s key in one of ``tables``, within ``max_distance``, each once."""
         return self.index.query(fingerprint, max_distance, tables=tables) if tables else []
 
-    def exact_candidates(self, fingerprint: int, keys: Sequence[int]) -> list[Candidate]:
-        """Entries stored under any of the exact ``keys``, each once (no distance bound, as in batch mode)."""
-        return [Candidate(e, hamming(fingerprint, e.fingerprint)) for e in self.index.query_exact_many(keys)]
+    def exact_candidates(self, fingerprint: int, keys: Sequence[int], keep: Keep | None = None) -> list[Candidate]:
+        """Entries stored under any of the exact ``keys`` that ``keep`` takes, each once (no distance
+        bound, as in batch mode)."""
+        found = self.index.query_exact_many(keys, keep)
+        return [Candidate(e, hamming(fingerprint, e.fingerprint)) for e in found]
 
     def add(self, entry: Entry, tables: Sequence[int] = (), exact_keys: Sequence[int] = ()) -> None:
         """Store ``entry`` in block tables and under exact keys (one write), and log it."""

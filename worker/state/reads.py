@@ -8,7 +8,7 @@ first; rows and records of a bucket that is no longer live are skipped
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import cast
 
@@ -30,6 +30,9 @@ from worker.state.layout import (
     exact_records,
 )
 from worker.state.pending import Pending
+
+# A filter of stored entries by (event id, sketch), applied before an entry is built.
+Keep = Callable[[str, bytes], bool]
 
 
 class Reads(TimeBuckets):
@@ -122,9 +125,9 @@ class Reads(TimeBuckets):
         entries = self._by_ref(bucket, ENTRIES, [row[8:-SUFFIX] for row in rows])
         return [(row, entry) for row, entry in zip(rows, entries, strict=True) if entry is not None]
 
-    def _by_ref(self, bucket: Bucket, kind: str, refs: list[bytes]) -> list[Entry | None]:
+    def _by_ref(self, bucket: Bucket, kind: str, refs: list[bytes], keep: Keep | None = None) -> list[Entry | None]:
         """The entries of keyspace ``kind`` of ``bucket`` named by ``refs`` (None where there is
-        none), from memory where recent."""
+        none, or ``keep`` refuses its event id and sketch), from memory where recent."""
         recent = self._recent
         lead = bucket.lead[kind]
         found: list[Entry | None] = []
@@ -133,12 +136,14 @@ class Reads(TimeBuckets):
         for i, ref in enumerate(refs):
             entry = staged.get((bucket.number, lead + ref))
             if entry is not None:  # staged in the open deferred block: what its write leaves there
-                found.append(entry)
+                found.append(entry if keep is None or keep(entry.event_id, entry.sketch) else None)
                 continue
             cached = recent.get((bucket.number, lead + ref))
-            found.append(None if cached is None else Entry.trusted(cached))
             if cached is None:
+                found.append(None)
                 missing.append(i)
+            else:
+                found.append(Entry.trusted(cached) if keep is None or keep(cached[0], cached[4]) else None)
         if missing:
             keys = [lead + refs[i] for i in missing]
             values = cast(list[bytes | None], bucket.cf[kind].get([*keys]))
@@ -146,16 +151,17 @@ class Reads(TimeBuckets):
                 if value is not None:
                     entry = decode_entry(value)
                     self._remember(bucket.number, key, entry)
-                    found[i] = entry
+                    found[i] = entry if keep is None or keep(entry.event_id, entry.sketch) else None
         return found
 
     def query_exact(self, h: int) -> list[Entry]:
         """Every entry in the window stored under exactly ``h``."""
         return self.query_exact_many([h])
 
-    def query_exact_many(self, keys: Sequence[int]) -> list[Entry]:
+    def query_exact_many(self, keys: Sequence[int], keep: Keep | None = None) -> list[Entry]:
         """Every entry in the window stored under any of ``keys``, each id once (its newest
-        bucket's entry): one multi-get for all of them, as a short text has a dozen keys."""
+        bucket's entry ``keep`` takes): one multi-get for all of them, as a short text has a
+        dozen keys. ``keep`` (event id, sketch): entries it refuses are left out unbuilt."""
         if not keys:
             return []
         full = [exact_prefix(h) for h in keys]
@@ -180,7 +186,7 @@ class Reads(TimeBuckets):
         for bucket in self._live():  # newest first, as for table rows
             for kind in (ENTRIES, ONLY):
                 refs = by_place.get((bucket.suffix, bucket.lead[kind]))
-                for entry in self._by_ref(bucket, kind, refs) if refs else ():
+                for entry in self._by_ref(bucket, kind, refs, keep) if refs else ():
                     if entry is not None and (horizon is None or entry.ts >= horizon):
                         out.setdefault(entry.event_id, entry)
         return list(out.values())

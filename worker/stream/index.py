@@ -22,6 +22,7 @@ from topology.verdicts import Ref
 from worker.engine import match
 from worker.engine.fingerprint import Fingerprint
 from worker.engine.match import Candidate, Entry
+from worker.engine.sketch import plausible
 from worker.settings import Settings
 from worker.state.partition import IndexPartition
 from worker.stream import deadletter
@@ -120,12 +121,14 @@ class IndexStage:
             note = note_item(later_id, later_order, ref.to_dict())
             replies[answer_partition(later_id, self.partitions)].append(note)
 
-    def _found(self, store: IndexPartition, probes: list[Probe]) -> list[Candidate]:
-        """The stored entries near one event in this partition: by its tables' keys, then its exact keys."""
+    def _found(self, store: IndexPartition, probes: list[Probe], every: bool = False) -> list[Candidate]:
+        """The stored entries near one event in this partition: by its tables' keys, then its exact
+        keys, those its numbers rule out left unread unless ``every`` (``/check`` shows them)."""
         fingerprint = probes[0].fingerprint
         tables = [p.table for p in probes if not p.exact]
         found = {c.entry.event_id: c for c in store.candidates(fingerprint, tables, self.settings.max_distance)}
-        for candidate in store.exact_candidates(fingerprint, [p.key for p in probes if p.exact]):
+        keep = None if every else plausible(probes[0].sketch, probes[0].id)
+        for candidate in store.exact_candidates(fingerprint, [p.key for p in probes if p.exact], keep):
             found.setdefault(candidate.entry.event_id, candidate)
         return list(found.values())
 
@@ -133,7 +136,7 @@ class IndexStage:
         """What :meth:`process` would answer for one event's probes of this partition, without
         storing it: its earliest earlier match, and every candidate with its similarity (``/check``)."""
         verified: Verified = {}
-        found = self._found(store, probes)
+        found = self._found(store, probes, every=True)
         earlier, _, _ = self._match(probes[0], found, verified)
         shown = []
         oldest_ts = probes[0].ts - self.retention_ms
