@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from bench import devfeed, devset, devswaps, devtiny
+from bench import devfeed, devswaps, devtiny
 
 SIZE = 800
 MIN_CHARS, MAX_CHARS = 12, 30
@@ -32,12 +32,5 @@ def extend(
     rng = random.Random(seed ^ _SEED_SALT)
     posts = [p for p in devswaps.changelog_posts() if MIN_CHARS <= len(p.text) <= MAX_CHARS]
     rng.shuffle(posts)
-    overlap, restated = devset._OverlapFilter(), devtiny._Restatements([event["text"] for event in events])
-
-    def accept(text: str) -> bool:
-        return overlap.accept(text) and restated.accept(text)
-
-    for event in events:
-        overlap.accept(event["text"])
-    made = devfeed._stream(posts, size, rng, accept)
+    made = devfeed._stream(posts, size, rng, devtiny.new_posts(events))
     return devfeed.append_part(events, truth, made, "fl", "l")

@@ -101,10 +101,7 @@ def extend(
     zh = [p for p in posts if p.lang == "zh"]
     en = [p for p in posts if p.lang == "en"] + logs
     posts = [p for pair in zip(zh, en, strict=False) for p in pair]
-    overlap = devtiny.devset._OverlapFilter()
-    restated = devtiny._Restatements([event["text"] for event in events])
-    for event in events:
-        overlap.accept(event["text"])
+    accept = devtiny.new_posts(events)
     donors = {lang: [p.text for p in posts if p.lang == lang][:200] for lang in ("zh", "en")}
     made: list[devfeed._Event] = []
     slips = (("slip_typos", feededits.slip_typos), ("ocr_typos", feededits.ocr_typos))
@@ -112,7 +109,7 @@ def extend(
         if len(made) >= size:
             break
         swapped = word_swap(post.text, post.lang, rng, donors[post.lang])
-        if swapped is None or not (overlap.accept(post.text) and restated.accept(post.text)):
+        if swapped is None or not accept(post.text):
             continue
         t = rng.uniform(0, size)
         made.append(devfeed._Event(post.text, post.lang, t, len(made), "original", post.sid, []))

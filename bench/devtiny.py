@@ -23,6 +23,7 @@ their verdicts and figures.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from bench import devfeed, devset
@@ -93,12 +94,14 @@ def extend(
     rng = random.Random(seed ^ _SEED_SALT)
     posts = load_posts(events)
     rng.shuffle(posts)
+    made = devfeed._stream(posts, size, rng, new_posts(events))
+    return devfeed.append_part(events, truth, made, "ft", "t")
+
+
+def new_posts(events: list[dict[str, Any]]) -> Callable[[str], bool]:
+    """Accepts (and remembers) a post that no event before overlaps (the dev set's overlap
+    filter) and that restates no post accepted before (:class:`_Restatements`)."""
     overlap, restated = devset._OverlapFilter(), _Restatements([event["text"] for event in events])
-
-    def accept(text: str) -> bool:
-        return overlap.accept(text) and restated.accept(text)
-
     for event in events:
         overlap.accept(event["text"])
-    made = devfeed._stream(posts, size, rng, accept)
-    return devfeed.append_part(events, truth, made, "ft", "t")
+    return lambda text: overlap.accept(text) and restated.accept(text)
