@@ -17,8 +17,8 @@ here are also change-log entries of the installed Debian packages
 (``/usr/share/doc/*/changelog.Debian.gz``: "Fix crash when the config file is empty",
 "d/watch: Look for development versions"), short lines of a feed's own kind, alerts and
 status lines, that no set reads elsewhere. It never reads the held-out set's sources
-(``bench/heldout.py``). The part comes last in
-arrival order (ids ``fw…``, clusters ``w…``), so the parts before keep their verdicts and figures.
+(``bench/heldout.py``). The part comes last in arrival order (ids ``fw…``, clusters ``w…``), so
+the parts before keep their verdicts and figures.
 """
 
 from __future__ import annotations
@@ -41,8 +41,6 @@ _FUNCTION_WORDS = frozenset(
     "when which would there their about into more some could other".split()
 )
 _EN_WORD = re.compile(r"[A-Za-z]{3,}")
-
-
 CHANGELOGS = Path("/usr/share/doc")
 _ENTRY = re.compile(r"^ {2,4}[*-] (.+)$")
 
