@@ -55,7 +55,7 @@ from worker.engine.shapes import fold_shapes_and_sounds
 from worker.engine.simhash import mix64, shingle_hashes
 from worker.engine.sketch import DENSE_FLAG, MIN_CHAR_GRAMS, MIN_DENSE_CHAR_GRAMS, PERMUTATIONS, WORDS_FLAG, sketch
 from worker.engine.sounds import fold_sounds
-from worker.engine.words import canonical
+from worker.engine.words import HAN, canonical
 
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
@@ -87,7 +87,7 @@ MAX_LISTED_GRAMS = 64
 # A listed text keeps its words when they take at most this many bytes (a length byte's reach).
 MAX_WORDS_BYTES = 255
 _TAG_SHIFT = np.uint64(48)
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HAN = re.compile(f"[{HAN}]")
 _NON_WORD = re.compile(r"[\W_]+")
 
 
@@ -172,7 +172,7 @@ def _short_reference(heard: str, bands: int) -> tuple[bytes, bytes | None, Keys,
     edge = DENSE_EDGE_CHARS if dense and len(basis) <= DENSE_EDGE_MAX_CHARS else EDGE_CHARS
     keys = band_keys(char_sketch, bands) + edge_keys(basis, edge)
     if not dense and SHORT_LEAD_CHARS < len(basis) <= DENSE_EDGE_MAX_CHARS:
-        keys += (mmh3.hash64(basis[:SHORT_LEAD_CHARS], _LEAD_SEED, signed=False)[0],)
+        keys += (_edge(basis[:SHORT_LEAD_CHARS], _LEAD_SEED),)
     if dense:
         char_sketch = bytes((char_sketch[0] | DENSE_FLAG,)) + char_sketch[1:]
     return char_sketch, listed, keys, inner_edge_keys(heard, dense, keys)
@@ -198,8 +198,8 @@ def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int,
     bounds = sorted({b for b in ends if 0 < b < len(basis)})  # where each clause after the first starts
     leads = [b for b in bounds[:INNER_EDGES] if b + chars <= len(basis)]
     tails = [b for b in bounds[-INNER_EDGES:] if b >= chars]
-    keys = [mmh3.hash64(basis[s : s + chars], _LEAD_SEED, signed=False)[0] for s in leads]
-    keys += [mmh3.hash64(basis[e - chars : e], _TAIL_SEED, signed=False)[0] for e in tails]
+    keys = [_edge(basis[s : s + chars], _LEAD_SEED) for s in leads]
+    keys += [_edge(basis[e - chars : e], _TAIL_SEED) for e in tails]
     return tuple(dict.fromkeys(k for k in keys if k not in own))
 
 
@@ -207,10 +207,12 @@ def edge_keys(basis: str, chars: int) -> tuple[int, int]:
     """Hashes of the first and the last ``chars`` characters: a cut anywhere after them keeps
     the first, a header or a wrapper in front keeps the last, however little of the longer
     text the shorter one is (bands need a resemblance)."""
-    return (
-        mmh3.hash64(basis[:chars], _LEAD_SEED, signed=False)[0],
-        mmh3.hash64(basis[-chars:], _TAIL_SEED, signed=False)[0],
-    )
+    return _edge(basis[:chars], _LEAD_SEED), _edge(basis[-chars:], _TAIL_SEED)
+
+
+def _edge(chars: str, seed: int) -> int:
+    """The key of an edge: its characters hashed with the lead's or the tail's seed."""
+    return mmh3.hash64(chars, seed, signed=False)[0]
 
 
 def char_gram_hashes(basis: str) -> np.ndarray:

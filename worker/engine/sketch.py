@@ -178,18 +178,24 @@ def _char_sketch(short: bytes) -> bytes:
     return bytes((short[SKETCH_BYTES] & ~_FLAGS,)) + short[SKETCH_BYTES + 1 : SHORT_SKETCH_BYTES - 8]
 
 
+def _words_end(short: bytes) -> int:
+    """Where a listed short text's words end and its gram lists begin (right after the mask
+    in an entry stored before the words were kept)."""
+    if short[SKETCH_BYTES] & WORDS_FLAG:
+        return SHORT_SKETCH_BYTES + 1 + short[SHORT_SKETCH_BYTES]
+    return SHORT_SKETCH_BYTES
+
+
 def _lists(short: bytes) -> bytes:
     """A listed short text's gram lists: what follows its mask and words."""
-    if short[SKETCH_BYTES] & WORDS_FLAG:
-        return short[SHORT_SKETCH_BYTES + 1 + short[SHORT_SKETCH_BYTES] :]
-    return short[SHORT_SKETCH_BYTES:]
+    return short[_words_end(short) :]
 
 
 def short_words(sketch: bytes) -> str | None:
     """The words a listed short text's sketch keeps (:mod:`worker.engine.words`), or None."""
     if len(sketch) <= SHORT_SKETCH_BYTES or not sketch[SKETCH_BYTES] & WORDS_FLAG:
         return None
-    return sketch[SHORT_SKETCH_BYTES + 1 : SHORT_SKETCH_BYTES + 1 + sketch[SHORT_SKETCH_BYTES]].decode()
+    return sketch[SHORT_SKETCH_BYTES + 1 : _words_end(sketch)].decode()
 
 
 def _listed_best(a: bytes, b: bytes) -> Similarity:

@@ -17,10 +17,12 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# The Han characters (CJK unified ideographs, extension A, compatibility ideographs).
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_ONE_HAN = re.compile(f"[{HAN}]")
 # A token: one Han character (a syllable, often a word), or a run of other letters and digits
 # (an identifier's parts apart: "mlx5e_ptp_open" is three words).
-_TOKEN = re.compile(rf"[{_HAN}]|[^\W_{_HAN}]+")
+_TOKEN = re.compile(rf"[{HAN}]|[^\W_{HAN}]+")
 _WORDS = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
 # Letter pairs OCR reads as one letter (and back).
@@ -81,7 +83,7 @@ def changed(old: list[str], new: list[str]) -> bool:
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
     if digits_x and digits_y and digits_x != digits_y:
         return True
-    if all(len(t) == 1 and _is_han(t) for t in (*old, *new)):
+    if all(_ONE_HAN.fullmatch(t) for t in (*old, *new)):
         return len(x) >= 2 and len(y) >= 2 and sorted(x) != sorted(y)
     x, y = _ocr_folded(x), _ocr_folded(y)
     distance = edit_distance(x, y)
@@ -92,10 +94,6 @@ def _ocr_folded(word: str) -> str:
     for pair, single in _OCR_PAIRS:
         word = word.replace(pair, single)
     return word
-
-
-def _is_han(c: str) -> bool:
-    return "\u3400" <= c <= "\u4dbf" or "\u4e00" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff"
 
 
 def edit_distance(x: str, y: str) -> int:
