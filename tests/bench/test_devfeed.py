@@ -8,23 +8,17 @@ from difflib import SequenceMatcher
 from functools import cache
 from typing import Any
 
-from bench import devfeed, devset, feededits
+from bench import devfeed, feededits
+from tests.bench.parts import SEED, assert_comes_last, first_part
 
 
 @cache
 def _built() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return devfeed.extend(*devset.build(400, 7), 7, size=400)
+    return devfeed.extend(*first_part(), SEED, size=400)
 
 
 def test_the_first_part_is_unchanged_and_comes_first() -> None:
-    first, _ = devset.build(400, 7)
-    events, truth = _built()
-    assert events[: len(first)] == first
-    assert [e["id"] for e in events] == [t["id"] for t in truth]
-    assert len({e["id"] for e in events}) == len(events)
-    stamps = [e["ts"] for e in events]
-    assert stamps == sorted(stamps)
-    assert _built() == devfeed.extend(*devset.build(400, 7), 7, size=400)
+    assert_comes_last(_built(), devfeed.extend(*first_part(), SEED, size=400), "fd")
 
 
 def test_every_class_and_the_hard_negative_kind_are_there() -> None:

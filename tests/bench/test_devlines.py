@@ -6,20 +6,18 @@ from collections import Counter
 from functools import cache
 from typing import Any
 
-from bench import devfeed, devlines, devset, feededits
+from bench import devfeed, devlines, feededits
+from tests.bench.parts import SEED, assert_comes_last, first_part
 
 
 @cache
 def _built() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return devlines.extend(*devset.build(400, 7), 7, size=300)
+    return devlines.extend(*first_part(), SEED, size=300)
 
 
 def test_the_parts_before_are_unchanged_and_the_part_comes_last() -> None:
-    first, first_truth = devset.build(400, 7)
-    events, truth = _built()
-    assert events[:400] == first and truth[:400] == first_truth
-    assert len(events) > 550 and all(e["id"].startswith("fl") for e in events[400:])
-    assert _built() == devlines.extend(*devset.build(400, 7), 7, size=300)
+    assert_comes_last(_built(), devlines.extend(*first_part(), SEED, size=300), "fl")
+    assert len(_built()[0]) > 550
 
 
 def test_its_posts_are_english_lines_under_the_feed_classes() -> None:

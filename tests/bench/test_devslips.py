@@ -7,22 +7,19 @@ from difflib import SequenceMatcher
 from functools import cache
 from typing import Any
 
-from bench import devset, devslips
+from bench import devslips
+from tests.bench.parts import SEED, assert_comes_last, first_part
 
 
 @cache
 def _built() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return devslips.extend(*devset.build(400, 7), 7, size=40)
+    return devslips.extend(*first_part(), SEED, size=40)
 
 
 def test_the_parts_before_are_unchanged_and_the_copies_come_last() -> None:
-    first, first_truth = devset.build(400, 7)
-    events, truth = _built()
-    assert events[:400] == first and truth[:400] == first_truth
-    assert len(events) == 440 and [e["id"] for e in events] == [t["id"] for t in truth]
-    stamps = [e["ts"] for e in events]
-    assert stamps == sorted(stamps) and stamps[-1] - stamps[0] < 7 * 86_400_000
-    assert _built() == devslips.extend(*devset.build(400, 7), 7, size=40)
+    assert_comes_last(_built(), devslips.extend(*first_part(), SEED, size=40), "ls")
+    stamps = [e["ts"] for e in _built()[0]]
+    assert len(stamps) == 440 and stamps[-1] - stamps[0] < 7 * 86_400_000
 
 
 def test_every_copy_is_a_slipped_long_story_of_its_cluster() -> None:

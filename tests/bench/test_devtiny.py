@@ -7,23 +7,18 @@ from collections import Counter
 from functools import cache
 from typing import Any
 
-from bench import devfeed, devset, devtiny, feededits
+from bench import devfeed, devtiny, feededits
+from tests.bench.parts import SEED, assert_comes_last, first_part
 
 
 @cache
 def _built() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return devtiny.extend(*devset.build(400, 7), 7, size=400)
+    return devtiny.extend(*first_part(), SEED, size=400)
 
 
 def test_the_parts_before_are_unchanged_and_the_part_comes_last() -> None:
-    first, first_truth = devset.build(400, 7)
-    events, truth = _built()
-    assert events[:400] == first and truth[:400] == first_truth
-    assert len(events) > 750 and [e["id"] for e in events] == [t["id"] for t in truth]
-    assert all(e["id"].startswith("ft") for e in events[400:]) and len({e["id"] for e in events}) == len(events)
-    stamps = [e["ts"] for e in events]
-    assert stamps == sorted(stamps)
-    assert _built() == devtiny.extend(*devset.build(400, 7), 7, size=400)
+    assert_comes_last(_built(), devtiny.extend(*first_part(), SEED, size=400), "ft")
+    assert len(_built()[0]) > 750
 
 
 def test_its_posts_are_very_short_and_carry_the_feed_classes() -> None:
