@@ -110,7 +110,8 @@ def child(events: int, state: Path) -> dict[str, float]:
         else:
             out = fingerprint.process(messages[start : start + BATCH])
         fingerprinted = time.process_time()
-        result = index.process(index_stores, {p: [out.message(p)] for p in out.probes})
+        parts = out.shares if hasattr(out, "shares") else out.probes  # a tree before shares: probes
+        result = index.process(index_stores, {p: [out.message(p)] for p in parts})
         indexed = time.process_time()
         verdict.process(verdict_stores, dict(result.replies), int(now * 1000))
         spent["fingerprint"] += fingerprinted - began

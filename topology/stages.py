@@ -123,103 +123,126 @@ def answer_partition(event_id: str, partitions: int) -> int:
     return mmh3.hash(event_id.encode("utf-8"), _ANSWER_SEED, signed=False) % partitions
 
 
-@dataclass(frozen=True, slots=True)
-class Probe:
-    """One event looking into one bucket.
+# Kinds of a share's slot.
+TABLE = 0  # a block table's key
+EXACT = 1  # an exact key the event is stored under
+LOOKUP = 2  # an exact key the event looks up only
 
-    ``table`` is the answer slot: a block table ``0..T-1``, or ``T + i`` for the i-th key of
-    the exact keyspace (a short text's exact hash, or a longer text's anchors), which all
-    share one keyspace — as in batch mode — but are answered separately. ``lookup``: an exact
-    key the event looks up but is not stored under (a short text's inner edges).
+Slot = tuple[int, int, int]
+"""``(slot, key, kind)``: the answer slot (a block table ``0..T-1``, or ``T + i`` for the i-th
+key of the exact keyspace), the bucket's key, and its kind (:data:`TABLE`, :data:`EXACT`,
+:data:`LOOKUP`)."""
+
+
+def slot_partition(slot: Slot, partitions: int) -> int:
+    """The index partition of one slot's bucket (:func:`probe_partition`)."""
+    table, key, kind = slot
+    return probe_partition(bucket_key(table if kind == TABLE else None, key), partitions)
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """One event's probes bound for one index partition: the event once, a slot per bucket.
+
+    The exact keyspace is one keyspace, as in batch mode (a short text's exact hash, or a
+    longer text's anchors), its keys answered separately. A :data:`LOOKUP` key is one the
+    event looks up but is not stored under (a short text's inner edges). One object per
+    event and partition, not per bucket: an event has up to twenty buckets, and the index
+    stage handles its share of a partition as one (one query, one write, one answer).
     """
 
-    table: int
-    key: int
     id: str
     order: int
     ts: int
     fingerprint: int
     sketch: bytes
-    exact: bool
-    lookup: bool = False
+    slots: tuple[Slot, ...]
 
     @property
-    def bucket(self) -> str:
-        return bucket_key(None if self.exact else self.table, self.key)
+    def tables(self) -> list[int]:
+        """The block tables probed here."""
+        return [slot for slot, _, kind in self.slots if kind == TABLE]
+
+    @property
+    def exact_keys(self) -> list[int]:
+        """The exact keys the event is stored under here."""
+        return [key for _, key, kind in self.slots if kind == EXACT]
+
+    @property
+    def looked_up(self) -> list[int]:
+        """Every exact key the event looks up here, stored under or not."""
+        return [key for _, key, kind in self.slots if kind != TABLE]
+
+    @property
+    def answered(self) -> list[int]:
+        """The answer slots this share fills."""
+        return [slot for slot, _, _ in self.slots]
+
+    def joined(self, other: Share) -> Share:
+        """This share with ``other``'s slots too (the same event's, from another message)."""
+        return Share(self.id, self.order, self.ts, self.fingerprint, self.sketch, self.slots + other.slots)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "t": self.table,
-            "key": self.key,
             "id": self.id,
             "order": self.order,
             "ts": self.ts,
             "fp": self.fingerprint,
             "sketch": base64.b64encode(self.sketch).decode("ascii"),
-            "exact": self.exact,
-            "lookup": self.lookup,
+            "slots": [list(slot) for slot in self.slots],
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Probe:
-        return cls(
-            table=int(data["t"]),
-            key=int(data["key"]),
-            id=str(data["id"]),
-            order=int(data["order"]),
-            ts=int(data["ts"]),
-            fingerprint=int(data["fp"]),
-            sketch=base64.b64decode(data["sketch"]),
-            exact=bool(data["exact"]),
-            lookup=bool(data.get("lookup", False)),
-        )
+    def from_dict(cls, data: dict[str, Any]) -> Share:
+        """A share from its wire item; an item of one probe (``t``, ``key``, ``exact``,
+        ``lookup``), as workers before shares sent, becomes a share of one slot."""
+        if "slots" in data:
+            slots = tuple((int(s), int(k), _kind(kind)) for s, k, kind in data["slots"])
+        else:
+            kind = (LOOKUP if data.get("lookup") else EXACT) if data["exact"] else TABLE
+            slots = ((int(data["t"]), int(data["key"]), kind),)
+        if not slots:
+            raise ValueError("a share has at least one slot")
+        fields = (str(data["id"]), int(data["order"]), int(data["ts"]), int(data["fp"]))
+        return cls(*fields, base64.b64decode(data["sketch"]), slots)
 
 
-def encode_probes(probes: list[Probe], intros: dict[tuple[str, int], dict[str, Any]] | None = None) -> list[bytes]:
-    """Probes as one or more messages (see :func:`topology.codec.encode_chunks`).
+def _kind(value: Any) -> int:
+    kind = int(value)
+    if kind not in (TABLE, EXACT, LOOKUP):
+        raise ValueError(f"unknown slot kind {value!r}")
+    return kind
 
-    An event's probes bound for one partition share one item ``{id, order, ts, fp, sketch,
-    slots: [[table, key, exact], ...]}`` (``exact`` 2: a key looked up only): its sketch is
-    encoded, sent and decoded once per message instead of once per table. ``intros`` (by
-    ``(id, order)``) ride along in their event's item as ``intro``: the index stage forwards
-    each with its answers, so the fingerprint stage sends no message of its own to the verdict
-    stage.
+
+def encode_probes(shares: list[Share], intros: dict[tuple[str, int], dict[str, Any]] | None = None) -> list[bytes]:
+    """Shares as one or more messages (see :func:`topology.codec.encode_chunks`), one item a
+    share (:meth:`Share.to_dict`): its sketch is encoded, sent and decoded once per message
+    instead of once per bucket. ``intros`` (by ``(id, order)``) ride along in their event's
+    item as ``intro``: the index stage forwards each with its answers, so the fingerprint
+    stage sends no message of its own to the verdict stage.
     """
-    grouped: dict[tuple[str, int], dict[str, Any]] = {}
-    for probe in probes:
-        item = grouped.get((probe.id, probe.order))
+    items: dict[tuple[str, int], dict[str, Any]] = {}
+    for share in shares:
+        item = items.get((share.id, share.order))
         if item is None:
-            item = grouped[(probe.id, probe.order)] = {
-                "id": probe.id,
-                "order": probe.order,
-                "ts": probe.ts,
-                "fp": probe.fingerprint,
-                "sketch": base64.b64encode(probe.sketch).decode("ascii"),
-                "slots": [],
-            }
-        item["slots"].append([probe.table, probe.key, 2 if probe.lookup else 1 if probe.exact else 0])
+            items[(share.id, share.order)] = share.to_dict()
+        else:
+            item["slots"].extend(list(slot) for slot in share.slots)
     for key, intro in (intros or {}).items():
-        grouped[key]["intro"] = intro
-    return codec.encode_chunks(list(grouped.values()))
+        items[key]["intro"] = intro
+    return codec.encode_chunks(list(items.values()))
 
 
-def decode_probes(raw: bytes) -> tuple[list[Probe], list[dict[str, Any]]]:
-    """Probes of a message in the order they were encoded, and the intros riding along."""
-    probes: list[Probe] = []
+def decode_probes(raw: bytes) -> tuple[list[Share], list[dict[str, Any]]]:
+    """Shares of a message in the order they were encoded, and the intros riding along."""
+    shares: list[Share] = []
     intros: list[dict[str, Any]] = []
     for item in codec.decode_batch(raw):
         intro = item.get("intro")
         if intro is not None:
             intros.append(intro)
-        slots = item.get("slots")
-        if slots is None:
-            probes.append(Probe.from_dict(item))
-            continue
-        event_id, order, ts, fp = str(item["id"]), int(item["order"]), int(item["ts"]), int(item["fp"])
-        sketch = base64.b64decode(item["sketch"])
-        for table, key, exact in slots:
-            probes.append(Probe(int(table), int(key), event_id, order, ts, fp, sketch, bool(exact), exact == 2))
-    return probes, intros
+        shares.append(Share.from_dict(item))
+    return shares, intros
 
 
 def answer_item(event_id: str, order: int, tables: list[int], earlier: list[dict[str, Any]]) -> dict[str, Any]:

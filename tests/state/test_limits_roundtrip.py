@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pytest
 
 from topology.codec import decode_batch, encode_chunks
-from topology.stages import Probe, answer_item, decode_probes, encode_probes, total_order
+from topology.stages import TABLE, Share, answer_item, decode_probes, encode_probes, total_order
 from topology.validate import InvalidEvent, parse_event, record_limit
 from topology.verdicts import Intro
 from worker.engine.blocks import parse_plan
@@ -91,20 +91,18 @@ def round_trip(raw: bytes, tmp: Path) -> dict[str, Any]:
     order = total_order(2**40, 3, 123_456)
     intro = Intro(event.id, order, event.ts or 0, f"{fp.simhash:016x}", 1, event.to_dict())
     plan = parse_plan(SETTINGS.plan, SETTINGS.k, SETTINGS.expected_fingerprints)
-    probes = [
-        Probe(t, key, event.id, order, intro.ts, fp.simhash, fp.sketch, False)
-        for t, key in enumerate(plan.keys(fp.simhash))
-    ]
+    slots = tuple((t, key, TABLE) for t, key in enumerate(plan.keys(fp.simhash)))
+    shares = [Share(event.id, order, intro.ts, fp.simhash, fp.sketch, slots)]
 
     # fingerprint -> index: the probes message carries the intro.
-    messages = encode_probes(probes, {(event.id, order): intro.to_dict()})
+    messages = encode_probes(shares, {(event.id, order): intro.to_dict()})
     assert all(len(m) < KAFKA_DEFAULT_MAX_RECORD for m in messages)
-    got_probes, got_intros = [], []
+    got_shares, got_intros = [], []
     for message in messages:
         p, i = decode_probes(message)
-        got_probes += p
+        got_shares += p
         got_intros += i
-    assert got_probes == probes and got_intros == [intro.to_dict()]
+    assert got_shares == shares and got_intros == [intro.to_dict()]
 
     # The index store keeps the id, the fingerprint and the sketch.
     index = IndexPartition(tmp / "index", plan, SETTINGS.retention_ms)

@@ -16,13 +16,16 @@ from typing import Any
 from topology import codec
 from topology.records import Event
 from topology.stages import (
-    Probe,
+    EXACT,
+    LOOKUP,
+    TABLE,
+    Share,
     Topics,
     answer_partition,
     decode_probes,
     encode_probes,
     order_time,
-    probe_partition,
+    slot_partition,
     total_order,
 )
 from worker.cli.deduplicator import Deduplicator
@@ -74,35 +77,39 @@ def index_stores(tmp_path: Path) -> dict[int, IndexPartition]:
     return {p: IndexPartition(tmp_path / f"index-{p}", plan, SETTINGS.retention_ms) for p in range(SETTINGS.partitions)}
 
 
-def as_messages(fanout_probes: dict[int, list[Probe]], intros: dict[int, Any]) -> dict[int, list[ProbeMessage]]:
-    return {p: [(probes, list(intros[p].values()))] for p, probes in fanout_probes.items()}
+def as_messages(fanout_shares: dict[int, list[Share]], intros: dict[int, Any]) -> dict[int, list[ProbeMessage]]:
+    return {p: [(shares, list(intros[p].values()))] for p, shares in fanout_shares.items()}
 
 
-def test_fingerprint_fans_an_event_out_to_a_probe_per_table_routed_to_its_bucket() -> None:
+def test_fingerprint_fans_an_event_out_to_a_slot_per_table_routed_to_its_bucket() -> None:
     story = STORY + " " + OTHER  # longer than a short text: in the tables
     out = FingerprintStage(SETTINGS).process([event("a", story, 7)])
-    probes = [probe for share in out.probes.values() for probe in share]
+    slots = [slot for shares in out.shares.values() for share in shares for slot in share.slots]
     tables = len(SETTINGS.block_plan.tables)
     assert out.accepted == 1 and out.dead == []
-    assert sorted(p.table for p in probes if not p.exact) == list(range(tables))
+    assert all(len(shares) == 1 for shares in out.shares.values()), "one share an event and partition"
+    assert sorted(t for t, _, kind in slots if kind == TABLE) == list(range(tables))
     assert all(
-        part == probe_partition(p.bucket, SETTINGS.partitions) for part, share in out.probes.items() for p in share
+        part == slot_partition(slot, SETTINGS.partitions)
+        for part, shares in out.shares.items()
+        for share in shares
+        for slot in share.slots
     )
     [(part, intros)] = [(part, intros) for part, intros in out.intros.items() if intros]
     [intro] = intros.values()
-    assert intro["id"] == "a" and intro["expected"] == len(probes)
+    assert intro["id"] == "a" and intro["expected"] == len(slots)
     assert intro["event"]["text"] == story
-    assert part in out.probes  # the intro rides with one of the event's own probes
+    assert part in out.shares  # the intro rides with one of the event's own shares
 
 
 def test_a_short_text_probes_its_exact_keys_and_no_table() -> None:
     out = FingerprintStage(SETTINGS).process([event("a", STORY, 7)])
-    probes = [probe for share in out.probes.values() for probe in share]
+    slots = [slot for shares in out.shares.values() for share in shares for slot in share.slots]
     fp = fingerprint(STORY, SETTINGS)
     assert fp.bands and not fp.in_tables
-    assert all(p.exact for p in probes)
-    assert sorted(p.key for p in probes if not p.lookup) == sorted(fp.exact_keys)
-    assert sorted(p.key for p in probes if p.lookup) == sorted(fp.lookups)
+    assert sorted(key for _, key, kind in slots if kind == EXACT) == sorted(fp.exact_keys)
+    assert sorted(key for _, key, kind in slots if kind == LOOKUP) == sorted(fp.lookups)
+    assert len(slots) == len(fp.exact_keys) + len(fp.lookups)
 
 
 def test_fingerprint_dead_letters_what_it_refuses_and_fans_out_the_rest() -> None:
@@ -133,7 +140,7 @@ def test_a_text_whose_fingerprint_failed_is_dead_lettered_with_the_reason_and_th
 
 def run_index(stage: IndexStage, stores: dict[int, IndexPartition], *events: Message) -> list[dict[str, Any]]:
     out = FingerprintStage(SETTINGS).process(list(events))
-    result = stage.process(stores, as_messages(out.probes, out.intros))
+    result = stage.process(stores, as_messages(out.shares, out.intros))
     assert result.dead == []
     return [item for items in result.replies.values() for item in items]
 
@@ -153,8 +160,8 @@ def test_index_notes_a_later_event_when_an_earlier_one_arrives_after_it(tmp_path
     stage, stores = IndexStage(SETTINGS, "t.events"), index_stores(tmp_path)
     fingerprint = FingerprintStage(SETTINGS)
     story, repost = fingerprint.process([event("story", STORY, 1)]), fingerprint.process([event("repost", REPOST, 2)])
-    stage.process(stores, as_messages(repost.probes, repost.intros))
-    replies = stage.process(stores, as_messages(story.probes, story.intros)).replies
+    stage.process(stores, as_messages(repost.shares, repost.intros))
+    replies = stage.process(stores, as_messages(story.shares, story.intros)).replies
     items = [item for items in replies.values() for item in items]
     notes = [item for item in items if item["kind"] == "earlier"]
     assert notes and {(n["id"], n["match"]["id"]) for n in notes} == {("repost", "story")}
@@ -171,11 +178,11 @@ def test_index_dead_letters_one_failing_event_and_answers_the_others(tmp_path: P
     stage, stores = IndexStage(SETTINGS, "t.events"), index_stores(tmp_path)
     good = FingerprintStage(SETTINGS).process([event("good", STORY, 1)])
     broken = FingerprintStage(SETTINGS).process([event("broken", OTHER, 2)])
-    for probes in broken.probes.values():
-        probes[:] = [Probe(p.table, p.key, p.id, p.order, p.ts, 1 << 70, p.sketch, p.exact) for p in probes]
-    messages = as_messages(good.probes, good.intros)
-    for part, probes in broken.probes.items():
-        messages.setdefault(part, []).append((probes, []))
+    for shares in broken.shares.values():
+        shares[:] = [replace(share, fingerprint=1 << 70) for share in shares]
+    messages = as_messages(good.shares, good.intros)
+    for part, shares in broken.shares.items():
+        messages.setdefault(part, []).append((shares, []))
     result = stage.process(stores, messages)
     assert {codec.loads(raw)["id"] for raw in result.dead} == {"broken"}
     answered = {item["id"] for items in result.replies.values() for item in items if item["kind"] == "answer"}
@@ -212,7 +219,7 @@ def _stage_verdicts(tmp_path: Path, events: list[tuple[str, str]]) -> tuple[dict
     decided: dict[str, dict[str, Any]] = {}
     for offset, (event_id, text) in enumerate(events):
         out = fingerprint.process([event(event_id, text, offset)])
-        replies = index.process(istores, as_messages(out.probes, out.intros)).replies
+        replies = index.process(istores, as_messages(out.shares, out.intros)).replies
         result = verdict.process(vstores, dict(replies), now=int(NOW_S * 1000))
         for _part, decider, held in result.decided:
             if held is not None:
@@ -256,14 +263,21 @@ def test_short_posts_get_the_verdicts_scan_gives_them(tmp_path: Path) -> None:
 
 def test_a_probes_message_keeps_which_keys_are_looked_up_only() -> None:
     sketch = b"\x01\x02"
-    probes = [
-        Probe(0, 11, "a", 5, 7, 99, sketch, False),
-        Probe(10, 12, "a", 5, 7, 99, sketch, True),
-        Probe(11, 13, "a", 5, 7, 99, sketch, True, lookup=True),
+    shares = [
+        Share("a", 5, 7, 99, sketch, ((0, 11, TABLE), (10, 12, EXACT), (11, 13, LOOKUP))),
+        Share("b", 6, 8, 98, sketch, ((11, 14, LOOKUP),)),
     ]
-    decoded = [p for raw in encode_probes(probes) for p in decode_probes(raw)[0]]
-    assert decoded == probes
-    assert Probe.from_dict(probes[2].to_dict()) == probes[2]
+    decoded = [s for raw in encode_probes(shares) for s in decode_probes(raw)[0]]
+    assert decoded == shares
+    assert shares[0].tables == [0] and shares[0].exact_keys == [12] and shares[0].looked_up == [12, 13]
+    assert Share.from_dict(shares[1].to_dict()) == shares[1]
+
+
+def test_a_probe_item_of_a_worker_before_shares_reads_as_a_share_of_one_slot() -> None:
+    item = {"t": 11, "key": 13, "id": "a", "order": 5, "ts": 7, "fp": 99, "sketch": "AQI=", "exact": True}
+    assert Share.from_dict(item | {"lookup": True}) == Share("a", 5, 7, 99, b"\x01\x02", ((11, 13, LOOKUP),))
+    assert Share.from_dict(item).slots == ((11, 13, EXACT),)
+    assert Share.from_dict(item | {"exact": False}).tables == [11]
 
 
 def test_inner_edges_find_a_post_under_a_header_and_are_never_stored(tmp_path: Path) -> None:
@@ -282,10 +296,11 @@ def test_inner_edges_find_a_post_under_a_header_and_are_never_stored(tmp_path: P
 def test_an_event_whose_share_of_a_partition_is_lookups_alone_is_answered(tmp_path: Path) -> None:
     text = "长此以往，卖“地”者终将无立足之地。 １９９５年盛夏，经过不到一年的理论改装准备的表演队，终于进行到新机的实装训练阶段了。 因此，海关的工作效率直接影响着企业的经济效益。"
     out = FingerprintStage(SETTINGS).process([event("a", text, 1)])
-    assert any(all(p.lookup for p in share) for share in out.probes.values()), "a partition gets lookups alone"
+    shares = [share for mine in out.shares.values() for share in mine]
+    assert any(not share.exact_keys and not share.tables for share in shares), "a partition gets lookups alone"
     items = run_index(IndexStage(SETTINGS, "t.events"), index_stores(tmp_path), event("a", text, 1))  # no dead letter
     answered = sorted(t for item in items if item["kind"] == "answer" for t in item["tables"])
-    assert answered == sorted(p.table for share in out.probes.values() for p in share)
+    assert answered == sorted(slot for share in shares for slot in share.answered)
 
 
 def test_check_finds_what_process_would_and_stores_nothing(tmp_path: Path) -> None:
@@ -293,17 +308,15 @@ def test_check_finds_what_process_would_and_stores_nothing(tmp_path: Path) -> No
     fingerprint, index = FingerprintStage(SETTINGS), IndexStage(SETTINGS, "t.events")
     stores = index_stores(tmp_path)
     out = fingerprint.process([event("story", STORY, 0)])
-    index.process(stores, as_messages(out.probes, out.intros))
+    index.process(stores, as_messages(out.shares, out.intros))
     before = {p: store.index.entry_count for p, store in stores.items()}
     raw = codec.dumps({"id": "check", "text": REPOST})
-    _, probes = asyncio.run(fingerprint.fan_out(raw, 0, 1, NOW_S + 1, FingerprintHelper(SETTINGS).fingerprints))
+    _, shares = asyncio.run(fingerprint.fan_out(raw, 0, 1, NOW_S + 1, FingerprintHelper(SETTINGS).fingerprints))
     found = []
-    for part, store in stores.items():
-        mine = [p for p in probes if probe_partition(p.bucket, SETTINGS.partitions) == part]
-        if mine:
-            earliest, candidates = index.check(store, mine)
-            found.append(earliest)
-            assert all(c["id"] == "story" and c["verified"] and c["in_window"] for c in candidates)
+    for part, share in shares.items():
+        earliest, candidates = index.check(stores[part], share)
+        found.append(earliest)
+        assert all(c["id"] == "story" and c["verified"] and c["in_window"] for c in candidates)
     best = match.first(ref for ref in found if ref is not None)
     assert best is not None and best.id == "story"
     assert {p: store.index.entry_count for p, store in stores.items()} == before

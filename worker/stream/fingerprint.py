@@ -1,13 +1,13 @@
-"""Stage 1, fingerprint: a raw event becomes one probe per block table, routed to its bucket's partition.
+"""Stage 1, fingerprint: a raw event becomes a probe per bucket, routed to the buckets' partitions.
 
 The first step of one event's path (docs/architecture.md): :meth:`FingerprintStage.parse`
 validates each record of a batch (:func:`topology.validate.parse_event`) and places it in the
 total order (append time, partition, offset); its text's fingerprint
 (:func:`worker.engine.fingerprint.fingerprint`) is computed in the worker's helper process
-(:mod:`worker.stream.helper`); :meth:`FingerprintStage.fan_out_all` makes a
-:class:`~topology.stages.Probe` per table of the block plan (and per exact key).
-Each probe goes to the index partition of its bucket; the event's *intro* (what the verdict
-stage needs to decide it) rides along with its first probe.
+(:mod:`worker.stream.helper`); :meth:`FingerprintStage.fan_out_all` makes a slot per table of
+the block plan (and per exact key), and gathers the event's slots of each index partition into
+one :class:`~topology.stages.Share`. The event's *intro* (what the verdict stage needs to
+decide it) rides along with its first share.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topology.records import Event
-from topology.stages import Probe, probe_partition, total_order
+from topology.stages import EXACT, LOOKUP, TABLE, Share, Slot, slot_partition, total_order
 from topology.validate import InvalidEvent, parse_event
 from topology.verdicts import Intro
 from worker.engine.fingerprint import Fingerprint, fingerprint_each
@@ -34,22 +34,22 @@ Fingerprints = Callable[[list[str]], Awaitable[list[Fingerprint | str]]]
 
 log = logging.getLogger("neardup.worker")
 
-# One probes message: its probes and the intros riding along (see topology.stages.encode_probes).
-ProbeMessage = tuple[list[Probe], list[dict[str, Any]]]
+# One probes message: its shares and the intros riding along (see topology.stages.encode_probes).
+ProbeMessage = tuple[list[Share], list[dict[str, Any]]]
 
 
 @dataclass
 class Fanout:
-    """One input batch fingerprinted: probes and intros per index partition, and dead letters."""
+    """One input batch fingerprinted: shares and intros per index partition, and dead letters."""
 
-    probes: dict[int, list[Probe]] = field(default_factory=lambda: defaultdict(list))
+    shares: dict[int, list[Share]] = field(default_factory=lambda: defaultdict(list))
     intros: dict[int, dict[tuple[str, int], dict[str, Any]]] = field(default_factory=lambda: defaultdict(dict))
     dead: list[bytes] = field(default_factory=list)
     accepted: int = 0
 
     def message(self, partition: int) -> ProbeMessage:
         """The partition's share as one in-process message (nothing to encode or decode)."""
-        return self.probes[partition], list(self.intros[partition].values())
+        return self.shares[partition], list(self.intros[partition].values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +106,7 @@ class FingerprintStage:
         return out
 
     def fan_out_all(self, parsed: Parsed, prints: Sequence[Fingerprint | str]) -> Fanout:
-        """Each accepted record's probes routed to their partitions, its intro with the first;
+        """Each accepted record's shares routed to their partitions, its intro with the first;
         a record whose text could not be fingerprinted (``prints`` says why) is dead-lettered."""
         out = Fanout(dead=parsed.dead)
         for item, fp in zip(parsed.accepted, prints, strict=True):
@@ -115,18 +115,17 @@ class FingerprintStage:
                 log.error("unexpected error on %s[%d]@%d: %s", msg.topic, msg.partition, msg.offset, fp)
                 out.dead.append(deadletter.value("fingerprint", deadletter.internal(fp), source(msg), msg.value))
                 continue
-            intro, probes = self.probes(item.event, item.order, item.ts, fp)
-            for probe in probes:
-                out.probes[probe_partition(probe.bucket, self.partitions)].append(probe)
-            first = probe_partition(probes[0].bucket, self.partitions)
-            out.intros[first][(intro.id, intro.order)] = intro.to_dict()
+            intro, shares = self.shares(item.event, item.order, item.ts, fp)
+            for part, share in shares.items():
+                out.shares[part].append(share)
+            out.intros[next(iter(shares))][(intro.id, intro.order)] = intro.to_dict()
             out.accepted += 1
         return out
 
     async def fan_out(
         self, raw: bytes | None, partition: int, offset: int, timestamp_s: float, prints: Fingerprints
-    ) -> tuple[Intro, list[Probe]]:
-        """One record's intro and probes, its text fingerprinted by ``prints`` (the worker's
+    ) -> tuple[Intro, dict[int, Share]]:
+        """One record's intro and shares by index partition, its text fingerprinted by ``prints`` (the worker's
         helper); raises :class:`InvalidEvent` for a record we refuse, and RuntimeError for a
         text whose fingerprint fails (even by a native panic, which pyo3 raises as a
         BaseException that an HTTP handler's guard would let through)."""
@@ -134,7 +133,7 @@ class FingerprintStage:
         [fp] = await prints([event.text])
         if isinstance(fp, str):
             raise RuntimeError(f"fingerprinting failed: {fp}")
-        return self.probes(event, order, ts, fp)
+        return self.shares(event, order, ts, fp)
 
     def accept(self, raw: bytes | None, partition: int, offset: int, timestamp_s: float) -> tuple[Event, int, int]:
         """The record's event, its total order (append time, partition, offset) and its time;
@@ -146,16 +145,19 @@ class FingerprintStage:
         order = total_order(append_ms, partition, offset)
         return event, order, event.ts if event.ts is not None else append_ms
 
-    def probes(self, event: Event, order: int, ts: int, fp: Fingerprint) -> tuple[Intro, list[Probe]]:
-        """One probe per table of the plan when the text is in the tables, and one per exact key it
-        looks up."""
-        probes: list[Probe] = []
+    def shares(self, event: Event, order: int, ts: int, fp: Fingerprint) -> tuple[Intro, dict[int, Share]]:
+        """The event's shares by index partition, the first holding its first slot: a slot per
+        table of the plan when the text is in the tables, and one per exact key it looks up."""
+        slots: list[Slot] = []
         if fp.in_tables:
-            for t, key in enumerate(self.plan.keys(fp.simhash)):
-                probes.append(Probe(t, key, event.id, order, ts, fp.simhash, fp.sketch, False))
-        exact_table = len(self.plan.tables)
-        stored = len(fp.exact_keys)
-        for i, key in enumerate(fp.probe_keys):
-            probes.append(Probe(exact_table + i, key, event.id, order, ts, fp.simhash, fp.sketch, True, i >= stored))
-        intro = Intro(event.id, order, ts, to_hex(fp.simhash), len(probes), event.to_dict())
-        return intro, probes
+            slots.extend((t, key, TABLE) for t, key in enumerate(self.plan.keys(fp.simhash)))
+        exact_table, stored = len(self.plan.tables), len(fp.exact_keys)
+        slots.extend((exact_table + i, key, LOOKUP if i >= stored else EXACT) for i, key in enumerate(fp.probe_keys))
+        by_part: dict[int, list[Slot]] = {}
+        for slot in slots:
+            by_part.setdefault(slot_partition(slot, self.partitions), []).append(slot)
+        shares = {
+            part: Share(event.id, order, ts, fp.simhash, fp.sketch, tuple(mine)) for part, mine in by_part.items()
+        }
+        intro = Intro(event.id, order, ts, to_hex(fp.simhash), len(slots), event.to_dict())
+        return intro, shares

@@ -49,15 +49,15 @@ class Handoff:
         return index, verdict
 
     async def probes(self, fanout: Fanout, release: Callable[[], None]) -> dict[int, list[ProbeMessage]]:
-        """Send each remote index partition its probes; return the local partitions' shares.
+        """Send each remote index partition its shares; return the local partitions' messages.
         ``release`` runs once the broker has acknowledged every message sent."""
         local: dict[int, list[ProbeMessage]] = {}
         sent: list[Awaitable[Any]] = []
-        for part, probes in fanout.probes.items():
+        for part, shares in fanout.shares.items():
             if part in self.index:
                 local[part] = [fanout.message(part)]
                 continue
-            for chunk in encode_probes(probes, fanout.intros[part]):
+            for chunk in encode_probes(shares, fanout.intros[part]):
                 sent.append(await self.sends.send(self.names.probes, None, chunk, part))
         self._release_when_acked(sent, release)
         return local

@@ -1,8 +1,8 @@
 """Stage 2, index: match each probe in its bucket, store it there, answer the event.
 
 An index partition holds the buckets routed to it (:mod:`worker.state.partition`). For each
-event whose probes reached this partition in a batch, :meth:`IndexStage.process` queries its
-buckets once, verifies candidates and picks the earliest by the one rule
+event whose share (:class:`~topology.stages.Share`) reached this partition in a batch,
+:meth:`IndexStage.process` queries its buckets once, verifies candidates and picks the earliest by the one rule
 (:mod:`worker.engine.match`), stores the event, and answers it with that match. An event
 found here that is *later* in the total order than the probing one (partitions race) gets a
 *note* instead: the verdict stage revises or corrects it (:mod:`worker.stream.gather`).
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topology import codec
-from topology.stages import Probe, answer_item, answer_partition, note_item
+from topology.stages import Share, answer_item, answer_partition, note_item
 from topology.verdicts import Ref
 from worker.engine import match
 from worker.engine.fingerprint import Fingerprint
@@ -75,22 +75,23 @@ class IndexStage:
         answers: dict[tuple[str, int], _Answer] = defaultdict(_Answer)
         verified: Verified = {}  # each (probe event, candidate) pair once per batch, whichever partitions meet it
         for part, values in messages.items():
-            # An event's probes of one partition are handled together: one query over its
+            # An event's share of one partition is handled as one: one query over its
             # tables, one write of its rows, one answer.
-            groups: dict[tuple[str, int], list[Probe]] = {}
-            for probes, intros in values:
-                for probe in probes:
-                    groups.setdefault((probe.id, probe.order), []).append(probe)
+            shares: dict[tuple[str, int], Share] = {}
+            for batch, intros in values:
+                for share in batch:
+                    key = (share.id, share.order)
+                    shares[key] = share if key not in shares else shares[key].joined(share)
                 for intro in intros:  # forwarded to the verdict stage with the answers
                     out.replies[answer_partition(str(intro["id"]), self.partitions)].append(intro)
             # The partition's adds in one write, seen by the next event at once; its exact keys in one read.
-            with stores[part].deferred(p.key for g in groups.values() for p in g if p.exact):
-                for probes in groups.values():
+            with stores[part].deferred(key for share in shares.values() for key in share.looked_up):
+                for share in shares.values():
                     try:
-                        self._index_event(stores[part], probes, answers, out.replies, verified)
+                        self._index_event(stores[part], share, answers, out.replies, verified)
                     except Exception as exc:  # one event's failure is that event's alone
-                        log.exception("index stage: event %r failed", probes[0].id)
-                        dead = deadletter.for_event("index", probes[0].id, probes[0].order, exc, self.events_topic)
+                        log.exception("index stage: event %r failed", share.id)
+                        dead = deadletter.for_event("index", share.id, share.order, exc, self.events_topic)
                         out.dead.append(codec.dumps(dead))
         for (event_id, order), answer in answers.items():
             earlier = [] if answer.earliest is None else [answer.earliest.to_dict()]
@@ -101,48 +102,45 @@ class IndexStage:
     def _index_event(
         self,
         store: IndexPartition,
-        probes: list[Probe],
+        share: Share,
         answers: dict[tuple[str, int], _Answer],
         replies: dict[int, list[dict[str, Any]]],
         verified: Verified,
     ) -> None:
-        """One event's probes of this partition: match its buckets, store it there, answer it."""
-        probe = probes[0]
-        tables = [p.table for p in probes if not p.exact]
-        exact_keys = [p.key for p in probes if p.exact and not p.lookup]
-        earlier, later, present = self._match(probe, self._found(store, probes), verified)
-        # A replayed probe, or a re-sent id, does not re-add (its first order stays); a share of
+        """One event's share of this partition: match its buckets, store it there, answer it."""
+        tables, exact_keys = share.tables, share.exact_keys
+        earlier, later, present = self._match(share, self._found(store, share, tables), verified)
+        # A replayed share, or a re-sent id, does not re-add (its first order stays); a share of
         # lookups alone stores nothing here.
         if not present and (tables or exact_keys):
-            entry = Entry(probe.id, probe.fingerprint, probe.order, probe.ts, probe.sketch)
+            entry = Entry(share.id, share.fingerprint, share.order, share.ts, share.sketch)
             store.add(entry, tables=tables, exact_keys=exact_keys)
-        answers[(probe.id, probe.order)].add([p.table for p in probes], earlier)
+        answers[(share.id, share.order)].add(share.answered, earlier)
         for later_id, later_order, ref in later:
             note = note_item(later_id, later_order, ref.to_dict())
             replies[answer_partition(later_id, self.partitions)].append(note)
 
-    def _found(self, store: IndexPartition, probes: list[Probe], every: bool = False) -> list[Candidate]:
-        """The stored entries near one event in this partition: by its tables' keys, then its exact
-        keys, those its numbers rule out left unread unless ``every`` (``/check`` shows them)."""
-        fingerprint = probes[0].fingerprint
-        tables = [p.table for p in probes if not p.exact]
+    def _found(self, store: IndexPartition, share: Share, tables: list[int], every: bool = False) -> list[Candidate]:
+        """The stored entries near one event in this partition: by its ``tables``' keys, then its
+        exact keys, those its numbers rule out left unread unless ``every`` (``/check`` shows them)."""
+        fingerprint = share.fingerprint
         found = {c.entry.event_id: c for c in store.candidates(fingerprint, tables, self.settings.max_distance)}
-        keep = None if every else plausible(probes[0].sketch, probes[0].id)
-        for candidate in store.exact_candidates(fingerprint, [p.key for p in probes if p.exact], keep):
+        keep = None if every else plausible(share.sketch, share.id)
+        for candidate in store.exact_candidates(fingerprint, share.looked_up, keep):
             found.setdefault(candidate.entry.event_id, candidate)
         return list(found.values())
 
-    def check(self, store: IndexPartition, probes: list[Probe]) -> tuple[Ref | None, list[dict[str, Any]]]:
-        """What :meth:`process` would answer for one event's probes of this partition, without
+    def check(self, store: IndexPartition, share: Share) -> tuple[Ref | None, list[dict[str, Any]]]:
+        """What :meth:`process` would answer for one event's share of this partition, without
         storing it: its earliest earlier match, and every candidate with its similarity (``/check``)."""
         verified: Verified = {}
-        found = self._found(store, probes, every=True)
-        earlier, _, _ = self._match(probes[0], found, verified)
+        found = self._found(store, share, share.tables, every=True)
+        earlier, _, _ = self._match(share, found, verified)
         shown = []
-        oldest_ts = probes[0].ts - self.retention_ms
+        oldest_ts = share.ts - self.retention_ms
         for candidate in found:
-            key = (probes[0].id, probes[0].order, candidate.entry.event_id, candidate.entry.order)
-            similarity = verified[key] if key in verified else self._verify(probes[0], candidate)
+            key = (share.id, share.order, candidate.entry.event_id, candidate.entry.order)
+            similarity = verified[key] if key in verified else self._verify(share, candidate)
             entry = candidate.entry
             shown.append(
                 {"id": entry.event_id, "order": entry.order, "ts": entry.ts, "distance": candidate.distance}
@@ -151,37 +149,37 @@ class IndexStage:
             )
         return (earlier[0] if earlier else None), shown
 
-    def _verify(self, probe: Probe, candidate: Candidate) -> float | None:
-        return match.accepts(Fingerprint(probe.fingerprint, probe.sketch, None, 0), candidate, self.settings)
+    def _verify(self, share: Share, candidate: Candidate) -> float | None:
+        return match.accepts(Fingerprint(share.fingerprint, share.sketch, None, 0), candidate, self.settings)
 
     def _match(
-        self, probe: Probe, candidates: list[Candidate], verified: Verified
+        self, share: Share, candidates: list[Candidate], verified: Verified
     ) -> tuple[list[Ref], list[tuple[str, int, Ref]], bool]:
-        """The bucket's matches of ``probe`` by :mod:`worker.engine.match`: its earliest earlier
+        """The bucket's matches of ``share`` by :mod:`worker.engine.match`: its earliest earlier
         match, every later event it matches (each needs a note), and whether it is stored here already."""
 
         def similarity_of(candidate: Candidate) -> float | None:
             stored = candidate.entry
-            pair = (probe.id, probe.order, stored.event_id, stored.order)
+            pair = (share.id, share.order, stored.event_id, stored.order)
             if pair not in verified:
-                verified[pair] = self._verify(probe, candidate)
+                verified[pair] = self._verify(share, candidate)
             return verified[pair]
 
-        others = [c for c in candidates if c.entry.event_id != probe.id]
-        found = match.earliest(others, similarity_of, probe.ts - self.retention_ms, before_order=probe.order)
+        others = [c for c in candidates if c.entry.event_id != share.id]
+        found = match.earliest(others, similarity_of, share.ts - self.retention_ms, before_order=share.order)
         earlier = (
             [] if found is None else [Ref(found[0].entry.event_id, found[0].entry.order, found[0].distance, found[1])]
         )
         later: list[tuple[str, int, Ref]] = []
         for candidate in sorted(others, key=lambda c: match.precedence(c.entry.order, c.distance)):
-            if candidate.entry.order > probe.order:
-                similarity = match.is_later_match(probe.ts, candidate, similarity_of, self.retention_ms)
+            if candidate.entry.order > share.order:
+                similarity = match.is_later_match(share.ts, candidate, similarity_of, self.retention_ms)
                 if similarity is not None:
                     later.append(
                         (
                             candidate.entry.event_id,
                             candidate.entry.order,
-                            Ref(probe.id, probe.order, candidate.distance, similarity),
+                            Ref(share.id, share.order, candidate.distance, similarity),
                         )
                     )
         return earlier, later, len(others) < len(candidates)

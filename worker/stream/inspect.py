@@ -3,7 +3,7 @@
 Both read the same stores the stages write, never write them, and run the same rule:
 an explanation is the verdict store's record of an id (its first verdict and the original
 it points to now), followed up to the root original; a check fingerprints a text as the
-fingerprint stage would, asks each index partition its probes touch for its earliest
+fingerprint stage would, asks each index partition its buckets are in for its earliest
 verified match (:meth:`worker.stream.index.IndexStage.check`) and takes the first of them
 (:func:`worker.engine.match.first`), as the verdict stage does.
 
@@ -22,11 +22,11 @@ from topology.stages import (
     MAX_OFFSET,
     MAX_PARTITION,
     ORDER_TS_SHIFT,
-    Probe,
+    Share,
     Topics,
     answer_partition,
     order_source,
-    probe_partition,
+    slot_partition,
 )
 from topology.verdicts import Ref
 from worker.engine import match
@@ -164,16 +164,14 @@ class Inspector:
         return event_text(await self.reader.record(self.names.events, part, offset))
 
     # -------------------------------------------------------------------- check
-    def local_check(self, probes: list[dict[str, Any]]) -> dict[str, Any]:
-        """The earliest match and the candidates in this worker's index partitions of ``probes``."""
-        by_part: dict[int, list[Probe]] = defaultdict(list)
-        for raw in probes:
-            probe = Probe.from_dict(raw)
-            by_part[probe_partition(probe.bucket, self.settings.partitions)].append(probe)
+    def local_check(self, shares: list[dict[str, Any]]) -> dict[str, Any]:
+        """The earliest match and the candidates in this worker's index partitions of ``shares``
+        (each a :meth:`Share.to_dict`, whose slots are all of one partition)."""
         earliest: list[dict[str, Any]] = []
         candidates: list[dict[str, Any]] = []
-        for part, mine in by_part.items():
-            found, shown = self.index.check(self._owned(self.index_stores, self.handoff.index, part), mine)
+        for share in map(Share.from_dict, shares):
+            part = slot_partition(share.slots[0], self.settings.partitions)
+            found, shown = self.index.check(self._owned(self.index_stores, self.handoff.index, part), share)
             earliest.extend([] if found is None else [found.to_dict()])
             candidates.extend(shown)
         return {"earliest": earliest, "candidates": candidates}
@@ -182,12 +180,11 @@ class Inspector:
         """The verdict ``text`` would get now (as an event of time ``ts``, default now), with its
         candidates; nothing is stored or sent. Raises ``InvalidEvent`` as the fingerprint stage would."""
         raw = codec.dumps({"id": "check", "text": text} | ({} if ts is None else {"ts": ts}))
-        intro, probes = await self.fingerprint.fan_out(raw, MAX_PARTITION, MAX_OFFSET, time.time(), self.prints)
+        intro, shares = await self.fingerprint.fan_out(raw, MAX_PARTITION, MAX_OFFSET, time.time(), self.prints)
         by_owner: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
-        for probe in probes:
-            part = probe_partition(probe.bucket, self.settings.partitions)
+        for part, share in shares.items():
             owner = None if part in self.handoff.index else await self._owner(self.names.probes, part)
-            by_owner[owner].append(probe.to_dict())
+            by_owner[owner].append(share.to_dict())
         earliest: list[Ref] = []
         candidates: dict[str, dict[str, Any]] = {}
         for owner, mine in by_owner.items():
@@ -207,7 +204,7 @@ class Inspector:
         ranked = sorted(candidates.values(), key=lambda c: match.precedence(int(c["order"]), int(c["distance"])))
         return verdict | {
             "candidates": ranked,
-            "index_partitions": len({probe_partition(p.bucket, self.settings.partitions) for p in probes}),
+            "index_partitions": len(shares),
         }
 
     # ------------------------------------------------------------------ owners
