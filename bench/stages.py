@@ -10,7 +10,7 @@ each stage: fingerprint (validate, fingerprint, fan out), index (probe, verify, 
 answer) and verdict (gather, decide, store, hold), each the median of ``--rounds`` fresh
 processes; *helper* is the part of the fingerprint stage the worker's helper process takes
 (:mod:`worker.stream.helper`: the texts' fingerprints), *worker* what is left to the worker's
-own process. With ``--before REV`` the same rounds run, in turn, on that revision's code (a
+own process, and *gc* how much of all that the cyclic garbage collector's passes took. With ``--before REV`` the same rounds run, in turn, on that revision's code (a
 ``git worktree`` with the native extension of its own source) and each figure gets its ratio.
 
     python bench/stages.py --rounds 3
@@ -20,6 +20,7 @@ own process. With ``--before REV`` the same rounds run, in turn, on that revisio
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -27,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,7 @@ def child(events: int, state: Path) -> dict[str, float]:
     unused = StoreSet(state / "unused", names.verdict_changelog, VerdictPartition, None)
     verdict = VerdictStage(settings, unused, _Sends(names, Metrics(histograms=False)), None)  # type: ignore[arg-type]
     spent = dict.fromkeys((*STAGES, "helper"), 0.0)
+    collecting = _settle_as_the_worker()
     for start in range(0, len(messages), BATCH):
         began = time.process_time()
         if fingerprint_each is not None:
@@ -117,7 +119,24 @@ def child(events: int, state: Path) -> dict[str, float]:
         spent["fingerprint"] += fingerprinted - began
         spent["index"] += indexed - fingerprinted
         spent["verdict"] += time.process_time() - indexed
+    spent["gc"] = collecting()
     return {"events": len(messages)} | {part: seconds / len(messages) for part, seconds in spent.items()}
+
+
+def _settle_as_the_worker() -> Callable[[], float]:
+    """Freeze what is alive, as the worker does at start (worker/stream/app.py); returns how
+    to read the CPU seconds the garbage collector's passes took since."""
+    gc.freeze()
+    taken = [0.0, 0.0]  # since the current collection began, in all
+
+    def timed(phase: str, _: dict[str, int]) -> None:
+        if phase == "start":
+            taken[0] = time.process_time()
+        else:
+            taken[1] += time.process_time() - taken[0]
+
+    gc.callbacks.append(timed)
+    return lambda: taken[1]
 
 
 def _round(tree: Path, events: int) -> dict[str, float]:
@@ -135,11 +154,11 @@ def report(runs: dict[str, list[dict[str, float]]]) -> list[str]:
     helper process takes off the worker's, and each tree's ratio to the first."""
     trees = list(runs)
     first = trees[0]
-    columns = (*STAGES, "total", "helper", "worker")
+    columns = (*STAGES, "total", "helper", "worker", "gc")
     lines = [f"{'tree':<10}" + "".join(f"{c:>13}" for c in columns) + "   (us of CPU an event)"]
     medians: dict[str, dict[str, float]] = {}
     for tree, rs in runs.items():
-        figures = {s: statistics.median(r[s] for r in rs) * 1e6 for s in (*STAGES, "helper")}
+        figures = {s: statistics.median(r[s] for r in rs) * 1e6 for s in (*STAGES, "helper", "gc")}
         figures["total"] = sum(figures[s] for s in STAGES)
         figures["worker"] = figures["total"] - figures["helper"]
         medians[tree] = figures
