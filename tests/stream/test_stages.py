@@ -31,6 +31,7 @@ from topology.stages import (
 from worker.cli.deduplicator import Deduplicator
 from worker.engine import match
 from worker.engine.fingerprint import fingerprint
+from worker.engine.sketch import NUMBERS_DIFFER
 from worker.settings import Settings
 from worker.state.changelog import StoreSet
 from worker.state.index import BlockIndex
@@ -341,3 +342,17 @@ def test_the_verdict_stage_expires_verdicts_behind_the_window_a_slice_at_a_time(
     assert owner.verdict("story") is not None
     for store in stores:
         store.close()
+
+
+def test_check_says_why_a_candidate_is_refused(tmp_path: Path) -> None:
+    """A report of the same template with other numbers is a candidate ``/check`` shows, refused
+    for its numbers (the index stage itself leaves such candidates unread)."""
+    fingerprint, index = FingerprintStage(SETTINGS), IndexStage(SETTINGS, "t.events")
+    stores = index_stores(tmp_path)
+    out = fingerprint.process([event("bus", SHORT_POSTS[6][1], 0)])
+    index.process(stores, as_messages(out.shares, out.intros))
+    raw = codec.dumps({"id": "check", "text": SHORT_POSTS[7][1]})
+    _, shares = asyncio.run(fingerprint.fan_out(raw, 0, 1, NOW_S + 1, FingerprintHelper(SETTINGS).fingerprints))
+    shown = [c for part, share in shares.items() for c in index.check(stores[part], share)[1]]
+    assert shown and all(c["id"] == "bus" and not c["verified"] for c in shown)
+    assert {c["refused"] for c in shown} == {NUMBERS_DIFFER}

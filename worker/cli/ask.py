@@ -102,7 +102,7 @@ def check(url: str, events: list[dict[str, Any]], as_json: bool, out: TextIO = s
         else:
             print(f"{label}unique", file=out)
         for candidate in answer["candidates"]:
-            why = "verified" if candidate["verified"] else "not similar enough"
+            why = "verified" if candidate["verified"] else candidate.get("refused", "not similar enough")
             if not candidate["in_window"]:
                 why += ", older than the retention window"
             print(f"  candidate {candidate['id']}  distance {candidate['distance']}  ({why})", file=out)

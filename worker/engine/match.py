@@ -81,8 +81,26 @@ class Thresholds(Protocol):
     def min_containment(self) -> float: ...
 
 
+WORDS_DIFFER = "a word of one stands where another word stands in the other"
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """What verification made of one candidate: the similarity that confirms it, or why not."""
+
+    similarity: float | None
+    refused: str = ""
+
+
 def accepts(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> float | None:
-    """The similarity that confirms ``candidate`` as a near-duplicate of ``probe``, or None.
+    """The similarity that confirms ``candidate`` as a near-duplicate of ``probe``, or None
+    (:func:`judge`)."""
+    return judge(probe, candidate, thresholds).similarity
+
+
+def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> Judgement:
+    """Verify ``candidate`` as a near-duplicate of ``probe``: the similarity that confirms it,
+    or the reason it is refused (``/check`` shows it).
 
     Resemblance catches edited reposts; containment of the shorter feature set in the
     longer catches teasers and truncations, whose resemblance to the full story is low. Two
@@ -95,14 +113,22 @@ def accepts(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) ->
     """
     similarity = compare(probe.sketch, candidate.entry.sketch)
     floor = thresholds.min_long_resemblance if similarity.long else thresholds.min_resemblance
+    if similarity.ruled_out:
+        return Judgement(None, similarity.ruled_out)
     if similarity.resemblance >= floor:
         passed = similarity.resemblance
     elif similarity.containment >= thresholds.min_containment:
         passed = similarity.containment
     else:
-        return None
+        return Judgement(
+            None,
+            f"too little in common: resemblance {similarity.resemblance:.2f} (needs {floor:.2f}),"
+            f" containment {similarity.containment:.2f} (needs {thresholds.min_containment:.2f})",
+        )
     mine, theirs = short_words(probe.sketch), short_words(candidate.entry.sketch)
-    return None if mine is not None and theirs is not None and words.differ(theirs, mine) else passed
+    if mine is not None and theirs is not None and words.differ(theirs, mine):
+        return Judgement(None, WORDS_DIFFER)
+    return Judgement(passed)
 
 
 # The similarity that confirms a candidate (:func:`accepts` bound to a probe), or None.

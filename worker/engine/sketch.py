@@ -79,14 +79,22 @@ def sketch(hashes: np.ndarray) -> bytes:
     return size.to_bytes(2, "big") + minima.tobytes()
 
 
+# Why two sketches were found unrelated before their sets were compared (Similarity.ruled_out).
+NUMBERS_DIFFER = "their numbers differ"
+TOO_FEW_GRAMS = "too short to be a copy unless equal"
+
+
 @dataclass(frozen=True, slots=True)
 class Similarity:
     """Estimated resemblance (Jaccard) and containment of the smaller set in the larger;
-    ``long``: both texts are longer than a short text, compared on their word sketches alone."""
+    ``long``: both texts are longer than a short text, compared on their word sketches alone;
+    ``ruled_out``: why the pair is unrelated whatever its sets share (:data:`NUMBERS_DIFFER`,
+    :data:`TOO_FEW_GRAMS`), shown by ``/check``."""
 
     resemblance: float
     containment: float
     long: bool = False
+    ruled_out: str = ""
 
 
 # A short text's sketch is followed by its character part (``worker.engine.shorttext``): a
@@ -131,7 +139,7 @@ def compare(a: bytes, b: bytes) -> Similarity:
     """
     if len(a) >= SHORT_SKETCH_BYTES and len(b) >= SHORT_SKETCH_BYTES:
         if numbers_apart(a, b):
-            return Similarity(0.0, 0.0)
+            return Similarity(0.0, 0.0, ruled_out=NUMBERS_DIFFER)
         listed = len(a) > SHORT_SKETCH_BYTES and len(b) > SHORT_SKETCH_BYTES
         if listed:
             chars = _listed_best(_lists(a), _lists(b))
@@ -143,10 +151,10 @@ def compare(a: bytes, b: bytes) -> Similarity:
         if small >= (MIN_DENSE_CHAR_GRAMS if whole else MIN_CHAR_GRAMS):
             return chars
         same = chars.resemblance == 1.0 and size_a == size_b
-        return Similarity(1.0, 1.0) if same else Similarity(0.0, 0.0)
+        return Similarity(1.0, 1.0) if same else Similarity(0.0, 0.0, ruled_out=TOO_FEW_GRAMS)
     long = len(a) < SHORT_SKETCH_BYTES and len(b) < SHORT_SKETCH_BYTES  # neither has a character part
     if long and numbers_disagree(a[SKETCH_BYTES:], b[SKETCH_BYTES:]):
-        return Similarity(0.0, 0.0, long)
+        return Similarity(0.0, 0.0, long, NUMBERS_DIFFER)
     return _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long)
 
 

@@ -132,20 +132,22 @@ class IndexStage:
 
     def check(self, store: IndexPartition, share: Share) -> tuple[Ref | None, list[dict[str, Any]]]:
         """What :meth:`process` would answer for one event's share of this partition, without
-        storing it: its earliest earlier match, and every candidate with its similarity (``/check``)."""
+        storing it: its earliest earlier match, and every candidate with its similarity, or why
+        verification refused it (``/check``)."""
         verified: Verified = {}
         found = self._found(store, share, share.tables, every=True)
         earlier, _, _ = self._match(share, found, verified)
         shown = []
         oldest_ts = share.ts - self.retention_ms
+        probe = Fingerprint(share.fingerprint, share.sketch, None, 0)
         for candidate in found:
-            key = (share.id, share.order, candidate.entry.event_id, candidate.entry.order)
-            similarity = verified[key] if key in verified else self._verify(share, candidate)
+            judged = match.judge(probe, candidate, self.settings)
             entry = candidate.entry
             shown.append(
                 {"id": entry.event_id, "order": entry.order, "ts": entry.ts, "distance": candidate.distance}
-                | {"similarity": None if similarity is None else round(similarity, 3)}
-                | {"verified": similarity is not None, "in_window": entry.ts >= oldest_ts}
+                | {"similarity": None if judged.similarity is None else round(judged.similarity, 3)}
+                | {"verified": judged.similarity is not None, "in_window": entry.ts >= oldest_ts}
+                | ({"refused": judged.refused} if judged.refused else {})
             )
         return (earlier[0] if earlier else None), shown
 
