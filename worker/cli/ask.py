@@ -92,21 +92,27 @@ def check(url: str, events: list[dict[str, Any]], as_json: bool, out: TextIO = s
         if as_json:
             print(json.dumps(answer, ensure_ascii=False), file=out)
             continue
-        label = f"{answer['id']}  " if "id" in answer else ""
-        if answer["verdict"] == "duplicate":
-            print(
-                f"{label}duplicate of {answer['duplicate_of']}  "
-                f"(distance {answer['distance']}, similarity {answer['similarity']:.3f})",
-                file=out,
-            )
-        else:
-            print(f"{label}unique", file=out)
-        for candidate in answer["candidates"]:
-            why = "verified" if candidate["verified"] else candidate.get("refused", "not similar enough")
-            if not candidate["in_window"]:
-                why += ", older than the retention window"
-            print(f"  candidate {candidate['id']}  distance {candidate['distance']}  ({why})", file=out)
+        for line in check_lines(answer):
+            print(line, file=out)
     return 0
+
+
+def check_lines(answer: dict[str, Any]) -> Iterator[str]:
+    """A check's answer as a person reads it: the verdict, then each candidate and why it
+    counts or not."""
+    label = f"{answer['id']}  " if "id" in answer else ""
+    if answer["verdict"] == "duplicate":
+        yield (
+            f"{label}duplicate of {answer['duplicate_of']}  "
+            f"(distance {answer['distance']}, similarity {answer['similarity']:.3f})"
+        )
+    else:
+        yield f"{label}unique"
+    for candidate in answer["candidates"]:
+        why = "verified" if candidate["verified"] else candidate.get("refused", "not similar enough")
+        if not candidate["in_window"]:
+            why += ", older than the retention window"
+        yield f"  candidate {candidate['id']}  distance {candidate['distance']}  ({why})"
 
 
 def read_events(path: str) -> list[dict[str, Any]]:
