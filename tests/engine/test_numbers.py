@@ -8,7 +8,7 @@ import random
 from tests.engine.pairs import is_duplicate
 from worker.engine.fingerprint import fingerprint
 from worker.engine.normalize import normalize
-from worker.engine.numbers import MAX_NUMBER_TAGS, number_tags
+from worker.engine.numbers import MAX_NUMBER_TAGS, number_tags, numbers_mask
 from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES, compare, plausible
 from worker.settings import Settings
 
@@ -96,3 +96,14 @@ def test_a_probe_passes_over_stored_alerts_whose_numbers_rule_them_out() -> None
     assert keep("a3", cut) and keep("a1", other), "a cut keeps its numbers; the probe's own entry is kept"
     story = fingerprint(_ops_report(list(range(10, 18))), SETTINGS).sketch
     assert plausible(story)("r", other), "a longer text's probe reads every candidate"
+
+
+def test_a_number_is_cut_only_where_it_ends_the_text() -> None:
+    """The same digits inside a later word ("gate12") do not make the number before them the
+    last one, which might be cut: it stays whole, and tells two routes apart."""
+    a, b = normalize("Route 12 leaves from gate12"), normalize("Route 13 leaves from gate12")
+    mask_a, mask_b = numbers_mask(a), numbers_mask(b)
+    assert mask_a & ~mask_b and mask_b & ~mask_a, "neither mask lies inside the other"
+    assert not is_duplicate("Route 12 leaves from gate12", "Route 13 leaves from gate12")
+    whole, cut = numbers_mask(normalize("Route 12 leaves now")), numbers_mask(normalize("Route 12"))
+    assert cut & whole == cut and cut != whole, "a number ending the text is only its first digit's bit"

@@ -44,13 +44,18 @@ _NUMBER = re.compile(_PATTERN.replace("D", r"\d"))
 _ASCII_NUMBER = re.compile(_PATTERN.replace("D", "[0-9]"))
 
 
+def _whole(normalised: str, found: list[re.Match[str]]) -> list[re.Match[str]]:
+    """The numbers ``found`` in the text that are whole: a number that ends the text, only
+    punctuation after it, may be a cut one ("July 9, 17…" of "July 9, 1776, and …")."""
+    if found and not _NON_WORD.sub("", normalised[found[-1].end() :]):
+        return found[:-1]
+    return found
+
+
 def _numbers(normalised: str) -> tuple[list[str], list[str]]:
-    """Every number of the text, and those of them that are whole: a number that ends the text
-    may be a cut one ("July 9, 17…" of "July 9, 1776, and …")."""
-    numbers = [m.group() for m in _NUMBER.finditer(normalised)]
-    if numbers and not _NON_WORD.sub("", normalised[normalised.rindex(numbers[-1]) + len(numbers[-1]) :]):
-        return numbers, numbers[:-1]
-    return numbers, numbers
+    """Every number of the text, and those of them that are whole (:func:`_whole`)."""
+    found = list(_NUMBER.finditer(normalised))
+    return [m.group() for m in found], [m.group() for m in _whole(normalised, found)]
 
 
 def numbers_mask(normalised: str) -> int:
@@ -80,11 +85,9 @@ def number_tags(normalised: str, engine: Any | None = None) -> bytes:
 
 
 def _number_tags_reference(normalised: str) -> bytes:
-    """:func:`number_tags` in Python: numbers in ASCII digits (the normalised form's), the last
-    left out when only punctuation follows it, as :func:`_numbers` does for the mask."""
-    found = list(_ASCII_NUMBER.finditer(normalised))
-    if found and not any(ch.isalnum() for ch in normalised[found[-1].end() :]):
-        found.pop()
+    """:func:`number_tags` in Python: the whole numbers (:func:`_whole`) in ASCII digits (the
+    normalised form's)."""
+    found = _whole(normalised, list(_ASCII_NUMBER.finditer(normalised)))
     tags = dict.fromkeys(mmh3.hash64(m.group(), _TAG_SEED, signed=False)[0] & 0xFFFF for m in found)
     if len(tags) < MIN_OTHER_NUMBERS:
         return b""
