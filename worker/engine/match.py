@@ -112,9 +112,9 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
     word stands in the other (:mod:`worker.engine.words`).
     """
     similarity = compare(probe.sketch, candidate.entry.sketch)
-    floor = thresholds.min_long_resemblance if similarity.long else thresholds.min_resemblance
     if similarity.ruled_out:
         return Judgement(None, similarity.ruled_out)
+    floor = thresholds.min_long_resemblance if similarity.long else thresholds.min_resemblance
     if similarity.resemblance >= floor:
         passed = similarity.resemblance
     elif similarity.containment >= thresholds.min_containment:

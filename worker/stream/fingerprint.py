@@ -125,10 +125,10 @@ class FingerprintStage:
     async def fan_out(
         self, raw: bytes | None, partition: int, offset: int, timestamp_s: float, prints: Fingerprints
     ) -> tuple[Intro, dict[int, Share]]:
-        """One record's intro and shares by index partition, its text fingerprinted by ``prints`` (the worker's
-        helper); raises :class:`InvalidEvent` for a record we refuse, and RuntimeError for a
-        text whose fingerprint fails (even by a native panic, which pyo3 raises as a
-        BaseException that an HTTP handler's guard would let through)."""
+        """One record's intro and its shares by index partition, its text fingerprinted by
+        ``prints`` (the worker's helper); raises :class:`InvalidEvent` for a record we refuse,
+        and RuntimeError for a text whose fingerprint fails (even by a native panic, which pyo3
+        raises as a BaseException that an HTTP handler's guard would let through)."""
         event, order, ts = self.accept(raw, partition, offset, timestamp_s)
         [fp] = await prints([event.text])
         if isinstance(fp, str):

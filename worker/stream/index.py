@@ -2,10 +2,11 @@
 
 An index partition holds the buckets routed to it (:mod:`worker.state.partition`). For each
 event whose share (:class:`~topology.stages.Share`) reached this partition in a batch,
-:meth:`IndexStage.process` queries its buckets once, verifies candidates and picks the earliest by the one rule
-(:mod:`worker.engine.match`), stores the event, and answers it with that match. An event
-found here that is *later* in the total order than the probing one (partitions race) gets a
-*note* instead: the verdict stage revises or corrects it (:mod:`worker.stream.gather`).
+:meth:`IndexStage.process` queries its buckets once, verifies candidates and picks the
+earliest by the one rule (:mod:`worker.engine.match`), stores the event, and answers it
+with that match. An event found here that is *later* in the total order than the probing
+one (partitions race) gets a *note* instead: the verdict stage revises or corrects it
+(:mod:`worker.stream.gather`).
 """
 
 from __future__ import annotations
