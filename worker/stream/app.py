@@ -7,7 +7,6 @@ directory, ``<state_dir>/<worker name>/stores``, so two workers can run on one h
 
 from __future__ import annotations
 
-import gc
 import os
 import socket
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 import faust
 
 from topology.stages import Topics
+from worker import collector
 from worker.engine.fingerprint import warm_up
 from worker.settings import Settings
 from worker.state.changelog import ChangelogReader
@@ -113,8 +113,8 @@ def create_app(
         warm_up(settings)
     # Everything alive now (modules, tables, the app) lives as long as the process: keep it out
     # of the cyclic collector, whose full passes over it took ~40 ms each — straight into the
-    # latency of every event in flight.
-    gc.freeze()
+    # latency of every event in flight; and let a batch's temporaries die young.
+    collector.settle()
     client = settings.connection.aiokafka()
     reader = ChangelogReader(client, read_committed=settings.exactly_once)
     transactions = None
