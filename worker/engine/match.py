@@ -86,10 +86,27 @@ WORDS_DIFFER = "a word of one stands where another word stands in the other"
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
-    """What verification made of one candidate: the similarity that confirms it, or why not."""
+    """What verification made of one candidate: the similarity that confirms it, or why not.
+
+    ``reason``: why a pair was refused before the thresholds were read; ``missed``: the
+    resemblance, its floor, the containment and its floor of a pair refused on the thresholds.
+    The sentence :attr:`refused` is made only when asked for (``/check``): scan and stream
+    refuse candidates by the thousand and never read it."""
 
     similarity: float | None
-    refused: str = ""
+    reason: str = ""
+    missed: tuple[float, float, float, float] | None = None
+
+    @property
+    def refused(self) -> str:
+        """Why the candidate was refused, as ``/check`` shows it ("" when it was not)."""
+        if self.missed is None:
+            return self.reason
+        resemblance, floor, containment, needed = self.missed
+        return (
+            f"too little in common: resemblance {resemblance:.2f} (needs {floor:.2f}),"
+            f" containment {containment:.2f} (needs {needed:.2f})"
+        )
 
 
 def accepts(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> float | None:
@@ -120,11 +137,8 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
     elif similarity.containment >= thresholds.min_containment:
         passed = similarity.containment
     else:
-        return Judgement(
-            None,
-            f"too little in common: resemblance {similarity.resemblance:.2f} (needs {floor:.2f}),"
-            f" containment {similarity.containment:.2f} (needs {thresholds.min_containment:.2f})",
-        )
+        missed = (similarity.resemblance, floor, similarity.containment, thresholds.min_containment)
+        return Judgement(None, missed=missed)
     mine, theirs = short_words(probe.sketch), short_words(candidate.entry.sketch)
     if mine is not None and theirs is not None and words.differ(theirs, mine):
         return Judgement(None, WORDS_DIFFER)

@@ -135,20 +135,24 @@ class IndexStage:
         """What :meth:`process` would answer for one event's share of this partition, without
         storing it: its earliest earlier match, and every candidate with its similarity, or why
         verification refused it (``/check``)."""
-        verified: Verified = {}
         found = self._found(store, share, share.tables, every=True)
+        probe = Fingerprint(share.fingerprint, share.sketch, None, 0)
+        judged = [match.judge(probe, candidate, self.settings) for candidate in found]
+        # The matching reads these similarities instead of verifying each pair again.
+        verified: Verified = {
+            (share.id, share.order, c.entry.event_id, c.entry.order): j.similarity
+            for c, j in zip(found, judged, strict=True)
+        }
         earlier, _, _ = self._match(share, found, verified)
         shown = []
         oldest_ts = share.ts - self.retention_ms
-        probe = Fingerprint(share.fingerprint, share.sketch, None, 0)
-        for candidate in found:
-            judged = match.judge(probe, candidate, self.settings)
+        for candidate, judgement in zip(found, judged, strict=True):
             entry = candidate.entry
             shown.append(
                 {"id": entry.event_id, "order": entry.order, "ts": entry.ts, "distance": candidate.distance}
-                | {"similarity": None if judged.similarity is None else round(judged.similarity, 3)}
-                | {"verified": judged.similarity is not None, "in_window": entry.ts >= oldest_ts}
-                | ({"refused": judged.refused} if judged.refused else {})
+                | {"similarity": None if judgement.similarity is None else round(judgement.similarity, 3)}
+                | {"verified": judgement.similarity is not None, "in_window": entry.ts >= oldest_ts}
+                | ({"refused": judgement.refused} if judgement.refused else {})
             )
         return (earlier[0] if earlier else None), shown
 
