@@ -10,8 +10,9 @@ each stage: fingerprint (validate, fingerprint, fan out), index (probe, verify, 
 answer) and verdict (gather, decide, store, hold), each the median of ``--rounds`` fresh
 processes; *helper* is the part of the fingerprint stage the worker's helper process takes
 (:mod:`worker.stream.helper`: the texts' fingerprints), *worker* what is left to the worker's
-own process, and *gc* how much of all that the cyclic garbage collector's passes took. With ``--before REV`` the same rounds run, in turn, on that revision's code (a
-``git worktree`` with the native extension of its own source) and each figure gets its ratio.
+own process, and *gc* how much of all that the cyclic garbage collector's passes took. With
+``--before REV`` the same rounds run, in turn, on that revision's code (a ``git worktree``
+with the native extension of its own source) and each figure gets its ratio.
 
     python bench/stages.py --rounds 3
     python bench/stages.py --rounds 3 --before HEAD~3

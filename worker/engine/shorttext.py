@@ -55,7 +55,7 @@ from worker.engine.shapes import fold_shapes_and_sounds
 from worker.engine.simhash import mix64, shingle_hashes
 from worker.engine.sketch import DENSE_FLAG, MIN_CHAR_GRAMS, MIN_DENSE_CHAR_GRAMS, PERMUTATIONS, WORDS_FLAG, sketch
 from worker.engine.sounds import fold_sounds
-from worker.engine.words import HAN, canonical
+from worker.engine.words import HAN_CHAR, canonical
 
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
@@ -87,7 +87,6 @@ MAX_LISTED_GRAMS = 64
 # A listed text keeps its words when they take at most this many bytes (a length byte's reach).
 MAX_WORDS_BYTES = 255
 _TAG_SHIFT = np.uint64(48)
-_HAN = re.compile(f"[{HAN}]")
 _NON_WORD = re.compile(r"[\W_]+")
 
 
@@ -152,7 +151,7 @@ def is_dense(text: str) -> bool:
 
 
 def _dense(basis: str) -> bool:
-    return 2 * len(_HAN.findall(basis)) >= len(basis)
+    return 2 * len(HAN_CHAR.findall(basis)) >= len(basis)
 
 
 Keys = tuple[int, ...]

@@ -19,7 +19,7 @@ from difflib import SequenceMatcher
 
 # The Han characters (CJK unified ideographs, extension A, compatibility ideographs).
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_ONE_HAN = re.compile(f"[{HAN}]")
+HAN_CHAR = re.compile(f"[{HAN}]")
 # A token: one Han character (a syllable, often a word), or a run of other letters and digits
 # (an identifier's parts apart: "mlx5e_ptp_open" is three words).
 _TOKEN = re.compile(rf"[{HAN}]|[^\W_{HAN}]+")
@@ -83,7 +83,7 @@ def changed(old: list[str], new: list[str]) -> bool:
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
     if digits_x and digits_y and digits_x != digits_y:
         return True
-    if all(_ONE_HAN.fullmatch(t) for t in (*old, *new)):
+    if all(HAN_CHAR.fullmatch(t) for t in (*old, *new)):
         return len(x) >= 2 and len(y) >= 2 and sorted(x) != sorted(y)
     x, y = _ocr_folded(x), _ocr_folded(y)
     distance = edit_distance(x, y)
