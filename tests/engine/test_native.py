@@ -23,7 +23,7 @@ from tests.engine.test_segment import people_daily_paragraphs
 from worker import _native
 from worker.cli.scan import default_sample
 from worker.engine import normalize as normalize_module
-from worker.engine import numbers, shorttext
+from worker.engine import numbers, shorttext, t2s
 from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_reference, native_engine
 from worker.engine.idf import vocabulary
 from worker.engine.normalize import normalize, normalize_reference
@@ -247,7 +247,7 @@ def _t2s() -> opencc.OpenCC:
 
 
 def test_opencc_triggers_are_read_from_opencc() -> None:
-    triggers = normalize_module._t2s_triggers()
+    triggers = t2s.triggers()
     assert triggers is not None
     for traditional in "發經體國際乾沈藉覆甦":
         assert triggers.search(traditional)
@@ -258,7 +258,7 @@ def test_opencc_triggers_are_read_from_opencc() -> None:
 @cache
 def _quiet_characters() -> list[str]:
     """CJK characters without a trigger, weighted towards those inside OpenCC phrase keys."""
-    triggers = normalize_module._t2s_triggers()
+    triggers = t2s.triggers()
     assert triggers is not None
     quiet = [chr(cp) for cp in range(0x4E00, 0xA000) if not triggers.search(chr(cp))]
     rng = random.Random(5)
@@ -268,14 +268,14 @@ def _quiet_characters() -> list[str]:
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(_quiet_characters() + list("，。 a1")), max_size=40))
 def test_opencc_leaves_text_without_triggers_unchanged(text: str) -> None:
-    triggers = normalize_module._t2s_triggers()
+    triggers = t2s.triggers()
     assert triggers is not None
     if not triggers.search(text):
         assert _t2s().convert(text) == text
 
 
 def test_opencc_leaves_every_people_daily_paragraph_without_triggers_unchanged() -> None:
-    triggers = normalize_module._t2s_triggers()
+    triggers = t2s.triggers()
     assert triggers is not None
     quiet = [p for p in people_daily_paragraphs()[::5] if not triggers.search(p)]
     assert len(quiet) > 3000

@@ -43,8 +43,12 @@ def test_notices_that_differ_by_a_word_stay_apart(a: str, b: str) -> None:
 
 def test_the_table_is_kept_on_disk_and_rebuilt_when_damaged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("NEARDUP_CACHE_DIR", str(tmp_path))
-    built = sounds._build(sounds._path())
+    builds: list[int] = []
+    real = sounds._build
+    monkeypatch.setattr(sounds, "_build", lambda: builds.append(1) or real())
+    built = sounds.kept_codes()
+    assert sounds.kept_codes() == built and len(builds) == 1, "built once, then read"
+    assert built[ord("再") - 0x4E00] == built[ord("在") - 0x4E00]
     (stored,) = tmp_path.glob("sounds-*.bin")
-    assert sounds._cached(stored) == built
     stored.write_bytes(stored.read_bytes()[:100])  # cut short, as by a full disk
-    assert sounds._cached(stored) is None, "a damaged file is not read, so the table is built again"
+    assert sounds.kept_codes() == built and len(builds) == 2, "a damaged file is not read: built again"

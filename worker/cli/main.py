@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from typing import Any
 
 from worker.settings import Settings
@@ -170,7 +169,7 @@ def _command(commands: Any, name: str, kafka: bool = False, **kwargs: Any) -> ar
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="neardup", description="Real-time near-duplicate filter for text streams.")
-    parser.add_argument("--version", action="version", version=f"neardup {_version()}")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=argparse.ArgumentParser)
     _scan_parser(commands)
@@ -303,7 +302,21 @@ def _ask_parsers(commands: Any) -> None:
     check.set_defaults(func=_check)
 
 
+class _Version(argparse.Action):
+    """``--version``, read from the installed package only when asked: importing
+    ``importlib.metadata`` is about a tenth of a second of every command's start."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"neardup {_version()}")
+        parser.exit()
+
+
 def _version() -> str:
+    from importlib import metadata
+
     try:
         return metadata.version("neardup")
     except metadata.PackageNotFoundError:

@@ -39,7 +39,7 @@ from worker.engine.features import LexiconTable, hashed_features
 from worker.engine.lexicon_cache import cached_lexicon_table
 from worker.engine.normalize import normalize, normalize_reference
 from worker.engine.numbers import number_tags
-from worker.engine.segment import char_classes, tokenize
+from worker.engine.segment import kept_char_classes, tokenize
 from worker.engine.shorttext import band_keys, short_part
 from worker.engine.simhash import simhash_from_hashes
 from worker.engine.sketch import donor_order, sketch
@@ -175,7 +175,7 @@ def native_engine() -> Any | None:
         return None
     table = _lexicon_table()
     return _native.Engine(
-        char_classes(), table.rows, table.shift, table.width, table.zh_default, table.en_default, donor_order()
+        kept_char_classes(), table.rows, table.shift, table.width, table.zh_default, table.en_default, donor_order()
     )
 
 

@@ -9,7 +9,8 @@ word order, so the tokenizer sees the story text only.
 Every step works through compiled regular expressions, ``str`` methods, OpenCC's C++ code
 or Rust; nothing loops over characters in Python, because normalisation runs on every event.
 Character tables derived from ``unicodedata`` are built on first use (``functools.cache``)
-so importing this module stays cheap.
+so importing this module stays cheap, and kept between processes
+(:mod:`worker.engine.disk_cache`).
 
 Two shortcuts keep the exact result at a fraction of the cost (``normalize_reference`` takes
 neither, and the tests hold the two equal):
@@ -20,22 +21,21 @@ neither, and the tests hold the two equal):
   ``_clean_table``).
 * OpenCC is skipped when the text contains no character that could start a change: a
   conversion changes a text only where one of its dictionary keys whose value differs
-  occurs in it, and every such key contains a character of ``_t2s_triggers`` (derived from
-  OpenCC's own dictionaries).
+  occurs in it, and every such key contains one of its trigger characters
+  (:func:`worker.engine.t2s.may_change`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import tempfile
 import unicodedata
 from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from worker.engine import disk_cache, t2s
 from worker.engine.boilerplate import (
     DOMAIN_HINT,
     LINKS,
@@ -78,6 +78,12 @@ def _bmp_where(pred: Callable[[str], bool]) -> list[int]:
     return [cp for cp in range(0x10000) if pred(chr(cp))]
 
 
+def _bmp_class(kind: str, pred: Callable[[str], bool]) -> str:
+    """The class body of the BMP characters ``pred`` takes (a predicate of this module), kept
+    between processes like the clean table."""
+    return disk_cache.kept(_clean_inputs, kind, lambda: _char_class(_bmp_where(pred)), str.encode, disk_cache.text)
+
+
 _ASTRAL = "\U00010000-\U0010ffff"
 
 
@@ -108,7 +114,7 @@ def _nfkc_runs() -> re.Pattern[str]:
             or "\u1100" <= c <= "\u11ff"
         )
 
-    cls = _char_class(_bmp_where(changes))
+    cls = _bmp_class("nfkc-class", changes)
     return re.compile(f".?[{cls}{_ASTRAL}]+", re.S)
 
 
@@ -145,7 +151,7 @@ def _is_junk(c: str) -> bool:
 def _junk() -> re.Pattern[str]:
     """Runs of characters that are not text, plus every astral character (decided one by one
     in ``_junk_action``, since astral ranges are slow in ``re`` and astral text is rare)."""
-    return re.compile(f"[{_char_class(_bmp_where(_is_junk))}{_ASTRAL}]+")
+    return re.compile(f"[{_bmp_class('junk-class', _is_junk)}{_ASTRAL}]+")
 
 
 @cache
@@ -188,94 +194,6 @@ _TYPOGRAPHIC = (
     ("\u2010", "-"),
     ("\u2212", "-"),
 )
-
-
-@cache
-def _t2s() -> Callable[[str], str]:
-    """One OpenCC Traditional->Simplified converter (phrase-level tables, C++; ~15 µs/KB)."""
-    import opencc
-
-    return opencc.OpenCC("t2s").convert
-
-
-class _Triggers(Protocol):
-    def search(self, text: str, /) -> object: ...
-
-
-@cache
-def _t2s_triggers() -> _Triggers | None:
-    """Characters without which OpenCC t2s leaves a text unchanged, read from the dictionaries
-    of the installed OpenCC (its ``opencc_dict`` tool dumps them as text); None if they cannot
-    be read, and then every text with Chinese characters is converted.
-
-    OpenCC replaces, at each position, the longest dictionary key found there by its first
-    value, and keeps any other character. So only keys whose first value differs from the key
-    can change a text. Each single-character such key is a trigger; a longer such key is
-    covered by a trigger it contains, else by its characters that are keys of their own
-    (ambiguous ones such as 沈, 藉, 覆), else by all of its characters.
-    """
-    try:
-        import opencc
-
-        clib = Path(opencc.__file__).parent / "clib"
-        share = clib / "share" / "opencc"
-        files = _ocd2_files(json.loads((share / "t2s.json").read_text("utf-8")))
-        entries: dict[str, str] = {}
-        with tempfile.TemporaryDirectory() as tmp:
-            for name in files:
-                dumped = Path(tmp) / f"{name}.txt"
-                subprocess.run(
-                    [
-                        str(clib / "bin" / "opencc_dict"),
-                        "-i",
-                        str(share / name),
-                        "-o",
-                        str(dumped),
-                        "-f",
-                        "ocd2",
-                        "-t",
-                        "text",
-                    ],
-                    check=True,
-                    capture_output=True,
-                    timeout=60,
-                )
-                for line in dumped.read_text("utf-8").splitlines():
-                    key, _, values = line.partition("\t")
-                    if key and key not in entries:
-                        entries[key] = values.split(" ")[0]
-    except (ImportError, OSError, ValueError, subprocess.SubprocessError):
-        return None
-    if not files or not entries:
-        return None
-    changing = [key for key, value in entries.items() if value != key]
-    triggers = {key for key in changing if len(key) == 1}
-    keyed = {key for key in entries if len(key) == 1}
-    for key in changing:
-        if not triggers.intersection(key):
-            triggers.update([c for c in key if c in keyed] or key)
-    try:
-        from worker import _native
-
-        native: _Triggers = _native.CharSet("".join(sorted(triggers)))
-        return native
-    except ImportError:
-        return re.compile(f"[{_char_class(map(ord, triggers))}]")
-
-
-def _ocd2_files(config: Any) -> list[str]:
-    """Every ``ocd2`` dictionary file named anywhere in an OpenCC configuration."""
-    if isinstance(config, dict):
-        own = [config["file"]] if config.get("type") == "ocd2" and "file" in config else []
-        return own + [f for value in config.values() for f in _ocd2_files(value)]
-    if isinstance(config, list):
-        return [f for value in config for f in _ocd2_files(value)]
-    return []
-
-
-def _needs_t2s(text: str) -> bool:
-    triggers = _t2s_triggers()
-    return triggers is None or bool(triggers.search(text))
 
 
 # --- steps 1-3 natively -------------------------------------------------------------------
@@ -330,7 +248,37 @@ def _cleaner() -> Any | None:
         from worker import _native
     except ImportError:
         return None
-    return _native.Cleaner(*_clean_table())
+    return _native.Cleaner(*kept_clean_table())
+
+
+def kept_clean_table() -> tuple[bytes, list[tuple[int, str | None]]]:
+    """``_clean_table`` from the cache, else built (and stored for the next process)."""
+    return disk_cache.kept(_clean_inputs, "clean", lambda: _clean_table(), _encode_clean, _decode_clean)
+
+
+# The cached table: this magic, the 65,536 unchanged flags, then JSON of the changed characters.
+_CLEAN_MAGIC = b"neardup-clean\n"
+
+
+def _clean_inputs() -> list[bytes]:
+    """What the table is a function of: Python's Unicode database and this module."""
+    return [unicodedata.unidata_version.encode(), Path(__file__).read_bytes()]
+
+
+def _encode_clean(table: tuple[bytes, list[tuple[int, str | None]]]) -> bytes:
+    same, changed = table
+    return _CLEAN_MAGIC + same + json.dumps(changed, ensure_ascii=False).encode()
+
+
+def _decode_clean(raw: bytes) -> tuple[bytes, list[tuple[int, str | None]]] | None:
+    start = len(_CLEAN_MAGIC) + 0x10000
+    if not raw.startswith(_CLEAN_MAGIC) or len(raw) <= start:
+        return None
+    try:
+        changed = [(int(cp), out) for cp, out in json.loads(raw[start:])]
+    except (ValueError, TypeError):  # a damaged file
+        return None
+    return raw[len(_CLEAN_MAGIC) : start], changed
 
 
 def _clean(text: str) -> str:
@@ -383,8 +331,8 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
         cleaner = _cleaner() if fast else None
         cleaned = cleaner.clean(text) if cleaner is not None else None
         text = _clean(text) if cleaned is None else cleaned
-        if _HAN.search(text) and (not fast or _needs_t2s(text)):
-            text = _t2s()(text)
+        if _HAN.search(text) and (not fast or t2s.may_change(text)):
+            text = t2s.converter()(text)
     text = strip_dateline(text)
     text = text.casefold()
     if strip_links and ("://" in text or "www." in text or "@" in text or DOMAIN_HINT.search(text)):

@@ -16,11 +16,15 @@ by ``_WORD``). Latin is never glued to Chinese, so "iphone15发布会" gives "ip
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import Literal
 
-__all__ = ["Backend", "char_classes", "cutter", "backend", "tokenize", "tokenize_with"]
+from worker.engine import disk_cache
+
+__all__ = ["Backend", "char_classes", "cutter", "backend", "kept_char_classes", "tokenize", "tokenize_with"]
 
 Backend = Literal["rjieba", "jieba"]
 Cut = Callable[[str], list[str]]
@@ -85,6 +89,15 @@ def char_classes() -> bytes:
     for every BMP code point: the two classes ``re`` tests for ``\\w`` (with "_") and ``\\d``,
     handed to the native tokenizer (``worker/native``) so it classifies as Python does."""
     return bytes((ALNUM if c.isalnum() else 0) | (DECIMAL if c.isdecimal() else 0) for c in map(chr, range(0x10000)))
+
+
+def kept_char_classes() -> bytes:
+    """:func:`char_classes` from the cache, else computed (and stored for the next process)."""
+
+    def inputs() -> list[bytes]:
+        return [unicodedata.unidata_version.encode(), Path(__file__).read_bytes()]
+
+    return disk_cache.kept(inputs, "classes", char_classes, bytes, lambda raw: raw if len(raw) == 0x10000 else None)
 
 
 def tokenize_with(text: str, cut: Cut) -> list[str]:

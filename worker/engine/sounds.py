@@ -13,20 +13,19 @@ Readings are pypinyin's (a character's most common reading first; tones dropped)
 CJK Unified Ideographs block is folded: the normaliser has already turned Traditional into
 Simplified, and rarer blocks hold names and archaic forms, not slips. Building the table
 means loading pypinyin's 40k-entry dictionary, so it is kept on disk between processes (in
-native byte order, in :mod:`worker.engine.lexicon_cache`'s directory) under a name that
+native byte order, in :mod:`worker.engine.disk_cache`'s directory) under a name that
 hashes its inputs.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import unicodedata
 from array import array
 from functools import cache
 from pathlib import Path
 
-from worker.engine.lexicon_cache import cache_dir, store_atomically
+from worker.engine import disk_cache
 
 __all__ = ["fold_sounds", "sound_table"]
 
@@ -43,12 +42,17 @@ def fold_sounds(text: str) -> str:
 def sound_table() -> dict[int, int]:
     """``str.translate`` table: ideograph -> representative of its toneless syllable (only
     the ideographs that change)."""
-    path = _path()
-    codes = _cached(path) or _build(path)
+    codes = kept_codes()
     return {_FIRST + i: code for i, code in enumerate(codes) if code != _FIRST + i}
 
 
-def _build(path: Path) -> list[int]:
+def kept_codes() -> list[int]:
+    """Each ideograph's representative, in code-point order: from the cache, else built (and
+    stored for the next process)."""
+    return disk_cache.kept(_inputs, "sounds", lambda: _build(), _encode, _decode)
+
+
+def _build() -> list[int]:
     from pypinyin.pinyin_dict import pinyin_dict
 
     first: dict[str, int] = {}
@@ -57,7 +61,6 @@ def _build(path: Path) -> list[int]:
         readings = pinyin_dict.get(code)
         if readings:
             codes[i] = first.setdefault(_toneless(readings.split(",")[0]), code)
-    store_atomically(path, array("H", codes).tobytes())
     return codes
 
 
@@ -65,22 +68,21 @@ def _toneless(reading: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", reading) if not unicodedata.combining(c))
 
 
-def _cached(path: Path) -> list[int] | None:
-    try:
-        raw = path.read_bytes()
-    except OSError:
+def _encode(codes: list[int]) -> bytes:
+    return array("H", codes).tobytes()
+
+
+def _decode(raw: bytes) -> list[int] | None:
+    if len(raw) != 2 * _SIZE:
         return None
     codes = array("H")
-    codes.frombytes(raw[: 2 * _SIZE])
-    return codes.tolist() if len(raw) == 2 * _SIZE else None
+    codes.frombytes(raw)
+    return codes.tolist()
 
 
-def _path() -> Path:
-    """The cache file, named by a digest of pypinyin's readings and this module."""
+def _inputs() -> list[bytes]:
+    """What the table is built from: pypinyin's readings and this module."""
     spec = importlib.util.find_spec("pypinyin")  # located, not imported: that loads its dictionary
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("pypinyin is required to fold Chinese characters to their sound")
-    digest = hashlib.blake2b(digest_size=12)
-    digest.update((Path(spec.submodule_search_locations[0]) / "pinyin_dict.json").read_bytes())
-    digest.update(Path(__file__).read_bytes())
-    return cache_dir() / f"sounds-{digest.hexdigest()}.bin"
+    return [(Path(spec.submodule_search_locations[0]) / "pinyin_dict.json").read_bytes(), Path(__file__).read_bytes()]
