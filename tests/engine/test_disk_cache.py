@@ -12,17 +12,30 @@ from worker.engine.lexicon_cache import cached_lexicon_table
 
 
 @pytest.fixture()
-def builds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[int]:
-    """Counts how often the table is built, with the cache in ``tmp_path/cache``."""
+def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The cache directory of the test: ``tmp_path/cache``."""
     monkeypatch.setenv("NEARDUP_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, target: str) -> list[int]:
+    """Counts calls of the function at ``target`` (module attribute), which still runs."""
+    module, _, name = target.rpartition(".")
+    real = getattr(__import__(module, fromlist=[name]), name)
     calls: list[int] = []
 
-    def build() -> features.LexiconTable:
+    def counted(*args: object) -> object:
         calls.append(1)
-        return features.lexicon_table()
+        return real(*args)
 
-    monkeypatch.setattr("worker.engine.lexicon_cache._build", build)
+    monkeypatch.setattr(target, counted)
     return calls
+
+
+@pytest.fixture()
+def builds(monkeypatch: pytest.MonkeyPatch, cache: Path) -> list[int]:
+    """Counts how often the lexicon table is built."""
+    return _counting(monkeypatch, "worker.engine.lexicon_cache._build")
 
 
 def test_a_second_process_reads_the_table_the_first_built(builds: list[int], tmp_path: Path) -> None:
@@ -49,56 +62,39 @@ def test_an_unwritable_cache_still_gives_the_table(builds: list[int], tmp_path: 
     assert len(builds) == 2, "built each time, nothing stored"
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch, target: str) -> list[int]:
-    """Counts calls of the function at ``target`` (module attribute), which still runs."""
-    module, _, name = target.rpartition(".")
-    real = getattr(__import__(module, fromlist=[name]), name)
-    calls: list[int] = []
-
-    def counted(*args: object) -> object:
-        calls.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(target, counted)
-    return calls
-
-
 def test_the_character_table_of_normalisation_is_built_once_then_read(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, cache: Path
 ) -> None:
-    monkeypatch.setenv("NEARDUP_CACHE_DIR", str(tmp_path / "cache"))
     builds = _counting(monkeypatch, "worker.engine.normalize._clean_table")
     first = normalize.kept_clean_table()
     second = normalize.kept_clean_table()
     assert len(builds) == 1, "built once, then read"
     same, changed = second
     assert second == first and len(same) == 0x10000 and (0xFF0C, ",") in changed  # full-width comma
-    (stored,) = (tmp_path / "cache").glob("clean-*.bin")
+    (stored,) = cache.glob("clean-*.bin")
     stored.write_bytes(stored.read_bytes()[:70_000])  # cut short inside its JSON, as by a full disk
     assert normalize.kept_clean_table() == first
     assert len(builds) == 2
 
 
 def test_opencc_triggers_are_read_from_opencc_once_then_from_the_cache(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, cache: Path
 ) -> None:
-    monkeypatch.setenv("NEARDUP_CACHE_DIR", str(tmp_path / "cache"))
     reads = _counting(monkeypatch, "worker.engine.t2s._read")
     first = t2s.trigger_chars()
     assert t2s.trigger_chars() == first
     assert len(reads) == 1, "OpenCC's dictionaries dumped once, then read from the cache"
     assert "發" in first and "发" not in first and list(first) == sorted(first)
-    (stored,) = (tmp_path / "cache").glob("t2s-triggers-*.bin")
+    (stored,) = cache.glob("t2s-triggers-*.bin")
     stored.write_bytes(b"\xff\xfe")  # not UTF-8
     assert t2s.trigger_chars() == first
     assert len(reads) == 2
 
 
-def test_every_kept_character_table_is_the_one_computed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("NEARDUP_CACHE_DIR", str(tmp_path / "cache"))
+def test_every_kept_character_table_is_the_one_computed(cache: Path) -> None:
     for _ in range(2):  # built and stored, then read
         assert segment.kept_char_classes() == segment.char_classes()
         junk = normalize._bmp_class("junk-class", normalize._is_junk)
         assert junk == normalize._char_class(normalize._bmp_where(normalize._is_junk))
-    kinds = sorted(p.name.rpartition("-")[0] for p in (tmp_path / "cache").iterdir())
+    kinds = sorted(p.name.rpartition("-")[0] for p in cache.iterdir())
     assert kinds == ["classes", "junk-class"]
