@@ -304,7 +304,7 @@ def _ask_parsers(commands: Any) -> None:
 
 class _Version(argparse.Action):
     """``--version``, read from the installed package only when asked: importing
-    ``importlib.metadata`` is about a tenth of a second of every command's start."""
+    ``importlib.metadata`` was a noticeable part of every command's start."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **_: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit")

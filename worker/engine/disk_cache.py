@@ -1,8 +1,8 @@
 """Tables derived from data files and code, kept on disk between processes.
 
-Every ``neardup`` process, worker or scan, needs tables that take tenths of a second to build
-(the lexicon, the character table of normalisation, OpenCC's trigger characters, the sound
-classes) and that are pure functions of their inputs. Each is stored once under a name that
+Every ``neardup`` process, worker or scan, needs tables that are slow to build next to a short
+scan (the lexicon, normalisation's character tables, OpenCC's trigger characters, the sound
+table) and that are pure functions of their inputs. Each is stored once under a name that
 hashes all of its inputs, so a changed input or changed code finds no file and builds anew. A
 cache that cannot be read or written is never a reason to fail: the table is built as if there
 were none.
