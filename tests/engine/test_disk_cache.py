@@ -98,3 +98,13 @@ def test_every_kept_character_table_is_the_one_computed(cache: Path) -> None:
         assert junk == normalize._char_class(normalize._bmp_where(normalize._is_junk))
     kinds = sorted(p.name.rpartition("-")[0] for p in cache.iterdir())
     assert kinds == ["classes", "junk-class"]
+
+
+def test_an_opencc_configuration_that_is_not_json_gives_no_triggers(
+    monkeypatch: pytest.MonkeyPatch, cache: Path, tmp_path: Path
+) -> None:
+    share = tmp_path / "opencc"
+    share.mkdir()
+    (share / "t2s.json").write_text("{ not json")
+    monkeypatch.setattr(t2s, "_share", lambda: share)
+    assert t2s.trigger_chars() == "", "no triggers: the normaliser then converts every Chinese text"

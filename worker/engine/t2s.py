@@ -64,7 +64,12 @@ def trigger_chars() -> str:
     share = _share()
     if share is None:
         return ""
-    return disk_cache.kept(lambda: _inputs(share), "t2s-triggers", lambda: _read(share), str.encode, disk_cache.text)
+    try:
+        return disk_cache.kept(
+            lambda: _inputs(share), "t2s-triggers", lambda: _read(share), str.encode, disk_cache.text
+        )
+    except ValueError:  # a t2s.json that is not JSON: no triggers, every text converted
+        return ""
 
 
 def _share() -> Path | None:
