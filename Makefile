@@ -28,7 +28,7 @@ scan: setup
 
 ## The test suite (lint, format, types, then unit, property, RocksDB and Kafka integration); CI runs exactly this.
 test: setup check
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadgroup
 
 ## Lint, format and types only (also the first step of `make test`).
 check: setup
@@ -37,7 +37,7 @@ check: setup
 	$(BIN)/mypy
 
 test-fast: setup
-	$(BIN)/pytest -m "not kafka"
+	$(BIN)/pytest -n 2 -m "not kafka"
 
 bench-quality: setup
 	$(BIN)/python bench/quality.py

@@ -45,8 +45,11 @@ def _free(port: int) -> bool:
     return True
 
 
-def free_port_pair(first: int = FIRST_PORT, attempts: int = 50) -> int:
-    """A client port whose controller port (port + 1) is free too, so parallel sessions coexist."""
+def free_port_pair(first: int | None = None, attempts: int = 50) -> int:
+    """A client port whose controller port (port + 1) is free too, so parallel sessions coexist
+    (each of pytest-xdist's processes looks in its own range, so two never take the same pair)."""
+    if first is None:
+        first = FIRST_PORT + 2 * attempts * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
     for port in range(first, first + 2 * attempts, 2):
         if _free(port) and _free(port + 1):
             return port
