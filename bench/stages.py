@@ -14,8 +14,13 @@ own process, and *gc* how much of all that the cyclic garbage collector's passes
 ``--before REV`` the same rounds run, in turn, on that revision's code (a ``git worktree``
 with the native extension of its own source) and each figure gets its ratio.
 
+With ``--feed quotes`` the input is :mod:`bench.quotes` instead (the stream tests' feed: texts
+that share sentences, so a probe verifies dozens of candidates). The events are made once, by
+this tree's code, and every round of either tree reads them.
+
     python bench/stages.py --rounds 3
     python bench/stages.py --rounds 3 --before HEAD~3
+    python bench/stages.py --rounds 3 --feed quotes --events 10000 --before HEAD~1
 """
 
 from __future__ import annotations
@@ -67,9 +72,8 @@ class _Sends:
         raise RuntimeError(f"nothing is written here: {exc}")
 
 
-def child(events: int, state: Path) -> dict[str, float]:
+def child(feed: Path, state: Path) -> dict[str, float]:
     """One round in this process, on the stage code importable here: CPU seconds an event by stage."""
-    from bench.stream import _events
     from topology.stages import Topics
     from worker.engine.fingerprint import warm_up
 
@@ -92,7 +96,7 @@ def child(events: int, state: Path) -> dict[str, float]:
     now = time.time()
     messages = [
         _Message(value, i // PARTITIONS, i % PARTITIONS, now + i / 10_000)
-        for i, (_, value) in enumerate(_events(events))
+        for i, value in enumerate(feed.read_bytes().splitlines())
     ]
     plan, retention = settings.block_plan, settings.retention_ms
     index_stores = {p: IndexPartition(state / f"index-{p}", plan, retention) for p in range(PARTITIONS)}
@@ -145,11 +149,22 @@ def _settle_as_the_worker() -> Callable[[], float]:
     return lambda: taken[1]
 
 
-def _round(tree: Path, events: int) -> dict[str, float]:
+def _lines(feed: str, events: int) -> list[bytes]:
+    """The input events as JSON lines: the dev stream of ``bench/stream.py``, or :mod:`bench.quotes`."""
+    if feed == "quotes":
+        from bench import quotes
+
+        return quotes.feed(events, "q")
+    from bench.stream import _events
+
+    return [value for _, value in _events(events)]
+
+
+def _round(tree: Path, feed: Path) -> dict[str, float]:
     """One round in a fresh process whose imports come from ``tree``."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     with tempfile.TemporaryDirectory(prefix="neardup-stages-") as state:
-        command = [sys.executable, str(Path(__file__).resolve()), "--child", state, "--events", str(events)]
+        command = [sys.executable, str(Path(__file__).resolve()), "--child", state, "--input", str(feed)]
         out = subprocess.run(command, cwd=tree, env=env, check=True, capture_output=True, text=True).stdout
     result: dict[str, float] = json.loads(out.splitlines()[-1])
     return result
@@ -178,13 +193,15 @@ def report(runs: dict[str, list[dict[str, float]]]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--events", type=int, default=20_000, help="dev-stream events asked for (it holds 16,880)")
+    parser.add_argument("--events", type=int, default=20_000, help="events asked for (the dev stream holds 16,880)")
+    parser.add_argument("--feed", choices=("devset", "quotes"), default="devset")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before", metavar="REV", help="also run that revision's stages, in turn")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--input", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
-        print(json.dumps(child(args.events, args.child)))
+        print(json.dumps(child(args.input, args.child)))
         return
     trees = {"this": ROOT}
     if args.before:
@@ -192,12 +209,15 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         trees["before"] = worktree(args.before)
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
-    for number in range(args.rounds):
-        # Each tree goes first in turn: the first process of a round ran slower often enough to tilt a ratio.
-        for name, tree in list(trees.items())[:: -1 if number % 2 else 1]:
-            runs[name].append(_round(tree, args.events))
+    with tempfile.NamedTemporaryFile(prefix="neardup-stages-", suffix=".jsonl") as feed:
+        feed.write(b"\n".join(_lines(args.feed, args.events)))
+        feed.flush()
+        for number in range(args.rounds):
+            # Each tree goes first in turn: the first process of a round ran slower often enough to tilt a ratio.
+            for name, tree in list(trees.items())[:: -1 if number % 2 else 1]:
+                runs[name].append(_round(tree, Path(feed.name)))
     events = int(runs["this"][0]["events"])
-    print(f"{events} events (devset feed), batches of {BATCH}, {PARTITIONS} partitions, {args.rounds} rounds")
+    print(f"{events} events ({args.feed} feed), batches of {BATCH}, {PARTITIONS} partitions, {args.rounds} rounds")
     print("\n".join(report(runs)))
 
 

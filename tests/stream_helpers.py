@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from typing import Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
+from bench import quotes
 from topology.stages import Topics, total_order
 from worker.cli.scan import default_sample
 from worker.cli.tail import Record, follow
@@ -179,42 +179,11 @@ def wait_for_members(bootstrap: str, group: str, members: int, timeout: float = 
 
 
 # ------------------------------------------------------------------------------- feeds
-def _pieces() -> list[str]:
-    """Sentence-sized pieces of the sample texts (English and Chinese): the feed's raw material."""
-    from worker.engine.normalize import normalize
-    from worker.engine.segment import tokenize
-
-    pieces: dict[str, None] = {}
-    for line in SAMPLE:
-        text = json.loads(line)["text"]
-        for part in re.split(r"(?<=[.!?。！？\n])\s*", text):
-            piece = part.strip()[:160]  # no piece long enough to dominate a text
-            kept = len(tokenize(normalize(piece)))
-            # Boilerplate (a site footer) is stripped by normalisation, with all that follows it.
-            if kept >= 6 and kept >= 0.9 * len(tokenize(piece.casefold())):
-                pieces[piece] = None
-    return list(pieces)
-
-
 def real_feed(count: int, tag: str, seed: int = 7, variant_share: float = 0.1) -> list[bytes]:
-    """``count`` events of real text under fresh ids ``{tag}-<n>``.
-
-    Most texts join three random sentences of the sample feed (so they are mostly distinct and
-    buckets stay small, keeping the index's work per event like a real stream's); about
-    ``variant_share`` of them are near-duplicate variants of an earlier text (one word added).
-    """
-    rng = random.Random(seed)
-    pieces = _pieces()
-    texts: list[str] = []
-    lines: list[bytes] = []
-    for n in range(count):
-        if texts and rng.random() < variant_share:
-            text = rng.choice(texts) + rng.choice([" indeed", " 的", " (updated)", " again"])
-        else:
-            text = " ".join(rng.sample(pieces, 3))
-            texts.append(text)
-        lines.append(json.dumps({"id": f"{tag}-{n:06d}", "text": text}, ensure_ascii=False).encode())
-    return lines
+    """``count`` events of real text under fresh ids ``{tag}-<n>``: texts of three sentences of
+    the sample feed, about ``variant_share`` of them an earlier text with one word added
+    (:mod:`bench.quotes`, where ``bench/stages.py`` measures what they cost the index)."""
+    return quotes.feed(count, tag, seed, variant_share)
 
 
 def send_lines(bootstrap: str, topic: str, lines: list[bytes], rate: float | None = None) -> None:
