@@ -43,6 +43,21 @@ def test_same_opening_different_rest_is_neither() -> None:
     assert similarity.containment < 0.5
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_agreement_is_the_share_of_equal_minima(seed: int) -> None:
+    # Every byte position where the minima agree counts once, wherever it is in the sketch.
+    rng = np.random.Generator(np.random.PCG64(seed))
+    a = sketch(hashes(range(0, 300)))
+    minima = bytearray(a)
+    changed = rng.choice(np.arange(2, SKETCH_BYTES), size=int(rng.integers(0, 128)), replace=False)
+    for at in changed.tolist():
+        minima[at] ^= int(rng.integers(1, 256))
+    b = bytes(minima)
+    agree = sum(x == y for x, y in zip(a[2:], b[2:], strict=True))
+    expected = max(0.0, (agree / 128 - 1 / 256) / (1 - 1 / 256))
+    assert compare(a, b).resemblance == pytest.approx(expected)
+
+
 def test_estimates_are_plain_floats_that_records_can_carry() -> None:
     # A similarity travels in answers, verdicts and changelogs; the codec takes no numpy scalars.
     similarity = compare(sketch(hashes(range(0, 300))), sketch(hashes(range(100, 400))))

@@ -136,7 +136,7 @@ class IndexStage:
         storing it: its earliest earlier match, and every candidate with its similarity, or why
         verification refused it (``/check``)."""
         found = self._found(store, share, share.tables, every=True)
-        probe = Fingerprint(share.fingerprint, share.sketch, None, 0)
+        probe = _probe(share)
         judged = [match.judge(probe, candidate, self.settings) for candidate in found]
         # The matching reads these similarities instead of verifying each pair again.
         verified: Verified = {
@@ -156,20 +156,19 @@ class IndexStage:
             )
         return (earlier[0] if earlier else None), shown
 
-    def _verify(self, share: Share, candidate: Candidate) -> float | None:
-        return match.accepts(Fingerprint(share.fingerprint, share.sketch, None, 0), candidate, self.settings)
-
     def _match(
         self, share: Share, candidates: list[Candidate], verified: Verified
     ) -> tuple[list[Ref], list[tuple[str, int, Ref]], bool]:
         """The bucket's matches of ``share`` by :mod:`worker.engine.match`: its earliest earlier
         match, every later event it matches (each needs a note), and whether it is stored here already."""
 
+        probe = _probe(share)
+
         def similarity_of(candidate: Candidate) -> float | None:
             stored = candidate.entry
             pair = (share.id, share.order, stored.event_id, stored.order)
             if pair not in verified:
-                verified[pair] = self._verify(share, candidate)
+                verified[pair] = match.accepts(probe, candidate, self.settings)
             return verified[pair]
 
         others = [c for c in candidates if c.entry.event_id != share.id]
@@ -207,3 +206,8 @@ class IndexStage:
             if store.maintain():
                 self._last_upkeep = now
                 return
+
+
+def _probe(share: Share) -> Fingerprint:
+    """What verification reads of the probing event (its sketch), made once for all its candidates."""
+    return Fingerprint(share.fingerprint, share.sketch, None, 0)
