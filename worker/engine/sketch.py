@@ -164,7 +164,11 @@ def numbers_apart(a: bytes, b: bytes) -> bool:
     probe of a template's events skips its candidates on this alone (:func:`plausible`)."""
     if len(a) < SHORT_SKETCH_BYTES or len(b) < SHORT_SKETCH_BYTES:
         return False
-    mask_a, mask_b = _numbers_mask(a), _numbers_mask(b)
+    return _masks_apart(_numbers_mask(a), _numbers_mask(b))
+
+
+def _masks_apart(mask_a: int, mask_b: int) -> bool:
+    """The rule of :func:`numbers_apart` on two masks: the one with fewer bits is not inside the other."""
     fewer = mask_a if mask_a.bit_count() <= mask_b.bit_count() else mask_b
     return mask_a & mask_b != fewer
 
@@ -178,13 +182,11 @@ def plausible(probe: bytes, own: str | None = None) -> Callable[[str, bytes], bo
     if len(probe) < SHORT_SKETCH_BYTES:
         return lambda _id, _sketch: True
     mask = _numbers_mask(probe)  # read once: a hot key's probe filters dozens of entries
-    bits = mask.bit_count()
 
     def keep(event_id: str, sketch: bytes) -> bool:
         if event_id == own or len(sketch) < SHORT_SKETCH_BYTES:
             return True
-        other = _numbers_mask(sketch)
-        return mask & other == (mask if bits <= other.bit_count() else other)
+        return not _masks_apart(mask, _numbers_mask(sketch))
 
     return keep
 
