@@ -12,6 +12,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from bench import quotes
+
 UNICODE_SAMPLES = [
     "\u202eمرحبا بالعالم\u200f",  # right-to-left override, Arabic, RLM
     "zero\u200bwidth\u200c\u200djoiners\u2060",
@@ -49,17 +51,12 @@ TIMESTAMPS: list[Any] = [
     {},
 ]
 CONTROLS = ["\x00", "\x01", "\x07", "\x1b[31m", "\x7f", "\x85", "\x9f", "\n", "\r\n", "\t"]
-_pieces: list[str] = []
 
 
 def story(rng: random.Random) -> str:
     """A text of real sentences, mostly distinct from the others: the hostility is in the
     rest of the record, not in thousands of copies of one text (the index's worst case)."""
-    if not _pieces:
-        from tests.stream_helpers import _pieces as pieces
-
-        _pieces.extend(pieces())
-    return " ".join(rng.sample(_pieces, 2))
+    return " ".join(rng.sample(quotes.pieces(), 2))
 
 
 def _nested(rng: random.Random, levels: int) -> Any:
