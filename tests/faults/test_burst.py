@@ -29,6 +29,10 @@ PHASES = [(8.0, RATE), (8.0, 10 * RATE), (12.0, RATE)]  # (seconds, events/s)
 # it, 512 MiB in all (this run's figures are in docs/reliability.md).
 RSS_GROWTH_BOUND_KIB = 192 * 1024
 RSS_BOUND_KIB = 512 * 1024
+# What the test checks is that the lag drains; this only ends a run whose worker never does.
+# The drain takes 100-150 s (the worker's pace on this feed, bench/quotes.py), and under
+# `make test` a second test process shares the two cores.
+NEVER_DRAINS_S = 300
 
 
 def _send(bootstrap: str, topic: str, lines: list[bytes], sent: list[int]) -> None:
@@ -64,7 +68,7 @@ def test_a_burst_of_ten_times_the_rate_drains_with_bounded_memory(kafka_bootstra
         sender.start()
         while sender.is_alive() or len(reader.verdicted) < total:
             assert worker.alive(), worker.cli.tail()
-            assert time.monotonic() - began < 180, f"{total - len(reader.verdicted)} events still undecided"
+            assert time.monotonic() - began < NEVER_DRAINS_S, f"{total - len(reader.verdicted)} events still undecided"
             reader.poll(250)
             now = time.monotonic() - began
             samples.append((now, sent[0] - len(reader.verdicted)))
