@@ -1,5 +1,5 @@
 """Tables kept on disk between processes (lexicon, normalisation's character table, OpenCC's
-triggers): the same table as a fresh build, and never a reason to fail."""
+triggers, the sound table): the same table as a fresh build, and never a reason to fail."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.engine import features, normalize, segment, t2s
+from worker.engine import features, normalize, segment, sounds, t2s
 from worker.engine.lexicon_cache import cached_lexicon_table
 
 
@@ -108,3 +108,13 @@ def test_an_opencc_configuration_that_is_not_json_gives_no_triggers(
     (share / "t2s.json").write_text("{ not json")
     monkeypatch.setattr(t2s, "_share", lambda: share)
     assert t2s.trigger_chars() == "", "no triggers: the normaliser then converts every Chinese text"
+
+
+def test_the_sound_table_is_kept_on_disk_and_rebuilt_when_damaged(monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
+    builds = _counting(monkeypatch, "worker.engine.sounds._build")
+    built = sounds.kept_codes()
+    assert sounds.kept_codes() == built and len(builds) == 1, "built once, then read"
+    assert built[ord("再") - 0x4E00] == built[ord("在") - 0x4E00]
+    (stored,) = cache.glob("sounds-*.bin")
+    stored.write_bytes(stored.read_bytes()[:100])  # cut short, as by a full disk
+    assert sounds.kept_codes() == built and len(builds) == 2, "a damaged file is not read: built again"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.engine.pairs import is_duplicate
@@ -39,16 +37,3 @@ def test_a_homophone_slip_in_a_tiny_notice_is_a_duplicate(original: str, slip: s
 )
 def test_notices_that_differ_by_a_word_stay_apart(a: str, b: str) -> None:
     assert not is_duplicate(a, b)
-
-
-def test_the_table_is_kept_on_disk_and_rebuilt_when_damaged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("NEARDUP_CACHE_DIR", str(tmp_path))
-    builds: list[int] = []
-    real = sounds._build
-    monkeypatch.setattr(sounds, "_build", lambda: builds.append(1) or real())
-    built = sounds.kept_codes()
-    assert sounds.kept_codes() == built and len(builds) == 1, "built once, then read"
-    assert built[ord("再") - 0x4E00] == built[ord("在") - 0x4E00]
-    (stored,) = tmp_path.glob("sounds-*.bin")
-    stored.write_bytes(stored.read_bytes()[:100])  # cut short, as by a full disk
-    assert sounds.kept_codes() == built and len(builds) == 2, "a damaged file is not read: built again"
