@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
@@ -60,6 +61,12 @@ def kept(
     table = build()
     store_atomically(path, encode(table))
     return table
+
+
+def unicode_inputs(module_file: str) -> list[bytes]:
+    """The inputs of a table a module derives from ``unicodedata``: Python's Unicode version,
+    and the module's code."""
+    return [unicodedata.unidata_version.encode(), Path(module_file).read_bytes()]
 
 
 def store_atomically(path: Path, raw: bytes) -> None:

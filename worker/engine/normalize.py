@@ -32,7 +32,6 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from worker.engine import disk_cache, t2s
@@ -262,7 +261,7 @@ _CLEAN_MAGIC = b"neardup-clean\n"
 
 def _clean_inputs() -> list[bytes]:
     """What the table is a function of: Python's Unicode database and this module."""
-    return [unicodedata.unidata_version.encode(), Path(__file__).read_bytes()]
+    return disk_cache.unicode_inputs(__file__)
 
 
 def _encode_clean(table: tuple[bytes, list[tuple[int, str | None]]]) -> bytes:

@@ -16,10 +16,8 @@ by ``_WORD``). Latin is never glued to Chinese, so "iphone15发布会" gives "ip
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import Literal
 
 from worker.engine import disk_cache
@@ -93,11 +91,13 @@ def char_classes() -> bytes:
 
 def kept_char_classes() -> bytes:
     """:func:`char_classes` from the cache, else computed (and stored for the next process)."""
-
-    def inputs() -> list[bytes]:
-        return [unicodedata.unidata_version.encode(), Path(__file__).read_bytes()]
-
-    return disk_cache.kept(inputs, "classes", char_classes, bytes, lambda raw: raw if len(raw) == 0x10000 else None)
+    return disk_cache.kept(
+        lambda: disk_cache.unicode_inputs(__file__),
+        "classes",
+        char_classes,
+        bytes,
+        lambda raw: raw if len(raw) == 0x10000 else None,
+    )
 
 
 def tokenize_with(text: str, cut: Cut) -> list[str]:
