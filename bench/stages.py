@@ -9,8 +9,8 @@ owning them all, as the stream bench's one worker does. It prints the CPU time a
 each stage: fingerprint (validate, fingerprint, fan out), index (probe, verify, store,
 answer) and verdict (gather, decide, store, hold), each the median of ``--rounds`` fresh
 processes; *helper* is the part of the fingerprint stage the worker's helper process takes
-(:mod:`worker.stream.helper`: the texts' fingerprints), *worker* what is left to the worker's
-own process, and *gc* how much of all that the cyclic garbage collector's passes took. With
+(:mod:`worker.stream.helper`: the texts' fingerprints, pickled as it sends them back), *worker*
+what is left to the worker's own process (loading them included), and *gc* how much of all that the cyclic garbage collector's passes took. With
 ``--before REV`` the same rounds run, in turn, on that revision's code (a ``git worktree``
 with the native extension of its own source) and each figure gets its ratio.
 
@@ -29,6 +29,7 @@ import argparse
 import gc
 import json
 import os
+import pickle
 import statistics
 import subprocess
 import sys
@@ -111,8 +112,10 @@ def child(feed: Path, state: Path) -> dict[str, float]:
         if fingerprint_each is not None:
             parsed = fingerprint.parse(messages[start : start + BATCH])
             helped = time.process_time()
-            prints = fingerprint_each(parsed.texts, settings)
+            # Pickled as the helper process sends them back; the worker's process loads them.
+            sent = pickle.dumps(fingerprint_each(parsed.texts, settings), pickle.HIGHEST_PROTOCOL)
             spent["helper"] += time.process_time() - helped
+            prints = pickle.loads(sent)
             out = fingerprint.fan_out_all(parsed, prints)
         else:
             out = fingerprint.process(messages[start : start + BATCH])

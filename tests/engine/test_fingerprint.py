@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import mmh3
 import pytest
 
@@ -53,6 +55,15 @@ def test_simhash_is_the_weighted_simhash_of_the_features(text: str) -> None:
 
 def test_same_text_same_fingerprint() -> None:
     assert fingerprint(ZH, SETTINGS) == fingerprint(ZH, SETTINGS)
+
+
+@pytest.mark.parametrize("text", [EN, "db1 is down again tonight, paging the on-call team", "好"])
+def test_a_fingerprint_comes_back_whole_from_the_helper_process(text: str) -> None:
+    # The helpers send fingerprints back pickled, field by field in order.
+    fp = fingerprint(text, SETTINGS)
+    back = pickle.loads(pickle.dumps(fp, pickle.HIGHEST_PROTOCOL))
+    assert back == fp
+    assert (back.exact_keys, back.probe_keys, back.in_tables) == (fp.exact_keys, fp.probe_keys, fp.in_tables)
 
 
 def test_near_copies_are_close_and_resemble_unrelated_texts_do_not() -> None:
