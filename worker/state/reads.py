@@ -133,12 +133,14 @@ class Reads(TimeBuckets):
         found: list[Entry | None] = []
         missing: list[int] = []
         staged = {} if self._pending is None else self._pending.entries
+        number = bucket.number
         for i, ref in enumerate(refs):
-            entry = staged.get((bucket.number, lead + ref))
+            place = (number, lead + ref)
+            entry = staged.get(place)
             if entry is not None:  # staged in the open deferred block: what its write leaves there
                 found.append(entry if keep is None or keep(entry.event_id, entry.sketch) else None)
                 continue
-            cached = recent.get((bucket.number, lead + ref))
+            cached = recent.get(place)
             if cached is None:
                 found.append(None)
                 missing.append(i)
