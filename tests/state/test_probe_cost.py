@@ -183,6 +183,12 @@ def test_an_exact_records_match_counts_only_on_a_record_boundary() -> None:
     assert live_records(straddling + record, {record[8:10]}) == record
 
 
+def test_a_key_of_one_event_keeps_its_record_while_the_bucket_lives() -> None:
+    record = bytes(range(10)) + b"e"
+    assert live_records(record, {record[8:10]}) == record
+    assert live_records(record, {b"\x00\x07"}) == b"", "its bucket expired: the key goes"
+
+
 def test_a_key_names_its_first_events_only_so_a_template_costs_a_probe_no_more(tmp_path: Path) -> None:
     """A feed's template (or a post repeated a thousand times) shares keys across all its
     events: each key keeps the first ``MAX_KEY_RECORDS``, so a probe reads and verifies as many,
