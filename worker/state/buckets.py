@@ -74,7 +74,7 @@ from worker.state.layout import (
 )
 from worker.state.pending import Pending
 
-PURGE_SLICE = 512  # entries (or exact keys) of an expired bucket deleted per maintain() step: a few ms
+PURGE_SLICE = 512  # least entries (or log rows) of an expired bucket deleted per maintain() step: a few ms
 
 
 @dataclass
@@ -366,16 +366,22 @@ class TimeBuckets:
         """An expired bucket's rows are still being deleted (:meth:`maintain` goes on with it)."""
         return bool(self._retired)
 
-    def maintain(self) -> bool:
-        """One step of bucket upkeep: a slice of an expired bucket's purge (or its drop), else
-        create the family of the bucket after the watermark's. Returns False when there was
-        nothing to do.
+    @property
+    def purges_pending(self) -> int:
+        """Expired buckets whose rows are not all deleted yet: more than one means the purge
+        fell behind the stream."""
+        return len(self._retired)
+
+    def maintain(self, rows: int = PURGE_SLICE) -> bool:
+        """One step of bucket upkeep: a slice of an expired bucket's purge (up to ``rows``
+        entries, then as many log rows; or its drop), else create the family of the bucket
+        after the watermark's. Returns False when there was nothing to do.
 
         A family's creation or drop is one MANIFEST and OPTIONS rewrite (see the module
         docstring); a caller between batches spreads a bucket change into steps no event waits for.
         """
         if self._retired:
-            self._purge(self._retired[0], PURGE_SLICE)
+            self._purge(self._retired[0], max(rows, PURGE_SLICE))
             return True
         if not self.bucket_ms or self._watermark is None:
             return False

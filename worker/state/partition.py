@@ -22,6 +22,7 @@ from typing import Any
 
 from worker.engine.blocks import Plan, hamming
 from worker.engine.match import Candidate, Entry
+from worker.state.buckets import PURGE_SLICE
 from worker.state.index import BlockIndex
 from worker.state.layout import StoreLayoutError
 from worker.state.reads import Keep
@@ -41,6 +42,7 @@ class IndexPartition:
             shutil.rmtree(path)
             self.index = self._open(path, plan, retention_ms, cache_mb)
         self._ops: dict[tuple[str, int], list[Any]] = {}
+        self._added = 0  # entries stored since the last take_added
 
     @staticmethod
     def _open(path: Path, plan: Plan, retention_ms: int | None, cache_mb: int) -> BlockIndex:
@@ -61,6 +63,7 @@ class IndexPartition:
         if not tables and not exact_keys:
             raise ValueError("add needs a table or an exact key")
         self.index.add(entry, tables=tables, exact_keys=exact_keys)
+        self._added += 1
         op = self._ops.get((entry.event_id, entry.order))
         if op is None:
             sketch = base64.b64encode(entry.sketch).decode("ascii")
@@ -74,13 +77,23 @@ class IndexPartition:
         read up front in one multi-get (:meth:`BlockIndex.deferred`)."""
         return self.index.deferred(exact_keys)
 
-    def maintain(self) -> bool:
-        """One step of bucket upkeep (:meth:`BlockIndex.maintain`); False when none was due."""
-        return self.index.maintain()
+    def take_added(self) -> int:
+        """Entries stored since the last call: what an upkeep step's purge slice is sized to."""
+        added, self._added = self._added, 0
+        return added
+
+    def maintain(self, rows: int = PURGE_SLICE) -> bool:
+        """One step of bucket upkeep (:meth:`BlockIndex.maintain`), a purge's slice of up to
+        ``rows`` rows; False when none was due."""
+        return self.index.maintain(rows)
 
     @property
     def purging(self) -> bool:
         return self.index.purging
+
+    @property
+    def purges_pending(self) -> int:
+        return self.index.purges_pending
 
     def take_ops(self) -> list[Any]:
         ops = list(self._ops.values())

@@ -35,6 +35,10 @@ log = logging.getLogger("neardup.worker")
 # the GIL for tens of ms): steps one batch apart added up to a stall as long as the one they
 # replace.
 _UPKEEP_S = 0.25
+# Rows of an expired bucket's purge an upkeep step deletes for each entry the batch before it
+# added: an entry is an entry row and about one log row to purge a window later, so twice that
+# lets a purge that fell behind (a backlog, a restart) catch up while the stream runs.
+PURGE_ROWS_PER_ADD = 4
 
 # (probe id, probe order, stored id, stored order) -> similarity, or None if it failed.
 Verified = dict[tuple[str, int, str, int], float | None]
@@ -191,13 +195,16 @@ class IndexStage:
         return earlier, later, len(others) < len(candidates)
 
     def upkeep(self, stores: list[IndexPartition]) -> None:
-        """After a batch, a slice of an expired bucket's purge where one is under way (a few ms:
-        expiry keeps pace with the stream); else, now and then, one column family created or
-        dropped, so the next time bucket is ready before its first event
+        """After a batch, a slice of an expired bucket's purge where one is under way, sized to
+        the entries the batch stored (:data:`PURGE_ROWS_PER_ADD`), so that expiry keeps pace with
+        the stream at any batch size: a fixed slice kept pace with small batches only, and a
+        worker at full load fell behind by buckets. Else, now and then, one column family
+        created or dropped, so the next time bucket is ready before its first event
         (:meth:`worker.state.buckets.TimeBuckets.maintain`)."""
+        added = sum(store.take_added() for store in stores)
         for store in stores:
             if store.purging:
-                store.maintain()
+                store.maintain(PURGE_ROWS_PER_ADD * added)
                 return
         now = time.monotonic()
         if now - self._last_upkeep < _UPKEEP_S:

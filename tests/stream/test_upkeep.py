@@ -1,0 +1,49 @@
+"""Expiry keeps pace with a worker at full load: the purge after each batch is sized to it.
+
+A worker draining a backlog takes batches of hundreds of events, and each stores an entry in
+most of its index partitions. A fixed slice of a purge after each batch kept pace with small
+batches only; at full load expired buckets piled up, out of every read but on disk.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from worker.engine.blocks import plan_for
+from worker.engine.match import Entry
+from worker.settings import Settings
+from worker.state.buckets import PURGE_SLICE
+from worker.state.partition import IndexPartition
+from worker.stream.index import IndexStage
+
+PLAN = plan_for(k=3, expected=1_000_000)
+SECOND = 1_000
+RETENTION_MS = 7 * SECOND  # buckets of one second
+BATCH = 200  # entries a batch adds to each partition
+STEP_MS = 250  # event time a batch covers: four batches a bucket
+
+
+def test_expired_buckets_do_not_pile_up_under_full_batches(tmp_path: Path) -> None:
+    rows_a_batch = 2 * 2 * BATCH  # two partitions, an entry row and a log row an entry
+    assert rows_a_batch > PURGE_SLICE, "a batch adds more than one fixed slice purges"
+    rng = random.Random(3)
+    prints = [rng.getrandbits(64) for _ in range(500)]  # their block keys computed once
+    stage = IndexStage(Settings(), "events")
+    stores = [IndexPartition(tmp_path / f"index-{p}", PLAN, RETENTION_MS) for p in range(2)]
+    pending = []
+    try:
+        for batch in range(2 * RETENTION_MS // STEP_MS):  # two windows
+            for store in stores:
+                with store.deferred():  # a batch's adds in one write, as the index stage writes them
+                    for n in range(BATCH):
+                        ts = batch * STEP_MS + n * STEP_MS // BATCH
+                        entry = Entry(f"e{batch}-{n}", rng.choice(prints), batch * BATCH + n, ts, b"s" * 130)
+                        store.add(entry, tables=[0, 1], exact_keys=[rng.getrandbits(128)])
+            stage.upkeep(stores)
+            pending.append(max(store.purges_pending for store in stores))
+        assert max(pending) <= 2, pending
+        assert sum(pending[-16:]) > 0, "buckets did expire and were purged along the way"
+    finally:
+        for store in stores:
+            store.close()
