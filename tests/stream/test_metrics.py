@@ -54,12 +54,14 @@ def test_gauges_and_stage_histograms_are_exported_under_their_names() -> None:
     metrics = Metrics()
     metrics.gauges.lag = {("p.events", 0): 3, ("p.events", 1): 0}
     metrics.gauges.index_entries = 42
+    metrics.gauges.purges_pending = 2
     metrics.gauges.state_bytes = {"index": 1000, "verdict": 10}
     metrics.gauges.recovering = True
     metrics.stage_done("index", 0.004)
     got = scraped(metrics)
     assert got[("neardup_consumer_lag", (("partition", "0"), ("topic", "p.events")))] == 3
     assert got[("neardup_index_entries", ())] == 42
+    assert got[("neardup_index_purges_pending", ())] == 2
     assert got[("neardup_state_bytes", (("store", "index"),))] == 1000
     assert got[("neardup_recovering", ())] == 1
     assert got[("neardup_stage_seconds_count", (("stage", "index"),))] == 1

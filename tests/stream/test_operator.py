@@ -127,6 +127,7 @@ def test_counters_equal_the_records_on_the_output_topics_and_lag_reaches_zero(ru
         }
         assert total(s, "neardup_index_entries") > 0 and total(s, "neardup_state_bytes", store="index") > 0
         assert total(s, "neardup_recovering") == 0
+        assert ("neardup_index_purges_pending", ()) in s
 
 
 def test_explain_names_the_original_the_topics_name_whichever_worker_is_asked(run: Run) -> None:

@@ -54,6 +54,7 @@ class Gauges:
 
     lag: dict[tuple[str, int], int] = field(default_factory=dict)
     index_entries: int = 0
+    purges_pending: int = 0
     state_bytes: dict[str, int] = field(default_factory=dict)
     recovering: bool = False
 
@@ -230,6 +231,11 @@ class _Collector(Collector):
             lag.add_metric([topic, str(partition)], behind)
         yield lag
         yield GaugeMetricFamily("neardup_index_entries", "Fingerprints in this worker's index stores.", g.index_entries)
+        yield GaugeMetricFamily(
+            "neardup_index_purges_pending",
+            "Expired time buckets of this worker's index stores not yet deleted (one a store: under way).",
+            g.purges_pending,
+        )
         state = GaugeMetricFamily("neardup_state_bytes", "Disk used by this worker's stores.", labels=["store"])
         for store, size in sorted(g.state_bytes.items()):
             state.add_metric([store], size)

@@ -49,6 +49,8 @@ class Observed(Protocol):
 
     def index_entries(self) -> int: ...
 
+    def purges_pending(self) -> int: ...
+
     def state_dirs(self) -> dict[str, Path]: ...
 
     async def event_text(self, order: int) -> str | None: ...
@@ -102,6 +104,7 @@ class Sampler:
         m.gauges = Gauges(
             lag=lag if lag is not None else m.gauges.lag,
             index_entries=self.observed.index_entries(),
+            purges_pending=self.observed.purges_pending(),
             state_bytes=sizes,
             recovering=self.observed.recovering(),
         )

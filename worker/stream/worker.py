@@ -315,8 +315,14 @@ class Worker:
         return bool(self.restores_pending or self.index_stores.restoring or self.verdict.stores.restoring)
 
     def index_entries(self) -> int:
+        return sum(store.index.entry_count for store in self._owned_index_stores())
+
+    def purges_pending(self) -> int:
+        return sum(store.purges_pending for store in self._owned_index_stores())
+
+    def _owned_index_stores(self) -> list[IndexPartition]:
         owned = (self.index_stores.owned_store(part) for part in self.index_stores.owned())
-        return sum(store.index.entry_count for store in owned if store is not None)
+        return [store for store in owned if store is not None]
 
     def state_dirs(self) -> dict[str, Path]:
         return {"index": self.index_stores.root, "verdict": self.verdict.stores.root}
