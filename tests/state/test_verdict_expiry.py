@@ -20,6 +20,7 @@ from worker.state.verdicts import VerdictPartition
 from worker.stream import gather
 from worker.stream.hold import Hold
 from worker.stream.metrics import Metrics
+from worker.stream.verdict import expiry_slice
 from worker.stream.verdict_batch import VerdictBatch
 
 DAY_MS = 86_400_000
@@ -110,3 +111,19 @@ def test_a_gather_that_never_completes_leaves_with_its_window(tmp_path: Path) ->
     assert store.pending("stuck") is None and store._get("p:stuck") is None
     assert store.verdict("late") is not None
     store.close()
+
+
+def test_expiry_keeps_pace_with_a_partition_taking_more_than_a_fixed_slice(tmp_path: Path) -> None:
+    """The stage deletes a slice a second sized to the ids filed since the last
+    (``worker/stream/verdict.py:VerdictStage.expire``); a fixed 500 fell behind a busier partition."""
+    store = VerdictPartition(tmp_path / "v", RETENTION_MS)
+    start, step, filed = 1_795_000_000_000, DAY_MS // 2, 1_000  # a slice every half day of arrivals
+    assert filed > expiry_slice(0), "more is filed between two slices than a fixed slice deletes"
+    for second in range(2 * 14):  # two windows
+        for n in range(filed):
+            event_id = f"s{second}-{n}"
+            store.set_verdict(event_id, decided(event_id, start + second * step + n))
+        store.expire(expiry_slice(store.take_filed()))
+    still_due = store.expire(limit=10**9)
+    store.close()
+    assert still_due <= 2 * filed, "at most the day-bucket that came due last"

@@ -68,6 +68,7 @@ class VerdictPartition:
         self.retention_ms = retention_ms
         self.bucket_ms = bucket_width(retention_ms, _BUCKETS)
         self._newest_bucket = self._last_bucket()
+        self._filed = 0  # ids filed for expiry since the last take_filed
         self._ops: list[list[Any]] = []
         # Gather states are read back many times while an event gathers; keeping the live
         # ones decoded saves a JSON parse per read (they are few: published ones are deleted).
@@ -165,7 +166,13 @@ class VerdictPartition:
             return
         bucket = order_time(order) // self.bucket_ms
         self._write(f"{_EXPIRY}{bucket:0{_BUCKET_DIGITS}d}:{event_id}", b"1")
+        self._filed += 1
         self._newest_bucket = bucket if self._newest_bucket is None else max(bucket, self._newest_bucket)
+
+    def take_filed(self) -> int:
+        """Ids filed for expiry since the last call: what a slice of :meth:`expire` is sized to."""
+        filed, self._filed = self._filed, 0
+        return filed
 
     def expire(self, limit: int = 1000) -> int:
         """Delete up to ``limit`` ids' first verdicts (and gather states) whose bucket lies wholly

@@ -38,10 +38,14 @@ log = logging.getLogger("neardup.worker")
 VERDICT_GROUP_S = 0.01
 # The hold timer deletes acknowledged outbox entries only after no batch has run this long.
 _IDLE_DELETE_S = 0.05
-# Least time between two slices of verdict expiry, and the most verdicts one slice deletes:
-# expiry keeps pace with the stream without a long pause in any batch.
+# Least time between two slices of verdict expiry, and the fewest and most verdicts one slice
+# of a partition deletes: EXPIRE_PER_FILED for each id filed since its last slice, so expiry
+# keeps pace with the stream at any rate (twice what was filed lets it catch up after a
+# backlog or a restart), and no slice is a long pause.
 _EXPIRE_S = 1.0
 _EXPIRE_SLICE = 500
+_EXPIRE_MOST = 20_000
+EXPIRE_PER_FILED = 2
 
 
 def _nothing_to_release() -> None:
@@ -123,12 +127,13 @@ class VerdictStage:
 
     def expire(self, stores: list[VerdictPartition]) -> None:
         """Now and then, a slice of the verdicts that left the retention window
-        (:meth:`~worker.state.verdicts.VerdictPartition.expire`)."""
+        (:meth:`~worker.state.verdicts.VerdictPartition.expire`), sized to what each store filed
+        since its last: a fixed 500 a second fell behind a partition taking more than that."""
         if self.last_batch - self._last_expiry < _EXPIRE_S:
             return
         self._last_expiry = self.last_batch
         for store in stores:
-            store.expire(_EXPIRE_SLICE)
+            store.expire(expiry_slice(store.take_filed()))
 
     def process(
         self, stores: dict[int, VerdictPartition], by_partition: dict[int, list[dict[str, Any]]], now: int
@@ -236,3 +241,8 @@ class VerdictStage:
         await self.outbox.close()
         if self.transactions is not None:
             await self.transactions.close_all()
+
+
+def expiry_slice(filed: int) -> int:
+    """How many verdicts a partition's expiry slice deletes after ``filed`` ids were filed."""
+    return min(max(_EXPIRE_SLICE, EXPIRE_PER_FILED * filed), _EXPIRE_MOST)
