@@ -10,10 +10,11 @@ compacted (the live data) against the first window's, and the decision's CPU an 
 that window. The store's other files (RocksDB's info log, manifest, options) grow with every
 bucket created and dropped, up to their bounds (``worker/state/index.py:BlockIndex._database_options``);
 their size at the end is printed apart.
+
 The same events into an index without retention, in the same run, are the baseline: a store
 that keeps everything, and a decision that never expires anything. With ``--before REV`` the
 retention run is also made on that revision's code (``bench/baseline.py``), in turn with this
-tree's over ``--rounds`` rounds; medians.
+tree's and the baseline's over ``--rounds`` rounds; medians.
 
     python bench/retention.py                      # 10 windows of 6,000 events
     python bench/retention.py --windows 10 --per-window 20000
@@ -174,10 +175,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         made = feed(args.windows, args.per_window, Settings().retention_ms)
         events.write(pickle.dumps(made, pickle.HIGHEST_PROTOCOL))
         events.flush()
+        plan = [(name, tree, True) for name, tree in trees.items()] + [("none", ROOT, False)]
         for number in range(args.rounds):
-            for name, tree in list(trees.items())[:: -1 if number % 2 else 1]:
-                runs[name].append(_round(tree, Path(events.name), args.windows, kept=True))
-        runs["none"].append(_round(ROOT, Path(events.name), args.windows, kept=False))
+            for name, tree, kept in plan[:: -1 if number % 2 else 1]:  # each goes first in turn
+                runs[name].append(_round(tree, Path(events.name), args.windows, kept))
     print(f"{len(made):,} dev-set events over {args.windows} windows of 7 days; medians of {args.rounds} rounds")
     labels = {"this": "7 d", "before": "7 d, before", "none": "none"}
     print("\n".join(report({labels[name]: _median(r) for name, r in runs.items()}, args.per_window)))
