@@ -57,6 +57,7 @@ def _recorder(plan: Plan) -> IndexPartition:
     partition = IndexPartition.__new__(IndexPartition)
     partition.index = _Discard()  # type: ignore[assignment]
     partition._ops = {}
+    partition._added = 0
     return partition
 
 
