@@ -10,9 +10,10 @@ each stage: fingerprint (validate, fingerprint, fan out), index (probe, verify, 
 answer) and verdict (gather, decide, store, hold), each the median of ``--rounds`` fresh
 processes; *helper* is the part of the fingerprint stage the worker's helper process takes
 (:mod:`worker.stream.helper`: the texts' fingerprints, pickled as it sends them back), *worker*
-what is left to the worker's own process (loading them included), and *gc* how much of all that the cyclic garbage collector's passes took. With
-``--before REV`` the same rounds run, in turn, on that revision's code (a ``git worktree``
-with the native extension of its own source) and each figure gets its ratio.
+what is left to the worker's own process (loading them included), and *gc* how much of all
+that the cyclic garbage collector's passes took. With ``--before REV`` the same rounds run,
+in turn, on that revision's code (a ``git worktree`` with the native extension of its own
+source) and each figure gets its ratio.
 
 With ``--feed quotes`` the input is :mod:`bench.quotes` instead (the stream tests' feed: texts
 that share sentences, so a probe verifies dozens of candidates). The events are made once, by
