@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +62,7 @@ class Window:
     """What one window's end showed of one run."""
 
     disk: int  # bytes of every file, as they were
-    live: int  # bytes of the SST files once flushed and compacted
+    data: int  # bytes of the SST files once flushed and compacted
     other: int  # bytes of the other files then (info log, manifest, options, WAL)
     cpu_us: float  # the decision's CPU an event in this window
 
@@ -107,8 +107,8 @@ def run(path: Path, events: list[tuple[Event, Fingerprint]], windows: int, reten
             cpu_us = (time.process_time() - began) / len(window) * 1e6
             disk = index.disk_bytes()
             index.compact()
-            live = sum(f.stat().st_size for f in path.glob("*.sst"))
-            out.append(Window(disk, live, index.disk_bytes() - live, cpu_us))
+            data = sum(f.stat().st_size for f in path.glob("*.sst"))
+            out.append(Window(disk, data, index.disk_bytes() - data, cpu_us))
     return out
 
 
@@ -131,7 +131,7 @@ def _round(tree: Path, events_file: Path, windows: int, kept: bool) -> list[Wind
 def _median(runs: list[list[Window]]) -> list[Window]:
     """Window by window, the median of each figure over the runs."""
     return [
-        Window(*(statistics.median(getattr(w, f) for w in ws) for f in ("disk", "live", "other", "cpu_us")))
+        Window(*(statistics.median(getattr(w, f.name) for w in ws) for f in fields(Window)))
         for ws in zip(*runs, strict=True)
     ]
 
@@ -142,7 +142,7 @@ def report(runs: dict[str, list[Window]], per_window: int) -> list[str]:
     lines = [f"{'window':>6}" + "".join(f"{name + ': disk':>20}{'data':>7}{'x w1':>6}{'us/ev':>7}" for name in runs)]
     for n in range(len(next(iter(runs.values())))):
         cells = "".join(
-            f"{w[n].disk / 1e6:>20.1f}{w[n].live / 1e6:>7.1f}{w[n].live / w[0].live:>6.2f}{w[n].cpu_us:>7.0f}"
+            f"{w[n].disk / 1e6:>20.1f}{w[n].data / 1e6:>7.1f}{w[n].data / w[0].data:>6.2f}{w[n].cpu_us:>7.0f}"
             for w in runs.values()
         )
         lines.append(f"{n + 1:>6}{cells}")

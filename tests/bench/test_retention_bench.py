@@ -34,8 +34,8 @@ def test_data_stays_flat_with_retention_and_grows_without(tmp_path: Path) -> Non
     kept = run(tmp_path / "kept", events, WINDOWS, Settings().retention_ms)
     everything = run(tmp_path / "all", events, WINDOWS, None)
     assert len(kept) == len(everything) == WINDOWS
-    assert kept[-1].live <= 1.3 * kept[0].live, kept
-    assert everything[-1].live >= 3 * everything[0].live, everything
+    assert kept[-1].data <= 1.3 * kept[0].data, kept
+    assert everything[-1].data >= 3 * everything[0].data, everything
     assert all(w.cpu_us > 0 for w in kept + everything)
     lines = report({"7 d": kept, "none": everything}, PER_WINDOW)
     assert len(lines) == WINDOWS + 3 and lines[-1].startswith("other files at the end")
