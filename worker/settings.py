@@ -76,6 +76,11 @@ class Settings:
         0.8,
         "Estimated containment of the shorter text in the longer above which a candidate is a duplicate.",
     )
+    min_teaser_containment: float = _setting(
+        0.7,
+        "The same for a short text against a long one (a teaser and its story): estimated from a "
+        "resemblance of a few hundredths, the containment of a true teaser spreads well below 1.",
+    )
     max_text_bytes: int = _setting(
         512 * 1024,
         "Events whose UTF-8 text is longer are rejected (dead-lettered); Kafka's default record limit is 1 MiB.",

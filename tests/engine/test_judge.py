@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from worker.engine.fingerprint import fingerprint
 from worker.engine.match import WORDS_DIFFER, Candidate, Entry, Judgement, accepts, judge
-from worker.engine.sketch import NUMBERS_DIFFER, TOO_FEW_GRAMS
+from worker.engine.sketch import NUMBERS_DIFFER, TOO_FEW_GRAMS, compare
 from worker.settings import Settings
 
 SETTINGS = Settings()
@@ -52,3 +52,35 @@ def test_unrelated_stories_are_refused_with_the_figures_they_missed() -> None:
     assert judged.similarity is None
     assert judged.refused.startswith("too little in common: resemblance 0.")
     assert "(needs 0.60)" in judged.refused and "(needs 0.80)" in judged.refused
+
+
+STORY = (
+    "The regional water authority said on Thursday that the reservoir serving the northern suburbs "
+    "had fallen to its lowest level in twenty years after a dry winter, and asked households to cut "
+    "their use by a fifth until the autumn rains. Garden sprinklers and car washing at home will be "
+    "banned from Monday, and fines will follow for repeated breaches. Engineers are also bringing "
+    "forward repairs to leaking mains, which lose about a tenth of the water pumped, and the authority "
+    "is talking to neighbouring districts about buying water through the old canal link. Farmers "
+    "downstream warned that lower releases from the dam would hurt the summer harvest."
+)
+
+
+def test_a_teaser_of_a_long_story_is_held_to_the_teaser_containment() -> None:
+    """A short text against a long one (a teaser and its story) estimates its containment from a
+    resemblance of a few hundredths, so the floor it needs is ``min_teaser_containment``."""
+    teaser, story = fingerprint(STORY[:120] + "…", SETTINGS), fingerprint(STORY, SETTINGS)
+    candidate = Candidate(Entry("story", story.simhash, 0, 0, story.sketch), 0)
+    similarity = compare(teaser.sketch, story.sketch)
+    assert similarity.teaser and not similarity.long
+    assert not compare(story.sketch, fingerprint(STORY + " Rain is forecast.", SETTINGS).sketch).teaser
+    assert not compare(teaser.sketch, fingerprint(STORY[:100], SETTINGS).sketch).teaser
+    strict = Settings(min_containment=0.0, min_teaser_containment=1.01)
+    refused = judge(teaser, candidate, strict)
+    assert refused.similarity is None and "(needs 1.01)" in refused.refused
+    needed = similarity.containment
+    assert judge(teaser, candidate, Settings(min_containment=1.01, min_teaser_containment=needed)).similarity == needed
+
+
+def test_an_unrelated_post_against_a_story_is_refused_at_the_teaser_floor() -> None:
+    judged = _judged("Flood warning for the river valley tonight, residents told to move to higher ground", STORY)
+    assert judged.similarity is None and "(needs 0.70)" in judged.refused

@@ -20,6 +20,7 @@ def _scan(args: argparse.Namespace) -> int:
         min_resemblance=args.min_resemblance,
         min_long_resemblance=args.min_long_resemblance,
         min_containment=args.min_containment,
+        min_teaser_containment=args.min_teaser_containment,
         shingle_n=args.shingle_n,
     )
     source = scan.default_sample() if args.input == "sample" else args.input
@@ -203,6 +204,9 @@ def _scan_parser(commands: Any) -> None:
         "--min-long-resemblance", type=float, help="MinHash resemblance that confirms a duplicate of two long texts"
     )
     scan.add_argument("--min-containment", type=float, help="MinHash containment that confirms a duplicate")
+    scan.add_argument(
+        "--min-teaser-containment", type=float, help="containment that confirms a short text against a long one"
+    )
     scan.add_argument("--shingle-n", type=int, help="word n-gram shingle length (1 = unigrams only)")
     scan.set_defaults(func=_scan)
 

@@ -82,6 +82,9 @@ class Thresholds(Protocol):
     @property
     def min_containment(self) -> float: ...
 
+    @property
+    def min_teaser_containment(self) -> float: ...
+
 
 WORDS_DIFFER = "a word of one stands where another word stands in the other"
 
@@ -134,12 +137,13 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
     if similarity.ruled_out:
         return Judgement(None, similarity.ruled_out)
     floor = thresholds.min_long_resemblance if similarity.long else thresholds.min_resemblance
+    needed = thresholds.min_teaser_containment if similarity.teaser else thresholds.min_containment
     if similarity.resemblance >= floor:
         passed = similarity.resemblance
-    elif similarity.containment >= thresholds.min_containment:
+    elif similarity.containment >= needed:
         passed = similarity.containment
     else:
-        missed = (similarity.resemblance, floor, similarity.containment, thresholds.min_containment)
+        missed = (similarity.resemblance, floor, similarity.containment, needed)
         return Judgement(None, missed=missed)
     mine, theirs = short_words(probe.sketch), short_words(candidate.entry.sketch)
     if mine is not None and theirs is not None and words.differ(theirs, mine):

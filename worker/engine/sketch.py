@@ -89,12 +89,15 @@ class Similarity:
     """Estimated resemblance (Jaccard) and containment of the smaller set in the larger;
     ``long``: both texts are longer than a short text, compared on their word sketches alone;
     ``ruled_out``: why the pair is unrelated whatever its sets share (:data:`NUMBERS_DIFFER`,
-    :data:`TOO_FEW_GRAMS`), shown by ``/check``."""
+    :data:`TOO_FEW_GRAMS`), shown by ``/check``; ``teaser``: a short text against a long one
+    with ``TEASER_RATIO`` times its features (a teaser and its story), whose containment comes
+    from a small resemblance, so loosely."""
 
     resemblance: float
     containment: float
     long: bool = False
     ruled_out: str = ""
+    teaser: bool = False
 
 
 # A short text's sketch is followed by its character part (``worker.engine.shorttext``): a
@@ -116,6 +119,10 @@ SHORT_SKETCH_BYTES = 2 * SKETCH_BYTES + 8
 # "…很差") keeps six of its seven grams.
 MIN_CHAR_GRAMS = 10
 MIN_DENSE_CHAR_GRAMS = 5
+# A short text against a long one with at least this many times its word features is judged as
+# a teaser: at most half of its story. Two texts of about one length are not, whatever their
+# lengths' classes (a post of 290 characters against one of 310).
+TEASER_RATIO = 2
 # Set in the first byte of a dense text's character sketch (its size field, which a short text's
 # set never takes to 0x8000).
 DENSE_FLAG = 0x80
@@ -155,7 +162,7 @@ def compare(a: bytes, b: bytes) -> Similarity:
     long = len(a) < SHORT_SKETCH_BYTES and len(b) < SHORT_SKETCH_BYTES  # neither has a character part
     if long and numbers_disagree(a[SKETCH_BYTES:], b[SKETCH_BYTES:]):
         return Similarity(0.0, 0.0, long, NUMBERS_DIFFER)
-    return _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long)
+    return _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long, mixed=not long)
 
 
 def numbers_apart(a: bytes, b: bytes) -> bool:
@@ -251,13 +258,15 @@ def _size(sketch: bytes) -> int:
     return int.from_bytes(sketch[:2], "big") & ~(_FLAGS << 8)
 
 
-def _compare(a: bytes, b: bytes, long: bool = False) -> Similarity:
+def _compare(a: bytes, b: bytes, long: bool = False, mixed: bool = False) -> Similarity:
+    """``mixed``: one text is short, the other long (a teaser when its sets' sizes say so)."""
     size_a = int.from_bytes(a[:2], "big")
     size_b = int.from_bytes(b[:2], "big")
+    teaser = mixed and max(size_a, size_b) >= TEASER_RATIO * min(size_a, size_b)
     if size_a == 0 and size_b == 0:
-        return Similarity(1.0, 1.0, long)
+        return Similarity(1.0, 1.0, long, teaser=teaser)
     if size_a == 0 or size_b == 0:
-        return Similarity(0.0, 0.0, long)
+        return Similarity(0.0, 0.0, long, teaser=teaser)
     # The minima that agree are the zero bytes of the two sketches' XOR: three calls into C,
     # where numpy's arrays cost more to make than the comparison (scan and stream verify
     # candidates by the hundred thousand). Both sketches have the same length.
@@ -266,7 +275,7 @@ def _compare(a: bytes, b: bytes, long: bool = False) -> Similarity:
     jaccard = resemblance(agree / PERMUTATIONS)
     # |A ∩ B| = J (|A| + |B|) / (1 + J)
     common = jaccard * (size_a + size_b) / (1.0 + jaccard)
-    return Similarity(jaccard, min(1.0, common / min(size_a, size_b)), long)
+    return Similarity(jaccard, min(1.0, common / min(size_a, size_b)), long, teaser=teaser)
 
 
 def resemblance(agreement: float) -> float:
