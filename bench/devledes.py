@@ -4,13 +4,13 @@ Why: the parts before cut a text to 35-95 % of itself, where a feed's teaser (an
 a link preview, a push notice) is the first 60-320 characters of a story of a thousand: a
 twentieth of its words, whose containment in the story the sketches estimate from a
 resemblance of a few hundredths. Half of the teasers arrive before their story, as a
-summary runs ahead of the full text. Its hard negative, ``lede_stranger``, opens like a story
-of this part (its first 30-50 %) and goes on with another post: the same opening, another
-substance.
+summary runs ahead of the full text. Its hard negative, ``lede_stranger``, opens with 30-50 %
+of a story's teaser and goes on with another post: the same opening, another substance.
 
 Stories are the dev corpora's news (People's Daily, the gensim English news) that share no
 sentence with an event before; it never reads the held-out set's sources
-(``bench/heldout.py``). The part comes last in arrival order (ids ``fe…``, clusters ``e…``), so the parts before keep their verdicts.
+(``bench/heldout.py``). The part comes last in arrival order (ids ``fe…``, clusters ``e…``),
+so the parts before keep their verdicts.
 """
 
 from __future__ import annotations
@@ -54,13 +54,12 @@ def extend(
         texts = [src.text for src in sources[(lang, "short")] if len(src.text) >= 40]
         rng.shuffle(texts)
         pool.extend(t for t in texts[: 10 * strangers] if fresh(t, lang))
-    pools = stories
     out: list[_Event] = []
     for i in range(pairs):
-        lang = ("zh", "en")[i % 2] if pools[("zh", "en")[i % 2]] else "zh"
-        if not pools[lang]:
+        lang = ("zh", "en")[i % 2] if stories[("zh", "en")[i % 2]] else "zh"
+        if not stories[lang]:
             break
-        story = pools[lang].pop()
+        story = stories[lang].pop()
         t = rng.uniform(0, pairs)
         out.append(_Event(story.text, lang, t, len(out), "original", story.sid, []))
         # Half the teasers run ahead of their story.
@@ -107,8 +106,9 @@ def lede(text: str, lang: str, rng: random.Random) -> str:
 
 
 def _add_strangers(out: list[_Event], donors: dict[str, list[str]], n: int, rng: random.Random) -> None:
-    """``n`` hard negatives: a story's opening (30-50 % of its teaser, so that neither holds
-    the other), then another story's lede, after the story it opens like."""
+    """``n`` hard negatives, each after the story it opens like: 30-50 % of the story's teaser
+    (so that neither holds the other), then the opening of a post kept out of the stream, as
+    long together as another teaser of the story would be."""
     teasers = {e.related: e.text for e in out if e.role == "copy"}
     stories = [j for j, e in enumerate(out) if e.role == "original"]
     rng.shuffle(stories)
@@ -116,12 +116,12 @@ def _add_strangers(out: list[_Event], donors: dict[str, list[str]], n: int, rng:
         lang = out[a].lang
         if not donors[lang]:
             continue
-        teaser = lede(out[a].text, lang, rng)
+        size = len(lede(out[a].text, lang, rng))
         head = teasers[a][: round(len(teasers[a]) * rng.uniform(0.3, 0.5))]
         if lang == "en" and " " in head:
             head = head[: head.rindex(" ") + 1]
         rest = lede(donors[lang].pop(), lang, rng)
-        text = head + rest[: max(len(teaser) - len(head), 20)]
+        text = head + rest[: max(size - len(head), 20)]
         t = out[a].time + rng.expovariate(1 / 5)
         out.append(_Event(text, lang, t, len(out), "hard_negative", f"stranger:{out[a].source}", []))
         out[-1].hard_negative, out[-1].related = "lede_stranger", a
