@@ -131,6 +131,20 @@ def test_the_fingerprint_window_grows_after_a_backlog_batch_and_stays_put_at_mod
     assert windows.after(_TAKE_MAX, shared=True, waited=behind) == windows.backlog_most
 
 
+def test_small_backlog_batches_still_reach_the_cap_within_a_few_batches() -> None:
+    # On a slow machine Faust delivers only a few events in a short window: the window after
+    # such a batch must still grow, or the worker drains its backlog a few events a batch.
+    windows = Windows()
+    behind = windows.backlog_wait
+    window, batches = windows.fingerprint, 0
+    while window < windows.backlog_most:
+        window, batches = windows.after(5, shared=False, waited=behind, before=window), batches + 1
+        assert batches <= 6, f"window {window * 1000:.1f} ms after {batches} backlog batches of 5 events"
+    assert window == windows.backlog_most
+    # The backlog gone, the next batch's events are fresh: back to the configured window.
+    assert windows.after(5, shared=False, waited=behind / 4, before=window) == windows.fingerprint
+
+
 def test_a_big_batch_of_fresh_events_keeps_the_configured_window() -> None:
     # A high but sustainable load makes big batches of events that have not waited long:
     # growing the window after them would make the next batch bigger still, up to the cap.

@@ -60,8 +60,11 @@ class Windows:
 
     Under a backlog a fingerprint batch holds only what Faust delivered during the window
     before it, so the costs of a batch came every few events. The window after a backlog's
-    batch therefore grows with it (``backlog_per_event`` per event, at most
-    ``backlog_most``), so batches grow towards the stage's maximum while the backlog lasts.
+    batch therefore grows with it (``backlog_per_event`` per event) and at least doubles the
+    window before it, at most ``backlog_most``, so batches grow towards the stage's maximum
+    while the backlog lasts. Growing with the batch alone was a trap on a slow machine: a
+    3 ms window held as few events as Faust delivered in 3 ms, which set the next window
+    to 3 ms again, and one worker drained a backlog five events a batch.
     A batch counts as a backlog's when its oldest event had waited at least
     ``backlog_wait``: batch size alone is no such sign, since at a high but sustainable load
     a batch's size grows with the window that follows it and windows would climb to the cap.
@@ -75,13 +78,14 @@ class Windows:
     index: float = 0.0
     verdict: float = 0.0
 
-    def after(self, events: int, shared: bool, waited: float) -> float:
+    def after(self, events: int, shared: bool, waited: float, before: float = 0.0) -> float:
         """The fingerprint stage's window after a batch of ``events`` whose oldest had waited
-        ``waited`` seconds; ``shared`` while other workers own some index partitions."""
+        ``waited`` seconds, taken after a window of ``before`` seconds; ``shared`` while other
+        workers own some index partitions."""
         least = self.fingerprint_shared if shared else self.fingerprint
         if waited < self.backlog_wait:
             return least
-        return max(least, min(self.backlog_most, events * self.backlog_per_event))
+        return max(least, min(self.backlog_most, max(events * self.backlog_per_event, 2 * before)))
 
 
 async def take_batches(

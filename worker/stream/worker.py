@@ -139,12 +139,15 @@ class Worker:
         (:mod:`worker.stream.helper`) and the verdicts of the one before wait for the outputs
         before them, this process indexes another. Batches reach the index in the order they
         came; the next batch is taken once the one before has been indexed."""
-        warned, last_size, last_waited = False, 0, 0.0
+        warned, last_size, last_waited, window = False, 0, 0.0, 0.0
         under_way: deque[asyncio.Task[None]] = deque()
         indexed: asyncio.Future[None] | None = None  # done once the batch before has been indexed
 
         def spacing() -> float:
-            return self.windows.after(last_size, len(self.handoff.index) < self.settings.partitions, last_waited)
+            nonlocal window
+            shared = len(self.handoff.index) < self.settings.partitions
+            window = self.windows.after(last_size, shared, last_waited, window)
+            return window
 
         self.helper.start()
         try:
