@@ -3,7 +3,7 @@
 ``bench/stream.py`` measures a whole worker on a broker, where Faust's and aiokafka's share
 and the machine's mood blur what our code costs. Here the three stages' ``process`` calls
 (the same ones the worker makes, as in tests/stream/test_stages.py) take the dev stream of
-``bench/stream.py`` (16,880 events, ``--events 20000``) in batches of 500 from 4 input
+``bench/stream.py`` (16,880 events, ``--events 20000``) in batches of 500 (``--batch``) from 4 input
 partitions, into 4 index and 4 verdict partitions of fresh RocksDB stores, one worker
 owning them all, as the stream bench's one worker does. It prints the CPU time an event of
 each stage: fingerprint (validate, fingerprint, fan out), index (probe, verify, store,
@@ -17,7 +17,10 @@ source) and each figure gets its ratio.
 
 With ``--feed quotes`` the input is :mod:`bench.quotes` instead (the stream tests' feed: texts
 that share sentences, so a probe verifies dozens of candidates). The events are made once, by
-this tree's code, and every round of either tree reads them.
+this tree's code, and every round of either tree reads them. With several sizes
+(``--batch 4,500``) each runs in turn in every round: a small one (the few events a batch a
+worker takes at a moderate load) against a large one shows what a batch costs whatever its
+size.
 
     python bench/stages.py --rounds 3
     python bench/stages.py --rounds 3 --before HEAD~3
@@ -74,7 +77,7 @@ class _Sends:
         raise RuntimeError(f"nothing is written here: {exc}")
 
 
-def child(feed: Path, state: Path) -> dict[str, float]:
+def child(feed: Path, state: Path, batch: int = BATCH) -> dict[str, float]:
     """One round in this process, on the stage code importable here: CPU seconds an event by stage."""
     from topology.stages import Topics
     from worker.engine.fingerprint import warm_up
@@ -108,10 +111,10 @@ def child(feed: Path, state: Path) -> dict[str, float]:
     verdict = VerdictStage(settings, unused, _Sends(names, Metrics(histograms=False)), None)  # type: ignore[arg-type]
     spent = dict.fromkeys((*STAGES, "helper"), 0.0)
     collecting = _settle_as_the_worker()
-    for start in range(0, len(messages), BATCH):
+    for start in range(0, len(messages), batch):
         began = time.process_time()
         if fingerprint_each is not None:
-            parsed = fingerprint.parse(messages[start : start + BATCH])
+            parsed = fingerprint.parse(messages[start : start + batch])
             helped = time.process_time()
             # Pickled as the helper process sends them back; the worker's process loads them.
             sent = pickle.dumps(fingerprint_each(parsed.texts, settings), pickle.HIGHEST_PROTOCOL)
@@ -119,7 +122,7 @@ def child(feed: Path, state: Path) -> dict[str, float]:
             prints = pickle.loads(sent)
             out = fingerprint.fan_out_all(parsed, prints)
         else:
-            out = fingerprint.process(messages[start : start + BATCH])
+            out = fingerprint.process(messages[start : start + batch])
         fingerprinted = time.process_time()
         parts = out.shares if hasattr(out, "shares") else out.probes  # a tree before shares: probes
         result = index.process(index_stores, {p: [out.message(p)] for p in parts})
@@ -164,11 +167,12 @@ def _lines(feed: str, events: int) -> list[bytes]:
     return [value for _, value in _events(events)]
 
 
-def _round(tree: Path, feed: Path) -> dict[str, float]:
+def _round(tree: Path, feed: Path, batch: int) -> dict[str, float]:
     """One round in a fresh process whose imports come from ``tree``."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     with tempfile.TemporaryDirectory(prefix="neardup-stages-") as state:
         command = [sys.executable, str(Path(__file__).resolve()), "--child", state, "--input", str(feed)]
+        command += ["--batch", str(batch)]
         out = subprocess.run(command, cwd=tree, env=env, check=True, capture_output=True, text=True).stdout
     result: dict[str, float] = json.loads(out.splitlines()[-1])
     return result
@@ -200,29 +204,49 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--events", type=int, default=20_000, help="events asked for (the dev stream holds 16,880)")
     parser.add_argument("--feed", choices=("devset", "quotes"), default="devset")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--batch", default=str(BATCH), help="events a batch; several: 4,500")
     parser.add_argument("--before", metavar="REV", help="also run that revision's stages, in turn")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--input", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
-        print(json.dumps(child(args.input, args.child)))
+        print(json.dumps(child(args.input, args.child, int(args.batch))))
         return
     trees = {"this": ROOT}
     if args.before:
         from bench.baseline import worktree
 
         trees["before"] = worktree(args.before)
-    runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    sizes = [int(size) for size in args.batch.split(",")]
+    configs = {
+        (f"{name}/{size}" if len(sizes) > 1 else name): (tree, size) for name, tree in trees.items() for size in sizes
+    }
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
     with tempfile.NamedTemporaryFile(prefix="neardup-stages-", suffix=".jsonl") as feed:
         feed.write(b"\n".join(_lines(args.feed, args.events)))
         feed.flush()
         for number in range(args.rounds):
             # Each tree goes first in turn: the first process of a round ran slower often enough to tilt a ratio.
-            for name, tree in list(trees.items())[:: -1 if number % 2 else 1]:
-                runs[name].append(_round(tree, Path(feed.name)))
-    events = int(runs["this"][0]["events"])
-    print(f"{events} events ({args.feed} feed), batches of {BATCH}, {PARTITIONS} partitions, {args.rounds} rounds")
+            for name, (tree, size) in list(configs.items())[:: -1 if number % 2 else 1]:
+                runs[name].append(_round(tree, Path(feed.name), size))
+    events = int(next(iter(runs.values()))[0]["events"])
+    print(f"{events} events ({args.feed} feed), batches of {args.batch}, {PARTITIONS} partitions, {args.rounds} rounds")
     print("\n".join(report(runs)))
+    if len(sizes) > 1:
+        print(_batch_cost(runs, min(sizes), max(sizes)))
+
+
+def _batch_cost(runs: dict[str, list[dict[str, float]]], small: int, large: int) -> str:
+    """What a batch costs this tree's stages whatever its size: the per-event figures of two
+    sizes solved for a fixed cost a batch plus a cost an event."""
+    medians = {
+        size: {s: statistics.median(r[s] for r in runs[f"this/{size}"]) for s in (*STAGES, "helper")}
+        for size in (small, large)
+    }
+    weight = 1 / small - 1 / large
+    parts = [(s, (medians[small][s] - medians[large][s]) / weight * 1e6) for s in (*STAGES, "helper")]
+    listed = ", ".join(f"{s} {us:.0f}" for s, us in parts)
+    return f"a batch's own cost, whatever its size (us of CPU): {listed}"
 
 
 if __name__ == "__main__":
