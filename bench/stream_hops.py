@@ -17,8 +17,10 @@ lateness hold of a held verdict — with the CPU our code spent per event in it.
 explains them.) With ``--profile FILE`` (py-spy on the PATH), the worker is sampled while it
 works through the measured events, the samples kept in FILE (collapsed stacks), and the
 functions that took most of its time are listed: by their own time, and our code's by
-the time spent in them and what they call. The passthrough agent of bench/stream.py then gets the same input at the
-same rate, as the floor measured in the same run.
+the time spent in them and what they call. py-spy counts a thread waiting for the GIL as
+busy, so the consumer thread's socket writes look expensive; ``--gil`` samples only the
+thread holding it, which is where the CPU goes. The passthrough agent of bench/stream.py
+then gets the same input at the same rate, as the floor measured in the same run.
 """
 
 from __future__ import annotations
@@ -144,9 +146,10 @@ class _CpuSamples:
         return (last[1] - first[1]) / wall, (last[2] - first[2]) / wall
 
 
-def _sample(pid: int, out: Path) -> subprocess.Popen[bytes]:
+def _sample(pid: int, out: Path, gil: bool) -> subprocess.Popen[bytes]:
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     cmd = [spy, "record", "--pid", str(pid), "--rate", "200", "--format", "raw", "--output", str(out), "--nonblocking"]
+    cmd += ["--gil"] if gil else []
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -157,6 +160,7 @@ def main() -> None:
     parser.add_argument("--lateness-ms", type=int, default=20, help="NEARDUP_ALLOWED_LATENESS_MS of the worker")
     parser.add_argument("--feed", choices=stream.FEEDS, default="devset", help="the input (see bench/stream.py)")
     parser.add_argument("--profile", type=Path, metavar="FILE", help="sample the worker with py-spy (see above)")
+    parser.add_argument("--gil", action="store_true", help="with --profile: only the thread holding the GIL")
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
     tmp = stream.scratch_dir()
@@ -171,7 +175,7 @@ def main() -> None:
         stream._wait_ready(log)
         stream.warm_up(bootstrap, names)
         warmed = log.stat().st_size
-        spy = _sample(worker.pid, args.profile) if args.profile else None
+        spy = _sample(worker.pid, args.profile, args.gil) if args.profile else None
         pids = [worker.pid, *stream.descendants(worker.pid)]  # and its fingerprint helper
         with _CpuSamples(pids) as samples:
             result = stream._measure(

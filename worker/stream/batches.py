@@ -64,7 +64,7 @@ class Windows:
     window before it, at most ``backlog_most``, so batches grow towards the stage's maximum
     while the backlog lasts. Growing with the batch alone was a trap on a slow machine: a
     3 ms window held as few events as Faust delivered in 3 ms, which set the next window
-    to 3 ms again, and one worker drained a backlog five events a batch.
+    to 3 ms again, and one worker drained its backlog a few events a batch.
     A batch counts as a backlog's when its oldest event had waited at least
     ``backlog_wait``: batch size alone is no such sign, since at a high but sustainable load
     a batch's size grows with the window that follows it and windows would climb to the cap.
