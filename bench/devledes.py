@@ -99,10 +99,12 @@ def lede(text: str, lang: str, rng: random.Random) -> str:
     """The first characters of ``text`` as a teaser shows them: a length of one of ``SPANS``,
     English cut at a word's end, then one of ``MARKS``."""
     low, high = rng.choice(SPANS[lang])
-    cut = text[: rng.randint(low, high)]
-    if lang == "en" and " " in cut:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,;:") + rng.choice(MARKS[lang])
+    return _at_word_end(text[: rng.randint(low, high)], lang).rstrip(" ,;:") + rng.choice(MARKS[lang])
+
+
+def _at_word_end(cut: str, lang: str) -> str:
+    """An English cut taken back to its last space (kept), so that it splits no word."""
+    return cut[: cut.rindex(" ") + 1] if lang == "en" and " " in cut else cut
 
 
 def _add_strangers(out: list[_Event], donors: dict[str, list[str]], n: int, rng: random.Random) -> None:
@@ -117,9 +119,7 @@ def _add_strangers(out: list[_Event], donors: dict[str, list[str]], n: int, rng:
         if not donors[lang]:
             continue
         size = len(lede(out[a].text, lang, rng))
-        head = teasers[a][: round(len(teasers[a]) * rng.uniform(0.3, 0.5))]
-        if lang == "en" and " " in head:
-            head = head[: head.rindex(" ") + 1]
+        head = _at_word_end(teasers[a][: round(len(teasers[a]) * rng.uniform(0.3, 0.5))], lang)
         rest = lede(donors[lang].pop(), lang, rng)
         text = head + rest[: max(size - len(head), 20)]
         t = out[a].time + rng.expovariate(1 / 5)
