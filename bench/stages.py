@@ -187,7 +187,7 @@ def report(runs: dict[str, list[dict[str, float]]]) -> list[str]:
     lines = [f"{'tree':<10}" + "".join(f"{c:>13}" for c in columns) + "   (us of CPU an event)"]
     medians: dict[str, dict[str, float]] = {}
     for tree, rs in runs.items():
-        figures = {s: statistics.median(r[s] for r in rs) * 1e6 for s in (*STAGES, "helper", "gc")}
+        figures = {s: seconds * 1e6 for s, seconds in _medians(rs).items()}
         figures["total"] = sum(figures[s] for s in STAGES)
         figures["worker"] = figures["total"] - figures["helper"]
         medians[tree] = figures
@@ -236,13 +236,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(_batch_cost(runs, min(sizes), max(sizes)))
 
 
+def _medians(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """CPU seconds an event of each stage, of the helper and of the collector: medians of the rounds."""
+    return {s: statistics.median(r[s] for r in rounds) for s in (*STAGES, "helper", "gc")}
+
+
 def _batch_cost(runs: dict[str, list[dict[str, float]]], small: int, large: int) -> str:
     """What a batch costs this tree's stages whatever its size: the per-event figures of two
     sizes solved for a fixed cost a batch plus a cost an event."""
-    medians = {
-        size: {s: statistics.median(r[s] for r in runs[f"this/{size}"]) for s in (*STAGES, "helper")}
-        for size in (small, large)
-    }
+    medians = {size: _medians(runs[f"this/{size}"]) for size in (small, large)}
     weight = 1 / small - 1 / large
     parts = [(s, (medians[small][s] - medians[large][s]) / weight * 1e6) for s in (*STAGES, "helper")]
     listed = ", ".join(f"{s} {us:.0f}" for s, us in parts)
