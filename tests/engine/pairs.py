@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from worker.engine.fingerprint import fingerprint
 from worker.engine.match import Candidate, Entry, accepts
-from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES, WORDS_FLAG
+from worker.engine.sketch import LEADS_FLAG, SHORT_SKETCH_BYTES, SKETCH_BYTES, WORDS_FLAG
 from worker.settings import Settings
 
 
@@ -22,5 +22,8 @@ def without_words(sketch: bytes) -> bytes:
     if not sketch[SKETCH_BYTES] & WORDS_FLAG:
         return sketch
     flags = bytes((sketch[SKETCH_BYTES] & ~WORDS_FLAG,))
-    lists = sketch[SHORT_SKETCH_BYTES + 1 + sketch[SHORT_SKETCH_BYTES] :]
-    return sketch[:SKETCH_BYTES] + flags + sketch[SKETCH_BYTES + 1 : SHORT_SKETCH_BYTES] + lists
+    words = SHORT_SKETCH_BYTES  # where the words' length byte is: after the mask and the lead windows
+    if sketch[SKETCH_BYTES] & LEADS_FLAG:
+        words += 1 + sketch[SHORT_SKETCH_BYTES]
+    lists = sketch[words + 1 + sketch[words] :]
+    return sketch[:SKETCH_BYTES] + flags + sketch[SKETCH_BYTES + 1 : words] + lists

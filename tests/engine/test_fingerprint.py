@@ -10,6 +10,7 @@ import pytest
 from tests.engine.reference import textbook_simhash
 from worker.engine.features import hashed_features
 from worker.engine.fingerprint import Fingerprint, fingerprint
+from worker.engine.leads import LONG_LEADS
 from worker.engine.normalize import normalize
 from worker.engine.segment import tokenize
 from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES, compare
@@ -50,7 +51,7 @@ def test_simhash_is_the_weighted_simhash_of_the_features(text: str) -> None:
     assert fp.simhash == textbook_simhash(list(zip(hashed.hashes.tolist(), hashed.weights.tolist(), strict=False)))
     assert fp.words == len(set(tokens))
     short = len(normalize(text)) <= SETTINGS.short_chars
-    assert len(fp.sketch) >= SHORT_SKETCH_BYTES if short else len(fp.sketch) == SKETCH_BYTES
+    assert len(fp.sketch) >= SHORT_SKETCH_BYTES if short else len(fp.sketch) == SKETCH_BYTES + LONG_LEADS
 
 
 def test_same_text_same_fingerprint() -> None:

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 import mmh3
 
 from worker.engine.features import LexiconTable, hashed_features
+from worker.engine.leads import long_leads
 from worker.engine.lexicon_cache import cached_lexicon_table
 from worker.engine.normalize import normalize, normalize_reference
 from worker.engine.numbers import number_tags
@@ -220,9 +221,8 @@ def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: An
     bands = fp.word_bands
     if not bands and settings.word_bands > 0:
         bands = band_keys(fp.sketch, settings.word_bands, _WORD_BAND_SEED)
-    return Fingerprint(
-        fp.simhash, fp.sketch + number_tags(normalised, engine), fp.exact, fp.words, fp.anchors, (), bands
-    )
+    sketched = fp.sketch + long_leads(normalised) + number_tags(normalised, engine)
+    return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands)
 
 
 def _hash(text: str, seed: int) -> int:

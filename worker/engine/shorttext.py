@@ -18,6 +18,8 @@ most ``Settings.short_chars`` characters also gets:
   (己/已) is no change either; and with the set its words, folded by shape and sound
   (:mod:`worker.engine.words`): two posts one word apart are two messages, however many of
   their grams agree;
+* its lead windows (:mod:`worker.engine.leads`), which tell a teaser or cut of a long story
+  exactly;
 * a 64-bit mask of the numbers standing on their own in it (:mod:`worker.engine.numbers`):
   two templated reports that differ only in a score or a time are not one post, while a cut
   or an added sentence only ever drops or adds numbers (:func:`worker.engine.sketch.compare`
@@ -50,10 +52,19 @@ from typing import Any
 import mmh3
 import numpy as np
 
+from worker.engine.leads import lead_windows
 from worker.engine.numbers import numbers_mask
 from worker.engine.shapes import fold_shapes_and_sounds
 from worker.engine.simhash import mix64, shingle_hashes
-from worker.engine.sketch import DENSE_FLAG, MIN_CHAR_GRAMS, MIN_DENSE_CHAR_GRAMS, PERMUTATIONS, WORDS_FLAG, sketch
+from worker.engine.sketch import (
+    DENSE_FLAG,
+    LEADS_FLAG,
+    MIN_CHAR_GRAMS,
+    MIN_DENSE_CHAR_GRAMS,
+    PERMUTATIONS,
+    WORDS_FLAG,
+    sketch,
+)  # fmt: skip
 from worker.engine.sounds import fold_sounds
 from worker.engine.words import HAN_CHAR, canonical
 
@@ -115,6 +126,10 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
             return None
     char_sketch, tags, keys, lookups = done
     mask = numbers_mask(normalised).to_bytes(8, "big")
+    windows = lead_windows(normalised, short=True)
+    if windows:
+        char_sketch = bytes((char_sketch[0] | LEADS_FLAG,)) + char_sketch[1:]
+        mask += bytes((len(windows),)) + windows
     if not tags:
         return ShortPart(char_sketch + mask, keys, lookups)
     seen = fold_shapes_and_sounds(normalised)

@@ -9,7 +9,8 @@ shorter text in the longer — what makes a truncated teaser a duplicate of its 
 
 Sketch layout (130 bytes): feature-set size as uint16 big-endian, then ``PERMUTATIONS``
 one-byte minima. A fingerprint's sketch is followed by a short text's character part, or by
-a longer text's number tags (:mod:`worker.engine.numbers`), which :func:`compare` also reads.
+a longer text's lead windows (:mod:`worker.engine.leads`) and number tags
+(:mod:`worker.engine.numbers`), which :func:`compare` also reads.
 
 The minima come from one-permutation hashing with optimal densification (Li, Owen & Zhang
 2012; Shrivastava 2017) rather than 128 separate permutations. Feature hashes are already
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from worker.engine.leads import LONG_LEADS, opens
 from worker.engine.numbers import numbers_disagree
 
 PERMUTATIONS = 128
@@ -101,12 +103,13 @@ class Similarity:
 
 
 # A short text's sketch is followed by its character part (``worker.engine.shorttext``): a
-# sketch of the same layout over character 3-grams, a 64-bit mask of its numbers, then, for a
-# set of at most 64 grams, its words (flagged in the character sketch's size field: one byte,
+# sketch of the same layout over character 3-grams, a 64-bit mask of its numbers, its lead
+# windows when it has any (flagged in the character sketch's size field: one byte, their
+# number, then theirs), then, for a set of at most 64 grams, its words (flagged in the character sketch's size field: one byte,
 # their length, then their UTF-8; :mod:`worker.engine.words`), the set itself (16-bit tags, two
 # bytes each), and for a dense one whose grams folding by shape changes, the second set and the
 # number of tags in the first (one byte: such a list alone has an odd length). Entries stored
-# before the words were kept have the lists right after the mask.
+# before the words (or the windows) were kept have the lists right after the mask.
 SHORT_SKETCH_BYTES = 2 * SKETCH_BYTES + 8
 # A character set this small (10 3-grams: about a dozen characters, "good morning") is in too
 # many unrelated posts: it matches only a set it equals, and containment in a larger set counts
@@ -128,7 +131,9 @@ TEASER_RATIO = 2
 DENSE_FLAG = 0x80
 # Set in the same byte when the words follow the mask.
 WORDS_FLAG = 0x40
-_FLAGS = DENSE_FLAG | WORDS_FLAG
+# Set in the same byte when lead windows follow the mask (a short text's set never reaches 0x2000).
+LEADS_FLAG = 0x20
+_FLAGS = DENSE_FLAG | WORDS_FLAG | LEADS_FLAG
 
 
 def compare(a: bytes, b: bytes) -> Similarity:
@@ -147,7 +152,7 @@ def compare(a: bytes, b: bytes) -> Similarity:
     if len(a) >= SHORT_SKETCH_BYTES and len(b) >= SHORT_SKETCH_BYTES:
         if numbers_apart(a, b):
             return Similarity(0.0, 0.0, ruled_out=NUMBERS_DIFFER)
-        listed = len(a) > SHORT_SKETCH_BYTES and len(b) > SHORT_SKETCH_BYTES
+        listed = bool(_lists(a)) and bool(_lists(b))
         if listed:
             chars = _listed_best(_lists(a), _lists(b))
         else:
@@ -160,9 +165,26 @@ def compare(a: bytes, b: bytes) -> Similarity:
         same = chars.resemblance == 1.0 and size_a == size_b
         return Similarity(1.0, 1.0) if same else Similarity(0.0, 0.0, ruled_out=TOO_FEW_GRAMS)
     long = len(a) < SHORT_SKETCH_BYTES and len(b) < SHORT_SKETCH_BYTES  # neither has a character part
-    if long and numbers_disagree(a[SKETCH_BYTES:], b[SKETCH_BYTES:]):
+    if long and numbers_disagree(_number_tags(a), _number_tags(b)):
         return Similarity(0.0, 0.0, long, NUMBERS_DIFFER)
-    return _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long, mixed=not long)
+    words = _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long, mixed=not long)
+    if not long and _opens(a, b):
+        return Similarity(words.resemblance, 1.0, teaser=words.teaser)
+    return words
+
+
+def _opens(a: bytes, b: bytes) -> bool:
+    """Whether, of a short text and a long one, the short one's lead windows are the long
+    one's first (:func:`worker.engine.leads.opens`): the long text begins with it."""
+    short, long = (a, b) if len(a) >= SHORT_SKETCH_BYTES else (b, a)
+    if len(long) % 2 == 0:  # stored before long texts kept their windows
+        return False
+    return opens(_leads(short), long[SKETCH_BYTES : SKETCH_BYTES + LONG_LEADS])
+
+
+def _number_tags(long: bytes) -> bytes:
+    """A long text's number tags: what follows its word sketch and its windows (when kept)."""
+    return long[SKETCH_BYTES + (LONG_LEADS if len(long) % 2 else 0) :]
 
 
 def numbers_apart(a: bytes, b: bytes) -> bool:
@@ -208,12 +230,26 @@ def _char_sketch(short: bytes) -> bytes:
     return bytes((short[SKETCH_BYTES] & ~_FLAGS,)) + short[SKETCH_BYTES + 1 : SHORT_SKETCH_BYTES - 8]
 
 
-def _words_end(short: bytes) -> int:
-    """Where a listed short text's words end and its gram lists begin (right after the mask
-    in an entry stored before the words were kept)."""
-    if short[SKETCH_BYTES] & WORDS_FLAG:
+def _leads_end(short: bytes) -> int:
+    """Where a short text's lead windows end (right after the mask when it has none)."""
+    if short[SKETCH_BYTES] & LEADS_FLAG:
         return SHORT_SKETCH_BYTES + 1 + short[SHORT_SKETCH_BYTES]
     return SHORT_SKETCH_BYTES
+
+
+def _leads(short: bytes) -> bytes:
+    """A short text's lead windows (:mod:`worker.engine.leads`), empty when it has none."""
+    end = _leads_end(short)
+    return short[SHORT_SKETCH_BYTES + 1 : end] if end > SHORT_SKETCH_BYTES else b""
+
+
+def _words_end(short: bytes) -> int:
+    """Where a listed short text's words end and its gram lists begin (right after the mask
+    and windows in an entry stored before the words were kept)."""
+    start = _leads_end(short)
+    if short[SKETCH_BYTES] & WORDS_FLAG:
+        return start + 1 + short[start]
+    return start
 
 
 def _lists(short: bytes) -> bytes:
@@ -225,7 +261,7 @@ def short_words(sketch: bytes) -> str | None:
     """The words a listed short text's sketch keeps (:mod:`worker.engine.words`), or None."""
     if len(sketch) <= SHORT_SKETCH_BYTES or not sketch[SKETCH_BYTES] & WORDS_FLAG:
         return None
-    return sketch[SHORT_SKETCH_BYTES + 1 : _words_end(sketch)].decode()
+    return sketch[_leads_end(sketch) + 1 : _words_end(sketch)].decode()
 
 
 def _listed_best(a: bytes, b: bytes) -> Similarity:

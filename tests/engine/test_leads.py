@@ -1,0 +1,94 @@
+"""Lead windows: a teaser or cut of a long story is its copy, in either order of arrival."""
+
+from __future__ import annotations
+
+from tests.engine.pairs import is_duplicate
+from worker.engine.fingerprint import fingerprint
+from worker.engine.leads import LONG_LEADS, MIN_WINDOWS, WINDOW_CHARS, lead_windows
+from worker.engine.sketch import SKETCH_BYTES, compare, short_words
+from worker.settings import Settings
+
+SETTINGS = Settings()
+
+STORY = (
+    "The harbour authority reopened the northern channel on Tuesday morning, two days after a "
+    "grain carrier lost power in heavy fog and drifted onto the sandbar near the lighthouse. "
+    "Tugs from three ports worked through the night to pull the vessel free, and divers found "
+    "no damage to its hull. Ferry services, which had been running on a reduced timetable, "
+    "returned to their normal schedule by noon, although passengers were warned to expect "
+    "queues at the southern terminal. The authority said it would review how warnings were "
+    "passed to ships in poor visibility, after the carrier's crew reported that a radio "
+    "message about the fog bank reached them only minutes before the engine failed. Local "
+    "fishermen, who had been unable to leave the inner harbour since Sunday, said the closure "
+    "had cost them the best days of the season. A spokesperson for the port promised a "
+    "meeting with their association next week to discuss compensation. Meanwhile, engineers "
+    "will survey the sandbar, which has grown steadily over the past decade, and a dredging "
+    "contract could be awarded before the winter storms arrive."
+)
+STORY_ZH = (
+    "本市北部港区航道周二上午重新开放。两天前，一艘运粮船在浓雾中失去动力，漂上灯塔附近的沙洲。"
+    "来自三个港口的拖船连夜作业，终于将货船拖离浅滩，潜水员检查后未发现船体受损。此前减少班次的"
+    "渡轮已于中午恢复正常运营，但港务部门提醒乘客，南码头可能仍需排队。港务局表示，将检讨在能见度"
+    "低的情况下如何向船只发出警告。据船员反映，有关雾区的无线电通知在发动机故障前几分钟才送达。"
+    "自周日以来一直无法出港的渔民表示，这次封港让他们错过了渔季最好的几天。港方发言人承诺下周与"
+    "渔民协会会面，商讨补偿事宜。与此同时，工程人员将对近十年来不断扩大的沙洲进行勘测，疏浚合同"
+    "有望在冬季风暴到来之前签订。"
+)
+
+
+def test_a_teaser_of_a_long_story_is_its_copy_either_way() -> None:
+    """Cut every few characters: the word sketches' containment estimate alone let some of
+    these English teasers through as new."""
+    for cut in range(30, 290, 5):
+        teaser = STORY[:cut].rstrip() + "… Read more"
+        assert is_duplicate(teaser, STORY), cut
+        assert is_duplicate(STORY, teaser), cut
+
+
+def test_a_chinese_teaser_of_a_long_story_is_its_copy_either_way() -> None:
+    for cut in range(20, 160, 4):
+        teaser = STORY_ZH[:cut] + "…全文"
+        assert is_duplicate(teaser, STORY_ZH), cut
+        assert is_duplicate(STORY_ZH, teaser), cut
+
+
+def test_a_post_that_opens_as_the_story_does_is_not_taken_whole() -> None:
+    """The windows do not vouch for a post that departs from the story within them: the
+    pair is judged on its word sketches, as it was before the windows."""
+    stranger = STORY[:60] + " was what my neighbour told me, but I think the ferries were late again today."
+    probe, stored = fingerprint(stranger, SETTINGS), fingerprint(STORY, SETTINGS)
+    similarity = compare(probe.sketch, stored.sketch)
+    words = compare(probe.sketch[:SKETCH_BYTES], stored.sketch[:SKETCH_BYTES])
+    assert similarity.containment == words.containment < 1.0
+
+
+def test_a_number_after_the_last_window_keeps_the_windows_out() -> None:
+    """What the windows do not check may be what tells two reports apart."""
+    report = "disk usage on the primary web server reached 97"
+    assert len(lead_windows(report, short=True)) == 0
+    assert len(lead_windows(report + " percent of its capacity this morning", short=True)) >= MIN_WINDOWS
+
+
+def test_windows_cover_a_short_text_but_its_last_characters() -> None:
+    text = "a" * (5 * WINDOW_CHARS + 3)  # the slack takes the last window
+    assert len(lead_windows(text, short=True)) == 4
+    assert len(lead_windows(text, short=False)) == 5
+    assert len(fingerprint(STORY, SETTINGS).sketch) == SKETCH_BYTES + LONG_LEADS
+
+
+def test_a_short_text_with_windows_keeps_its_words() -> None:
+    post = "Ferry services returned to their normal schedule by noon"
+    fp = fingerprint(post, SETTINGS)
+    assert lead_windows(post.lower(), short=True)
+    assert short_words(fp.sketch) == "ferry services returned to their normal schedule by noon"
+
+
+def test_a_long_entry_stored_before_the_windows_compares_on_words() -> None:
+    teaser = STORY[:100] + "…"
+    probe, stored = fingerprint(teaser, SETTINGS), fingerprint(STORY, SETTINGS)
+    old = stored.sketch[:SKETCH_BYTES] + stored.sketch[SKETCH_BYTES + LONG_LEADS :]
+    before, words = compare(probe.sketch, old), compare(probe.sketch[:SKETCH_BYTES], stored.sketch[:SKETCH_BYTES])
+    assert (
+        (before.resemblance, before.containment) == (words.resemblance, words.containment) != (words.resemblance, 1.0)
+    )
+    assert compare(probe.sketch, stored.sketch).containment == 1.0

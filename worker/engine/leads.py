@@ -1,0 +1,80 @@
+"""A text's opening, twelve characters a byte: what tells a teaser of a story exactly.
+
+A teaser, a link preview or a cut of a long story is a short text, and the story a long one:
+their word sketches compare a set of a few dozen features with one of hundreds, whose
+resemblance is a few hundredths, and the containment estimated from so small a resemblance
+spreads from a third to one for a teaser that the story holds whole. So every text also
+carries its opening's *lead windows*: its letters and digits (the normalised text without
+spaces and punctuation) cut into ``WINDOW_CHARS``-character windows from the start, one byte
+of a hash each, at most ``MAX_WINDOWS`` of them. A short text keeps the windows that end at
+least ``SLACK_CHARS`` before its end (an ellipsis's "全文" or a word cut in half may follow
+the cut); a long one keeps its first ``MAX_WINDOWS``, as many as a short text can have.
+
+:func:`worker.engine.sketch.compare` takes a short text whose windows, ``MIN_WINDOWS`` and
+more, all equal the long text's first ones for the long text's beginning: contained whole.
+A stranger that opens as a story does and goes on with other words departs within its own
+windows, and a pair whose windows do not line up (a header on top, slips) is judged on its
+sketches as before. Windows say nothing about two short texts (their character sketches compare them
+closely) or two long ones.
+"""
+
+from __future__ import annotations
+
+import re
+
+import mmh3
+
+__all__ = [
+    "WINDOW_CHARS",
+    "MAX_WINDOWS",
+    "SLACK_CHARS",
+    "MIN_WINDOWS",
+    "LONG_LEADS",
+    "lead_windows",
+    "long_leads",
+    "opens",
+]
+
+WINDOW_CHARS = 12
+# A short text (at most ``Settings.short_chars`` characters, 300 by default) has at most this
+# many windows.
+MAX_WINDOWS = 24
+SLACK_CHARS = 4
+# Two windows are 24 characters the two texts begin with, of a short text of 28 to 39: a
+# chance agreement of their bytes is one in 65,536 and a text that short holds little else.
+MIN_WINDOWS = 2
+# A long text's windows as its sketch keeps them: MAX_WINDOWS bytes, then their number (fewer
+# when its letters run out first, the rest zeros). An odd length, which tells a long text's
+# sketch with windows from one stored before them (its number tags come in pairs of bytes).
+LONG_LEADS = MAX_WINDOWS + 1
+_SEED = 0x1EAD_0012
+_NON_WORD = re.compile(r"[\W_]+")
+_DIGIT = re.compile(r"\d")
+# Of a long text, only its beginning is read: this many characters hold MAX_WINDOWS windows of
+# letters unless two thirds of them are spaces and punctuation.
+_READ = 3 * WINDOW_CHARS * MAX_WINDOWS
+
+
+def lead_windows(normalised: str, short: bool) -> bytes:
+    """The lead windows' bytes of a normalised text: a short text's, which end ``SLACK_CHARS``
+    before its end (none when fewer than ``MIN_WINDOWS``), or a long text's first ones."""
+    basis = _NON_WORD.sub("", normalised[:_READ] if not short else normalised)
+    count = min(MAX_WINDOWS, (len(basis) - SLACK_CHARS if short else len(basis)) // WINDOW_CHARS)
+    if short and (count < MIN_WINDOWS or _DIGIT.search(basis, count * WINDOW_CHARS)):
+        return b""
+    return bytes(
+        mmh3.hash(basis[at : at + WINDOW_CHARS], _SEED, signed=False) & 0xFF
+        for at in range(0, count * WINDOW_CHARS, WINDOW_CHARS)
+    )
+
+
+def long_leads(normalised: str) -> bytes:
+    """A long text's windows as its sketch keeps them (``LONG_LEADS`` bytes)."""
+    windows = lead_windows(normalised, short=False)
+    return windows.ljust(MAX_WINDOWS, b"\0") + bytes((len(windows),))
+
+
+def opens(short: bytes, long: bytes) -> bool:
+    """Whether a short text's windows (:func:`lead_windows`) are the long text's first ones
+    (``long`` as :func:`long_leads` keeps them)."""
+    return MIN_WINDOWS <= len(short) <= long[-1] and long.startswith(short)
