@@ -83,4 +83,4 @@ def test_a_teaser_of_a_long_story_is_held_to_the_teaser_containment() -> None:
 
 def test_an_unrelated_post_against_a_story_is_refused_at_the_teaser_floor() -> None:
     judged = _judged("Flood warning for the river valley tonight, residents told to move to higher ground", STORY)
-    assert judged.similarity is None and "(needs 0.70)" in judged.refused
+    assert judged.similarity is None and f"(needs {Settings().min_teaser_containment:.2f})" in judged.refused

@@ -22,8 +22,8 @@ from bench import devfeed, devset
 from tests.engine.test_segment import people_daily_paragraphs
 from worker import _native
 from worker.cli.scan import default_sample
+from worker.engine import leads, numbers, shorttext, t2s
 from worker.engine import normalize as normalize_module
-from worker.engine import numbers, shorttext, t2s
 from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_reference, native_engine
 from worker.engine.idf import vocabulary
 from worker.engine.normalize import normalize, normalize_reference
@@ -297,3 +297,21 @@ def test_native_number_tags_equal_python_on_every_development_story() -> None:
     assert sum(bool(numbers._number_tags_reference(t)) for t in texts) > 500
     for text in texts:
         assert numbers.number_tags(text, _engine()) == numbers._number_tags_reference(text)
+
+
+_LEADY = list("abcxyz012 ,._-") + list("新闻港口") + ["\u00e9", "٣", "\n", "😀", "𠀀"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_LEADY), max_size=400), st.booleans())
+def test_native_lead_windows_equal_python(text: str, short: bool) -> None:
+    """Non-BMP characters (an emoji, a CJK extension B character) are Python's to compute."""
+    assert leads.lead_windows(text, short, _engine()) == leads._lead_windows_reference(text, short)
+
+
+def test_native_lead_windows_equal_python_on_every_development_text() -> None:
+    texts = [normalize(text) for text in _dev_texts()]
+    for text in texts:
+        for short in (True, False):
+            assert leads.lead_windows(text, short, _engine()) == leads._lead_windows_reference(text, short)
+    assert sum(len(leads._lead_windows_reference(t, False)) == leads.MAX_WINDOWS for t in texts) > 500

@@ -221,7 +221,7 @@ def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: An
     bands = fp.word_bands
     if not bands and settings.word_bands > 0:
         bands = band_keys(fp.sketch, settings.word_bands, _WORD_BAND_SEED)
-    sketched = fp.sketch + long_leads(normalised) + number_tags(normalised, engine)
+    sketched = fp.sketch + long_leads(normalised, engine) + number_tags(normalised, engine)
     return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands)
 
 

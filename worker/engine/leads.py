@@ -21,6 +21,7 @@ closely) or two long ones.
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 import mmh3
 
@@ -50,27 +51,46 @@ LONG_LEADS = MAX_WINDOWS + 1
 _SEED = 0x1EAD_0012
 _NON_WORD = re.compile(r"[\W_]+")
 _DIGIT = re.compile(r"\d")
-# Of a long text, only its beginning is read: this many characters hold MAX_WINDOWS windows of
-# letters unless two thirds of them are spaces and punctuation.
-_READ = 3 * WINDOW_CHARS * MAX_WINDOWS
+# A long text's letters are taken from its start this many characters at a time, until its
+# windows are full: a story may run to half a megabyte.
+_CHUNK = 2 * WINDOW_CHARS * MAX_WINDOWS
 
 
-def lead_windows(normalised: str, short: bool) -> bytes:
+def lead_windows(normalised: str, short: bool, native: Any | None = None) -> bytes:
     """The lead windows' bytes of a normalised text: a short text's, which end ``SLACK_CHARS``
-    before its end (none when fewer than ``MIN_WINDOWS``), or a long text's first ones."""
-    basis = _NON_WORD.sub("", normalised[:_READ] if not short else normalised)
+    before its end (none when fewer than ``MIN_WINDOWS``, or when a digit follows the last),
+    or a long text's first ones. Computed by the ``native`` engine when given, as
+    :func:`_lead_windows_reference` defines them."""
+    if native is not None:
+        done = native.lead_windows(normalised, short, WINDOW_CHARS, MAX_WINDOWS, SLACK_CHARS, MIN_WINDOWS, _SEED)
+        if done is not None:
+            return cast(bytes, done)
+    return _lead_windows_reference(normalised, short)
+
+
+def _lead_windows_reference(normalised: str, short: bool) -> bytes:
+    """:func:`lead_windows` in Python: the letters and digits of the text (or, of a long one,
+    its first ``MAX_WINDOWS`` windows' worth), a byte of ``mmh3.hash64`` of each window."""
+    if short:
+        basis = _NON_WORD.sub("", normalised)
+    else:
+        basis, at, full = "", 0, WINDOW_CHARS * MAX_WINDOWS
+        while len(basis) < full and at < len(normalised):
+            basis += _NON_WORD.sub("", normalised[at : at + _CHUNK])
+            at += _CHUNK
+        basis = basis[:full]
     count = min(MAX_WINDOWS, (len(basis) - SLACK_CHARS if short else len(basis)) // WINDOW_CHARS)
     if short and (count < MIN_WINDOWS or _DIGIT.search(basis, count * WINDOW_CHARS)):
         return b""
     return bytes(
-        mmh3.hash(basis[at : at + WINDOW_CHARS], _SEED, signed=False) & 0xFF
+        mmh3.hash64(basis[at : at + WINDOW_CHARS], _SEED, signed=False)[0] & 0xFF
         for at in range(0, count * WINDOW_CHARS, WINDOW_CHARS)
     )
 
 
-def long_leads(normalised: str) -> bytes:
+def long_leads(normalised: str, native: Any | None = None) -> bytes:
     """A long text's windows as its sketch keeps them (``LONG_LEADS`` bytes)."""
-    windows = lead_windows(normalised, short=False)
+    windows = lead_windows(normalised, short=False, native=native)
     return windows.ljust(MAX_WINDOWS, b"\0") + bytes((len(windows),))
 
 

@@ -126,7 +126,7 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
             return None
     char_sketch, tags, keys, lookups = done
     mask = numbers_mask(normalised).to_bytes(8, "big")
-    windows = lead_windows(normalised, short=True)
+    windows = lead_windows(normalised, short=True, native=native)
     if windows:
         char_sketch = bytes((char_sketch[0] | LEADS_FLAG,)) + char_sketch[1:]
         mask += bytes((len(windows),)) + windows

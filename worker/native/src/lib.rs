@@ -10,6 +10,7 @@
 mod chars;
 mod clean;
 mod features;
+mod leads;
 mod murmur;
 mod numbers;
 mod short;
@@ -237,6 +238,24 @@ impl Engine {
             return None;
         }
         Some(PyBytes::new(py, &numbers::number_tags(text, &self.classes, seed, max, min)))
+    }
+
+    /// A normalised text's lead windows (`worker.engine.leads.lead_windows`), or `None` when
+    /// Python must compute them (a character outside the BMP among those read).
+    #[allow(clippy::too_many_arguments)]
+    fn lead_windows<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        short: bool,
+        width: usize,
+        max: usize,
+        slack: usize,
+        min: usize,
+        seed: u32,
+    ) -> Option<Bound<'py, PyBytes>> {
+        let windows = leads::lead_windows(text, &self.classes, short, width, max, slack, min, seed)?;
+        Some(PyBytes::new(py, &windows))
     }
 
     /// Nanoseconds spent in each stage on normalised text: (tokenize, features, simhash,

@@ -1,0 +1,39 @@
+//! A text's lead windows, as `worker.engine.leads._lead_windows_reference` defines them.
+
+use crate::chars::Classes;
+use crate::murmur::hash64;
+
+/// The windows' bytes of normalised `text`: a short text's that end `slack` characters before
+/// its end (none when fewer than `min`, or when a digit follows the last), a long one's first
+/// `max`; `None` when a character outside the BMP comes before they are all read.
+#[allow(clippy::too_many_arguments)]
+pub fn lead_windows(
+    text: &str,
+    classes: &Classes,
+    short: bool,
+    width: usize,
+    max: usize,
+    slack: usize,
+    min: usize,
+    seed: u32,
+) -> Option<Vec<u8>> {
+    let mut basis: Vec<char> = Vec::new();
+    for c in text.chars() {
+        if c as u32 > 0xFFFF {
+            return None;
+        }
+        if classes.alnum(c) {
+            basis.push(c);
+            if !short && basis.len() == width * max {
+                break;
+            }
+        }
+    }
+    let letters = if short { basis.len().saturating_sub(slack) } else { basis.len() };
+    let count = (letters / width.max(1)).min(max);
+    if short && (count < min || basis[count * width..].iter().any(|&c| classes.digit(c))) {
+        return Some(Vec::new());
+    }
+    let window = |i: usize| basis[i * width..(i + 1) * width].iter().collect::<String>();
+    Some((0..count).map(|i| (hash64(window(i).as_bytes(), seed) & 0xFF) as u8).collect())
+}
