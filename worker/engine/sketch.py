@@ -105,9 +105,9 @@ class Similarity:
 # A short text's sketch is followed by its character part (``worker.engine.shorttext``): a
 # sketch of the same layout over character 3-grams, a 64-bit mask of its numbers, its lead
 # windows when it has any (flagged in the character sketch's size field: one byte, their
-# number, then theirs), then, for a set of at most 64 grams, its words (flagged in the character sketch's size field: one byte,
-# their length, then their UTF-8; :mod:`worker.engine.words`), the set itself (16-bit tags, two
-# bytes each), and for a dense one whose grams folding by shape changes, the second set and the
+# number, then theirs), then, for a set of at most 64 grams, its words (flagged there too: one
+# byte, their length, then their UTF-8; :mod:`worker.engine.words`), the set itself (16-bit
+# tags, two bytes each), and for a dense one whose grams folding by shape changes, the second set and the
 # number of tags in the first (one byte: such a list alone has an odd length). Entries stored
 # before the words (or the windows) were kept have the lists right after the mask.
 SHORT_SKETCH_BYTES = 2 * SKETCH_BYTES + 8
@@ -152,9 +152,10 @@ def compare(a: bytes, b: bytes) -> Similarity:
     if len(a) >= SHORT_SKETCH_BYTES and len(b) >= SHORT_SKETCH_BYTES:
         if numbers_apart(a, b):
             return Similarity(0.0, 0.0, ruled_out=NUMBERS_DIFFER)
-        listed = bool(_lists(a)) and bool(_lists(b))
+        lists_a, lists_b = _lists(a), _lists(b)
+        listed = bool(lists_a) and bool(lists_b)
         if listed:
-            chars = _listed_best(_lists(a), _lists(b))
+            chars = _listed_best(lists_a, lists_b)
         else:
             chars = _compare(_char_sketch(a), _char_sketch(b))
         size_a, size_b = _size(a[SKETCH_BYTES:]), _size(b[SKETCH_BYTES:])
@@ -168,7 +169,7 @@ def compare(a: bytes, b: bytes) -> Similarity:
     if long and numbers_disagree(_number_tags(a), _number_tags(b)):
         return Similarity(0.0, 0.0, long, NUMBERS_DIFFER)
     words = _compare(a[:SKETCH_BYTES], b[:SKETCH_BYTES], long, mixed=not long)
-    if not long and _opens(a, b):
+    if not long and words.containment < 1.0 and _opens(a, b):
         return Similarity(words.resemblance, 1.0, teaser=words.teaser)
     return words
 
@@ -177,7 +178,7 @@ def _opens(a: bytes, b: bytes) -> bool:
     """Whether, of a short text and a long one, the short one's lead windows are the long
     one's first (:func:`worker.engine.leads.opens`): the long text begins with it."""
     short, long = (a, b) if len(a) >= SHORT_SKETCH_BYTES else (b, a)
-    if len(long) % 2 == 0:  # stored before long texts kept their windows
+    if not short[SKETCH_BYTES] & LEADS_FLAG or len(long) % 2 == 0:  # none kept, or stored before they were
         return False
     return opens(_leads(short), long[SKETCH_BYTES : SKETCH_BYTES + LONG_LEADS])
 
