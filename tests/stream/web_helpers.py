@@ -78,7 +78,9 @@ def chromium() -> str:
 
 def browse(url: str, *, screenshot: Path | None = None, budget_ms: int = 4000) -> str:
     """Load ``url`` in headless Chromium, let its scripts run ``budget_ms`` (virtual time), and
-    return the rendered DOM; with ``screenshot``, save what it shows as a PNG too."""
+    return the rendered DOM; with ``screenshot``, then save what it shows as a PNG too. The DOM
+    comes first: it is what a test reads, and a live page's figures are the caller's moment's
+    (each load is a Chromium start, seconds on a loaded machine)."""
     with tempfile.TemporaryDirectory() as profile:
         base = [
             chromium(),
@@ -95,10 +97,10 @@ def browse(url: str, *, screenshot: Path | None = None, budget_ms: int = 4000) -
             "--window-size=1280,1000",
             f"--virtual-time-budget={budget_ms}",
         ]
-        if screenshot is not None:
-            screenshot.parent.mkdir(parents=True, exist_ok=True)
-            run = subprocess.run([*base, f"--screenshot={screenshot}", url], capture_output=True, timeout=120)
-            assert screenshot.exists() and screenshot.stat().st_size > 10_000, run.stderr[-2000:]
         run = subprocess.run([*base, "--dump-dom", url], capture_output=True, timeout=120, check=False)
         assert run.returncode == 0, run.stderr[-2000:]
+        if screenshot is not None:
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            shot = subprocess.run([*base, f"--screenshot={screenshot}", url], capture_output=True, timeout=120)
+            assert screenshot.exists() and screenshot.stat().st_size > 10_000, shot.stderr[-2000:]
         return run.stdout.decode()
