@@ -10,12 +10,12 @@ of a hash each, at most ``MAX_WINDOWS`` of them. A short text keeps the windows 
 least ``SLACK_CHARS`` before its end (an ellipsis's "全文" or a word cut in half may follow
 the cut); a long one keeps its first ``MAX_WINDOWS``, as many as a short text can have.
 
-:func:`worker.engine.sketch.compare` takes a short text whose windows, ``MIN_WINDOWS`` and
-more, all equal the long text's first ones for the long text's beginning: contained whole.
+:func:`worker.engine.sketch.compare` finds a short text whose windows (``MIN_WINDOWS`` and
+more) all equal a long text's first ones contained in it whole: the long text begins with it.
 A stranger that opens as a story does and goes on with other words departs within its own
 windows, and a pair whose windows do not line up (a header on top, slips) is judged on its
-sketches as before. Windows say nothing about two short texts (their character sketches compare them
-closely) or two long ones.
+sketches as before. Windows say nothing of two short texts (their character sketches compare
+them closely) or two long ones.
 """
 
 from __future__ import annotations

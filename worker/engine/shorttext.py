@@ -64,7 +64,7 @@ from worker.engine.sketch import (
     PERMUTATIONS,
     WORDS_FLAG,
     sketch,
-)  # fmt: skip
+)
 from worker.engine.sounds import fold_sounds
 from worker.engine.words import HAN_CHAR, canonical
 

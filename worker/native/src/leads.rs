@@ -3,20 +3,20 @@
 use crate::chars::Classes;
 use crate::murmur::hash64;
 
+/// How a text is cut into windows (`worker.engine.leads`' constants, handed over by Python).
+pub struct Spec {
+    pub width: usize,
+    pub max: usize,
+    pub slack: usize,
+    pub min: usize,
+    pub seed: u32,
+}
+
 /// The windows' bytes of normalised `text`: a short text's that end `slack` characters before
 /// its end (none when fewer than `min`, or when a digit follows the last), a long one's first
 /// `max`; `None` when a character outside the BMP comes before they are all read.
-#[allow(clippy::too_many_arguments)]
-pub fn lead_windows(
-    text: &str,
-    classes: &Classes,
-    short: bool,
-    width: usize,
-    max: usize,
-    slack: usize,
-    min: usize,
-    seed: u32,
-) -> Option<Vec<u8>> {
+pub fn lead_windows(text: &str, classes: &Classes, short: bool, spec: &Spec) -> Option<Vec<u8>> {
+    let Spec { width, max, slack, min, seed } = *spec;
     let mut basis: Vec<char> = Vec::new();
     for c in text.chars() {
         if c as u32 > 0xFFFF {

@@ -254,7 +254,8 @@ impl Engine {
         min: usize,
         seed: u32,
     ) -> Option<Bound<'py, PyBytes>> {
-        let windows = leads::lead_windows(text, &self.classes, short, width, max, slack, min, seed)?;
+        let spec = leads::Spec { width, max, slack, min, seed };
+        let windows = leads::lead_windows(text, &self.classes, short, &spec)?;
         Some(PyBytes::new(py, &windows))
     }
 
