@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.engine.pairs import is_duplicate
 from worker.engine.fingerprint import fingerprint
-from worker.engine.leads import LONG_LEADS, MIN_WINDOWS, WINDOW_CHARS, lead_windows
+from worker.engine.leads import LONG_LEADS, MAX_WINDOWS, MIN_WINDOWS, SLACK_CHARS, WINDOW_CHARS, lead_windows
 from worker.engine.sketch import SKETCH_BYTES, compare, short_words
 from worker.settings import Settings
 
@@ -74,6 +74,21 @@ def test_windows_cover_a_short_text_but_its_last_characters() -> None:
     assert len(lead_windows(text, short=True)) == 4
     assert len(lead_windows(text, short=False)) == 5
     assert len(fingerprint(STORY, SETTINGS).sketch) == SKETCH_BYTES + LONG_LEADS
+
+
+def test_a_short_text_longer_than_a_long_texts_windows_has_none() -> None:
+    """With ``short_chars`` raised past 300, a short text's end would lie beyond every window a
+    long text keeps: unchecked, so no windows at all."""
+    longest = "a" * (MAX_WINDOWS * WINDOW_CHARS + SLACK_CHARS)
+    assert len(lead_windows(longest, short=True)) == MAX_WINDOWS
+    assert lead_windows(longest + "a" * WINDOW_CHARS, short=True) == b""
+    wide = Settings(short_chars=2000)
+    other = (
+        "My own view is that the ferry company should publish its winter timetable earlier, because "
+        "families who visit the islands at the weekend need to plan around the last crossing home."
+    )
+    probe, stored = fingerprint(STORY[:400] + " " + other, wide), fingerprint(STORY + " " + STORY, wide)
+    assert compare(probe.sketch, stored.sketch).containment < 1.0
 
 
 def test_a_short_text_with_windows_keeps_its_words() -> None:

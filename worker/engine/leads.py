@@ -58,8 +58,8 @@ _CHUNK = 2 * WINDOW_CHARS * MAX_WINDOWS
 
 def lead_windows(normalised: str, short: bool, native: Any | None = None) -> bytes:
     """The lead windows' bytes of a normalised text: a short text's, which end ``SLACK_CHARS``
-    before its end (none when fewer than ``MIN_WINDOWS``, or when a digit follows the last),
-    or a long text's first ones. Computed by the ``native`` engine when given, as
+    before its end (none when fewer than ``MIN_WINDOWS`` or more than ``MAX_WINDOWS``, or when
+    a digit follows the last), or a long text's first ones. Computed by the ``native`` engine when given, as
     :func:`_lead_windows_reference` defines them."""
     if native is not None:
         done = native.lead_windows(normalised, short, WINDOW_CHARS, MAX_WINDOWS, SLACK_CHARS, MIN_WINDOWS, _SEED)
@@ -79,9 +79,11 @@ def _lead_windows_reference(normalised: str, short: bool) -> bytes:
             basis += _NON_WORD.sub("", normalised[at : at + _CHUNK])
             at += _CHUNK
         basis = basis[:full]
-    count = min(MAX_WINDOWS, (len(basis) - SLACK_CHARS if short else len(basis)) // WINDOW_CHARS)
-    if short and (count < MIN_WINDOWS or _DIGIT.search(basis, count * WINDOW_CHARS)):
+    count = (len(basis) - SLACK_CHARS if short else len(basis)) // WINDOW_CHARS
+    if short and (not MIN_WINDOWS <= count <= MAX_WINDOWS or _DIGIT.search(basis, count * WINDOW_CHARS)):
+        # Too few to tell; more than a long text keeps (short_chars over 300); a figure after them.
         return b""
+    count = min(count, MAX_WINDOWS)
     return bytes(
         mmh3.hash64(basis[at : at + WINDOW_CHARS], _SEED, signed=False)[0] & 0xFF
         for at in range(0, count * WINDOW_CHARS, WINDOW_CHARS)
