@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from worker.engine.fingerprint import fingerprint
 from worker.engine.match import Candidate, Entry, accepts
-from worker.engine.sketch import LEADS_FLAG, SHORT_SKETCH_BYTES, SKETCH_BYTES, WORDS_FLAG
+from worker.engine.sketch import SKETCH_BYTES, WORDS_FLAG, _leads_end
 from worker.settings import Settings
 
 
@@ -22,8 +22,6 @@ def without_words(sketch: bytes) -> bytes:
     if not sketch[SKETCH_BYTES] & WORDS_FLAG:
         return sketch
     flags = bytes((sketch[SKETCH_BYTES] & ~WORDS_FLAG,))
-    words = SHORT_SKETCH_BYTES  # where the words' length byte is: after the mask and the lead windows
-    if sketch[SKETCH_BYTES] & LEADS_FLAG:
-        words += 1 + sketch[SHORT_SKETCH_BYTES]
+    words = _leads_end(sketch)  # where the words' length byte is: after the mask and the lead windows
     lists = sketch[words + 1 + sketch[words] :]
     return sketch[:SKETCH_BYTES] + flags + sketch[SKETCH_BYTES + 1 : words] + lists

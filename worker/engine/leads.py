@@ -59,8 +59,8 @@ _CHUNK = 2 * WINDOW_CHARS * MAX_WINDOWS
 def lead_windows(normalised: str, short: bool, native: Any | None = None) -> bytes:
     """The lead windows' bytes of a normalised text: a short text's, which end ``SLACK_CHARS``
     before its end (none when fewer than ``MIN_WINDOWS`` or more than ``MAX_WINDOWS``, or when
-    a digit follows the last), or a long text's first ones. Computed by the ``native`` engine when given, as
-    :func:`_lead_windows_reference` defines them."""
+    a digit follows the last), or a long text's first ones. Computed by the ``native`` engine
+    when given, as :func:`_lead_windows_reference` defines them."""
     if native is not None:
         done = native.lead_windows(normalised, short, WINDOW_CHARS, MAX_WINDOWS, SLACK_CHARS, MIN_WINDOWS, _SEED)
         if done is not None:

@@ -107,9 +107,9 @@ class Similarity:
 # windows when it has any (flagged in the character sketch's size field: one byte, their
 # number, then theirs), then, for a set of at most 64 grams, its words (flagged there too: one
 # byte, their length, then their UTF-8; :mod:`worker.engine.words`), the set itself (16-bit
-# tags, two bytes each), and for a dense one whose grams folding by shape changes, the second set and the
-# number of tags in the first (one byte: such a list alone has an odd length). Entries stored
-# before the words (or the windows) were kept have the lists right after the mask.
+# tags, two bytes each), and for a dense one whose grams folding by shape changes, the second
+# set and the number of tags in the first (one byte: such a list alone has an odd length).
+# Entries stored before the words (or the windows) were kept have the lists right after the mask.
 SHORT_SKETCH_BYTES = 2 * SKETCH_BYTES + 8
 # A character set this small (10 3-grams: about a dozen characters, "good morning") is in too
 # many unrelated posts: it matches only a set it equals, and containment in a larger set counts
@@ -178,14 +178,21 @@ def _opens(a: bytes, b: bytes) -> bool:
     """Whether, of a short text and a long one, the short one's lead windows are the long
     one's first (:func:`worker.engine.leads.opens`): the long text begins with it."""
     short, long = (a, b) if len(a) >= SHORT_SKETCH_BYTES else (b, a)
-    if not short[SKETCH_BYTES] & LEADS_FLAG or len(long) % 2 == 0:  # none kept, or stored before they were
+    if not short[SKETCH_BYTES] & LEADS_FLAG or not _long_leads(long):  # none kept, or stored before they were
         return False
     return opens(_leads(short), long[SKETCH_BYTES : SKETCH_BYTES + LONG_LEADS])
 
 
+def _long_leads(long: bytes) -> int:
+    """The bytes a long text's lead windows take after its word sketch: ``LONG_LEADS``, or none
+    in an entry stored before they were kept (its sketch's length is even: number tags come in
+    pairs of bytes, the windows' block is odd)."""
+    return LONG_LEADS if len(long) % 2 else 0
+
+
 def _number_tags(long: bytes) -> bytes:
     """A long text's number tags: what follows its word sketch and its windows (when kept)."""
-    return long[SKETCH_BYTES + (LONG_LEADS if len(long) % 2 else 0) :]
+    return long[SKETCH_BYTES + _long_leads(long) :]
 
 
 def numbers_apart(a: bytes, b: bytes) -> bool:
@@ -240,8 +247,7 @@ def _leads_end(short: bytes) -> int:
 
 def _leads(short: bytes) -> bytes:
     """A short text's lead windows (:mod:`worker.engine.leads`), empty when it has none."""
-    end = _leads_end(short)
-    return short[SHORT_SKETCH_BYTES + 1 : end] if end > SHORT_SKETCH_BYTES else b""
+    return short[SHORT_SKETCH_BYTES + 1 : _leads_end(short)]
 
 
 def _words_end(short: bytes) -> int:

@@ -13,8 +13,9 @@ pub struct Spec {
 }
 
 /// The windows' bytes of normalised `text`: a short text's that end `slack` characters before
-/// its end (none when fewer than `min` or more than `max`, or when a digit follows the last), a long one's first
-/// `max`; `None` when a character outside the BMP comes before they are all read.
+/// its end (none when fewer than `min` or more than `max`, or when a digit follows the last),
+/// a long one's first `max`; `None` when a character outside the BMP comes before they are
+/// all read.
 pub fn lead_windows(text: &str, classes: &Classes, short: bool, spec: &Spec) -> Option<Vec<u8>> {
     let Spec { width, max, slack, min, seed } = *spec;
     let mut basis: Vec<char> = Vec::new();
