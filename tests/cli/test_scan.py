@@ -295,3 +295,20 @@ def test_a_text_that_cannot_be_fingerprinted_is_dead_lettered_and_the_scan_goes_
         (2, "fingerprint failed: PanicException: index out of bounds")
     ]
     assert summary.rejected == 1 and summary.events == 3
+
+
+def test_a_short_post_with_one_slip_in_its_middle_is_found(tmp_path: Path) -> None:
+    """A swap mid-post breaks both edge keys and most bands; a half key finds the original and
+    its words verify it. One Han character changed is another message."""
+    lines = [
+        event("post", "3.结账太慢，要等待很久"),
+        event("other", "门口停车很方便，推荐"),
+        event("swap", "3.结账慢太，要等待很久"),
+        event("changed", "3.结账太快，要等待很久"),
+        event("typo", "Update gbp.cnof now"),
+        event("fixed", "Update gbp.conf now"),
+    ]
+    status, verdicts, _ = run_scan(tmp_path, lines)
+    found = {v["id"]: v.get("duplicate_of") for v in verdicts}
+    assert status == 0
+    assert found == {"post": None, "other": None, "swap": "post", "changed": None, "typo": None, "fixed": "typo"}

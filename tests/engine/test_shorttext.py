@@ -16,6 +16,7 @@ from worker.engine.normalize import normalize
 from worker.engine.numbers import numbers_mask
 from worker.engine.shorttext import is_dense
 from worker.engine.sketch import SHORT_SKETCH_BYTES, SKETCH_BYTES, compare
+from worker.engine.sounds import fold_sounds
 from worker.settings import Settings
 
 SETTINGS = Settings()
@@ -109,10 +110,12 @@ def test_a_post_with_a_header_and_an_addition_is_found_by_an_inner_edge(original
 
 
 def test_inner_edges_are_the_first_and_last_few_word_runs() -> None:
-    one_run = fingerprint("今天天气很好我们去公园散步吧", SETTINGS)
-    assert one_run.lookups == (), "a text of one run starts and ends only where its edges do"
-    many = fingerprint("一二三四五六七，八九十甲乙丙丁。戊己庚辛壬癸子，丑寅卯辰巳午未。申酉戌亥天地人，" * 2, SETTINGS)
-    assert 0 < len(many.lookups) <= 2 * shorttext.INNER_EDGES
+    one_run = fold_sounds("今天天气很好我们去公园散步吧")
+    assert shorttext.inner_edge_keys(one_run, True, ()) == (), (
+        "a text of one run starts and ends only where its edges do"
+    )
+    many = fold_sounds("一二三四五六七，八九十甲乙丙丁。戊己庚辛壬癸子，丑寅卯辰巳午未。申酉戌亥天地人，" * 2)
+    assert 0 < len(shorttext.inner_edge_keys(many, True, ())) <= 2 * shorttext.INNER_EDGES
 
 
 def test_the_smallest_set_that_matches_by_containment_depends_on_the_script() -> None:

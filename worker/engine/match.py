@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 from worker.engine import words
 from worker.engine.blocks import Plan
 from worker.engine.fingerprint import Fingerprint
-from worker.engine.sketch import compare, short_words
+from worker.engine.sketch import NUMBERS_DIFFER, Similarity, compare, short_words
 
 _MAX_ORDER = 1 << 128  # orders are Kafka (append time, partition, offset) packed in 128 bits
 # (event_id, fingerprint, order, ts, sketch)
@@ -130,25 +130,39 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
     features, and slips throughout a story lower it more than an edit lowers a post's.
     Callers bound the Hamming distance of table candidates (``max_distance``); candidates
     nominated by an exact key (an anchor, a word band, a short text's key) have no bound.
-    Two listed short texts that pass are still refused when a word of one stands where another
-    word stands in the other (:mod:`worker.engine.words`).
+    Two listed short texts (:mod:`worker.engine.words`) that share too few grams pass when
+    their words are one another's with a slip or two, and are refused, however they passed,
+    when a word of one stands where another word stands in the other.
     """
     similarity = compare(probe.sketch, candidate.entry.sketch)
-    if similarity.ruled_out:
+    if similarity.ruled_out == NUMBERS_DIFFER:
         return Judgement(None, similarity.ruled_out)
     floor = thresholds.min_long_resemblance if similarity.long else thresholds.min_resemblance
     needed = thresholds.min_teaser_containment if similarity.teaser else thresholds.min_containment
-    if similarity.resemblance >= floor:
-        passed = similarity.resemblance
-    elif similarity.containment >= needed:
-        passed = similarity.containment
-    else:
-        missed = (similarity.resemblance, floor, similarity.containment, needed)
-        return Judgement(None, missed=missed)
+    passed = _passes(similarity, floor, needed)
     mine, theirs = short_words(probe.sketch), short_words(candidate.entry.sketch)
-    if mine is not None and theirs is not None and words.differ(theirs, mine):
-        return Judgement(None, WORDS_DIFFER)
-    return Judgement(passed)
+    if mine is None or theirs is None:  # not two listed short texts: the sets decide alone
+        return _refused(similarity, floor, needed) if passed is None else Judgement(passed)
+    if passed is None:
+        passed = words.slipped(theirs, mine)
+        if passed is None:
+            return _refused(similarity, floor, needed)
+    return Judgement(None, WORDS_DIFFER) if words.differ(theirs, mine) else Judgement(passed)
+
+
+def _passes(similarity: Similarity, floor: float, needed: float) -> float | None:
+    """The resemblance or containment that meets its floor, or None."""
+    if similarity.ruled_out:
+        return None
+    if similarity.resemblance >= floor:
+        return similarity.resemblance
+    return similarity.containment if similarity.containment >= needed else None
+
+
+def _refused(similarity: Similarity, floor: float, needed: float) -> Judgement:
+    if similarity.ruled_out:
+        return Judgement(None, similarity.ruled_out)
+    return Judgement(None, missed=(similarity.resemblance, floor, similarity.containment, needed))
 
 
 # The similarity that confirms a candidate (:func:`accepts` bound to a probe), or None.

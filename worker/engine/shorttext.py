@@ -35,7 +35,9 @@ most ``Settings.short_chars`` characters also gets:
   at most ``DENSE_EDGE_MAX_CHARS``, a third, of its first ``SHORT_LEAD_CHARS``);
 * *inner edges* to look up but not store (:func:`inner_edge_keys`): the edges a post would
   have if it began or ended at one of its first or last clauses, which find the post under a
-  header with a sentence after it.
+  header with a sentence after it;
+* for a post of 8-36 letters and digits, its *halves* (:func:`half_keys`): one slip in the
+  middle of so short a post breaks both edges and most bands, never both halves.
 
 The native engine (``worker/native/src/short.rs``) computes all of it but the numbers mask, the
 second list's folding and the words, bit for bit as :func:`_short_reference` does
@@ -66,11 +68,11 @@ from worker.engine.sketch import (
     sketch,
 )
 from worker.engine.sounds import fold_sounds
-from worker.engine.words import HAN_CHAR, canonical
+from worker.engine.words import HAN_CHAR, MIN_SLIP_CHARS, canonical
 
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
-    "ShortPart", "band_keys", "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys",
+    "ShortPart", "band_keys", "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys", "half_keys",
 ]  # fmt: skip
 
 CHAR_GRAM = 3
@@ -79,6 +81,7 @@ _CHAR_SEED = np.uint64(0xC4A2_5EED_0000_0003)
 _BAND_SEED = 0xBA4D
 _LEAD_SEED = 0x1EAD5
 _TAIL_SEED = 0x7A115
+_HALF_SEED = 0x4A1F
 EDGE_CHARS = 16
 # A dense text's edges: as many characters as its smallest set that compare() lets match, on
 # texts short enough to be a set under MIN_CHAR_GRAMS with a header and an addition (three times
@@ -133,14 +136,15 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
     if not tags:
         return ShortPart(char_sketch + mask, keys, lookups)
     seen = fold_shapes_and_sounds(normalised)
-    said = canonical(seen).encode()
-    if len(said) <= MAX_WORDS_BYTES:
+    said = canonical(seen)
+    if len(said.encode()) <= MAX_WORDS_BYTES:
         char_sketch = bytes((char_sketch[0] | WORDS_FLAG,)) + char_sketch[1:]
-        mask += bytes((len(said),)) + said
+        mask += bytes((len(said.encode()),)) + said.encode()
     part = char_sketch + mask + tags
     if char_sketch[0] & DENSE_FLAG:
         part += shape_list(seen, heard, tags, native)
-    return ShortPart(part, keys, lookups)
+    halves, near = half_keys(said.replace(" ", ""))
+    return ShortPart(part, halves + keys, lookups + near)
 
 
 def shape_list(seen: str, heard: str, tags: bytes, native: Any | None = None) -> bytes:
@@ -215,6 +219,27 @@ def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int,
     keys = [_edge(basis[s : s + chars], _LEAD_SEED) for s in leads]
     keys += [_edge(basis[e - chars : e], _TAIL_SEED) for e in tails]
     return tuple(dict.fromkeys(k for k in keys if k not in own))
+
+
+def half_keys(said: str) -> tuple[Keys, Keys]:
+    """Keys of a text of ``MIN_SLIP_CHARS`` to ``DENSE_EDGE_MAX_CHARS`` letters and digits (its
+    words folded by shape and sound, spaces out) that a copy with one slip shares: its first
+    and its last half, each with the text's length. A slip in the middle of a post of a dozen
+    characters breaks both edges and most bands, never both halves (each is at most half of
+    it, the middle character in neither). Then, to look up, the halves a text one letter
+    longer or shorter would have (a letter dropped or doubled). Stored and probed as the edges
+    are; :func:`worker.engine.words.slipped` verifies what they find."""
+    size = len(said)
+    return _halves(said, size), _halves(said, size - 1) + _halves(said, size + 1)
+
+
+def _halves(said: str, length: int) -> Keys:
+    """The half keys a text of ``length`` characters would have, cut from ``said``."""
+    if not MIN_SLIP_CHARS <= length <= DENSE_EDGE_MAX_CHARS:
+        return ()
+    half = length // 2
+    lead = mmh3.hash64(f"{length}<{said[:half]}", _HALF_SEED, signed=False)[0]
+    return lead, mmh3.hash64(f"{length}>{said[-half:]}", _HALF_SEED, signed=False)[0]
 
 
 def edge_keys(basis: str, chars: int) -> tuple[int, int]:

@@ -10,10 +10,17 @@ mostly undo), another word is far from it. So a listed short text keeps its word
 :func:`worker.engine.match.accepts` refuses two that :func:`differ`: their aligned words hold
 a run of one replaced by another word in the other. Words added or removed (a header, a
 wrapper, a cut, an appended sentence) are not a change: only a run replaced on both sides is.
+
+The other way round, a post of a dozen characters with one slip shares too few of its 3-grams
+with its original for any threshold that keeps unrelated posts apart (a letter changed in
+"update gbp.conf" leaves 8 of 11; two Han characters swapped in a 15-character headline, 7 of
+13). Their words tell it exactly: :func:`slipped` reads two short texts as one another with
+a slip every ``SLIP_CHARS`` characters.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from difflib import SequenceMatcher
 
@@ -27,6 +34,11 @@ _WORDS = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
 # Letter pairs OCR reads as one letter (and back).
 _OCR_PAIRS = (("rn", "m"), ("cl", "d"), ("vv", "w"))
+# A slip allowed every this many letters and digits (at least one), in texts of at least
+# MIN_SLIP_CHARS: shorter ones must be equal.
+SLIP_CHARS = 10
+MIN_SLIP_CHARS = 8
+_FAR = 1 << 16  # an edit :func:`slipped` does not allow
 
 
 def canonical(folded: str) -> str:
@@ -107,4 +119,50 @@ def edit_distance(x: str, y: str) -> int:
             row[j] = min(before[j] + 1, row[j - 1] + 1, before[j - 1] + cost)
             if i > 1 and j > 1 and x[i - 1] == y[j - 2] and x[i - 2] == y[j - 1]:
                 row[j] = min(row[j], earlier[j - 2] + 1)
+    return row[-1]
+
+
+def slipped(a: str, b: str) -> float | None:
+    """1 - edits / length when canonical texts ``a`` and ``b`` are one another with at most one
+    slip every ``SLIP_CHARS`` letters and digits, else None.
+
+    A slip: two neighbours swapped, anything; a Latin letter changed, dropped or added. Not a
+    Han character or a digit changed, dropped or added: the sound and shape folds already undo
+    a Chinese slip of the keyboard or of OCR, and what is left is as often a word ("很好",
+    "很差"; "不"), as a changed digit is another figure."""
+    x, y = a.replace(" ", ""), b.replace(" ", "")
+    length = max(len(x), len(y))
+    if min(len(x), len(y)) < MIN_SLIP_CHARS:
+        return None
+    budget = max(1, length // SLIP_CHARS)
+    edits = _slips(x, y, budget)
+    return None if edits > budget else 1.0 - edits / length
+
+
+def _slips(x: str, y: str, budget: int) -> int:
+    """Slips (as :func:`slipped` counts them) from ``x`` to ``y``, or more than ``budget`` when
+    there are more: a band of the edit table ``budget`` wide, after the common ends are cut."""
+    head = 0
+    while head < min(len(x), len(y)) and x[head] == y[head]:
+        head += 1
+    x, y = x[head:], y[head:]
+    while x and y and x[-1] == y[-1]:
+        x, y = x[:-1], y[:-1]
+    if abs(len(x) - len(y)) > budget:
+        return budget + 1
+    cost = [_FAR if c.isdigit() or HAN_CHAR.match(c) else 1 for c in x + y]
+    free_x, free_y = cost[: len(x)], cost[len(x) :]
+    before: list[int] = []
+    row = [0] + list(itertools.accumulate(free_y))
+    for i in range(1, len(x) + 1):
+        earlier, before, row = before, row, [row[0] + free_x[i - 1]] + [_FAR] * len(y)
+        for j in range(max(1, i - budget), min(len(y), i + budget) + 1):
+            if x[i - 1] == y[j - 1]:
+                best = before[j - 1]
+            else:
+                best = min(before[j] + free_x[i - 1], row[j - 1] + free_y[j - 1])
+                best = min(best, before[j - 1] + max(free_x[i - 1], free_y[j - 1]))
+                if i > 1 and j > 1 and x[i - 1] == y[j - 2] and x[i - 2] == y[j - 1]:
+                    best = min(best, earlier[j - 2] + 1)
+            row[j] = best
     return row[-1]

@@ -1,0 +1,89 @@
+"""A post of a dozen characters with one slip is still a copy: found by its halves, verified by its words."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine.pairs import is_duplicate
+from worker.engine import shorttext, words
+from worker.engine.fingerprint import fingerprint
+from worker.engine.normalize import normalize
+from worker.engine.shapes import fold_shapes_and_sounds
+from worker.engine.sketch import TOO_FEW_GRAMS, compare
+from worker.settings import Settings
+
+SETTINGS = Settings()
+
+# (copy, original): each fails the 3-gram thresholds (or is too short for them) and passes on its words.
+ONE_SLIP = [
+    ("Updatc gbp.conf.", "Update gbp.conf."),  # OCR: a letter changed
+    ("libeckti-dev (<= 1.20.0-1)", "libeckit-dev (<= 1.20.0-1)"),  # two letters swapped, a version kept
+    ("Drop debain/tests", "Drop debian/tests"),  # two letters swapped in a path
+    ("世界游锦泳标赛余卓成一米板夺冠", "世界游泳锦标赛余卓成一米板夺冠"),  # two Han characters swapped
+    ("农行将住抓这次历史性的机遇，重塑辉煌。", "农行将抓住这次历史性的机遇，重塑辉煌。"),
+]
+
+
+@pytest.mark.parametrize(("copy", "original"), ONE_SLIP)
+def test_a_short_post_with_one_slip_is_a_copy(copy: str, original: str) -> None:
+    assert is_duplicate(copy, original) and is_duplicate(original, copy)
+    canonical = [words.canonical(c.casefold()) for c in (copy, original)]
+    assert words.slipped(*canonical) is not None
+
+
+def test_the_grams_alone_would_refuse_them() -> None:
+    """What the slips rule adds: without it these pairs are refused on their grams."""
+    for copy, original in ONE_SLIP:
+        probe, stored = fingerprint(copy, SETTINGS), fingerprint(original, SETTINGS)
+        similarity = compare(probe.sketch, stored.sketch)
+        assert similarity.ruled_out == TOO_FEW_GRAMS or similarity.resemblance < SETTINGS.min_resemblance
+        assert similarity.ruled_out or similarity.containment < SETTINGS.min_containment
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("服务态度很好，下次还来", "服务态度很差，下次还来"),  # a Han character changed: as often a word
+        ("这家店的菜好吃，推荐", "这家店的菜不好吃，推荐"),  # one added
+        ("Build 1.20.1 failed on arm64", "Build 1.20.2 failed on arm64"),  # a digit: another figure
+        ("Updatc gbp.conb.", "Update gbp.conf."),  # two slips in 13 letters: one too many
+        ("Deploy to eu-west", "Deploy to us-west"),  # one letter, but of a two-letter word: another word
+    ],
+)
+def test_what_is_not_a_slip(a: str, b: str) -> None:
+    assert not is_duplicate(a, b) and not is_duplicate(b, a)
+
+
+def test_a_slip_budget_grows_with_the_text() -> None:
+    base = "abcdefghijklmnopqrstuvwxyzabcd"  # 30 letters: three slips allowed
+    three = "bacdefghijklmnopqrsutvwxyzabdc"
+    assert words.slipped(base, three) == pytest.approx(0.9)
+    assert words.slipped(base[:10], "bacdefghji") is None, "two slips in ten letters"
+    assert words.slipped("abcdefg", "abcdefh") is None, "under MIN_SLIP_CHARS: equal or nothing"
+
+
+def _halves(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A text's half keys and half lookups, from its words as the fingerprint folds them."""
+    return shorttext.half_keys(words.canonical(fold_shapes_and_sounds(normalize(text))).replace(" ", ""))
+
+
+@pytest.mark.parametrize(
+    ("copy", "original"),
+    [
+        ("3.结账太慢要等待了", "3.结账慢太要等待了"),  # a swap in the middle breaks both edges
+        ("Update gbp.cnf now", "Update gbp.conf now"),  # a letter dropped: the copy looks up a length one more
+        ("Update gbp.cconf now", "Update gbp.conf now"),  # one doubled: one less
+    ],
+)
+def test_a_copy_with_one_slip_shares_a_half_key(copy: str, original: str) -> None:
+    stored, _ = _halves(original)
+    own, near = _halves(copy)
+    assert set(own + near) & set(stored)
+    probe, kept = fingerprint(copy, SETTINGS), fingerprint(original, SETTINGS)
+    assert set(probe.probe_keys) & set(kept.exact_keys), "the fingerprint carries them"
+
+
+def test_half_keys_only_for_texts_of_a_dozen_characters_or_so() -> None:
+    assert _halves("短文本") == ((), ())
+    assert _halves("x" * (shorttext.DENSE_EDGE_MAX_CHARS + 2)) == ((), ())
+    assert len(_halves("这家店的服务态度非常好")[0]) == 2
