@@ -82,6 +82,7 @@ _BAND_SEED = 0xBA4D
 _LEAD_SEED = 0x1EAD5
 _TAIL_SEED = 0x7A115
 _HALF_SEED = 0x4A1F
+_LATIN = re.compile("[a-z]")  # words are case-folded
 EDGE_CHARS = 16
 # A dense text's edges: as many characters as its smallest set that compare() lets match, on
 # texts short enough to be a set under MIN_CHAR_GRAMS with a header and an addition (three times
@@ -227,10 +228,12 @@ def half_keys(said: str) -> tuple[Keys, Keys]:
     and its last half, each with the text's length. A slip in the middle of a post of a dozen
     characters breaks both edges and most bands, never both halves (each is at most half of
     it, the middle character in neither). Then, to look up, the halves a text one letter
-    longer or shorter would have (a letter dropped or doubled). Stored and probed as the edges
-    are; :func:`worker.engine.words.slipped` verifies what they find."""
+    longer or shorter would have (a Latin letter dropped or doubled: only a text with one
+    looks them up, since a Han character or a digit more or less is not a slip). Stored and
+    probed as the edges are; :func:`worker.engine.words.slipped` verifies what they find."""
     size = len(said)
-    return _halves(said, size), _halves(said, size - 1) + _halves(said, size + 1)
+    near = _halves(said, size - 1) + _halves(said, size + 1) if _LATIN.search(said) else ()
+    return _halves(said, size), near
 
 
 def _halves(said: str, length: int) -> Keys:
