@@ -145,7 +145,7 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
     if char_sketch[0] & DENSE_FLAG:
         part += shape_list(seen, heard, tags, native)
     halves, near = half_keys(said.replace(" ", ""))
-    return ShortPart(part, halves + keys, lookups + near)
+    return ShortPart(part, keys[:bands] + halves + keys[bands:], lookups + near)  # band numbers kept
 
 
 def shape_list(seen: str, heard: str, tags: bytes, native: Any | None = None) -> bytes:

@@ -13,7 +13,7 @@ wrapper, a cut, an appended sentence) are not a change: only a run replaced on b
 
 The other way round, a post of a dozen characters with one slip shares too few of its 3-grams
 with its original for any threshold that keeps unrelated posts apart (a letter changed in
-"update gbp.conf" leaves 8 of 11; two Han characters swapped in a 15-character headline, 7 of
+"update gbp.conf" leaves 8 of 11; two Han characters swapped in a 15-character headline, 9 of
 13). Their words tell it exactly: :func:`slipped` reads two short texts as one another with
 a slip every ``SLIP_CHARS`` characters.
 """
