@@ -138,9 +138,10 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
         return ShortPart(char_sketch + mask, keys, lookups)
     seen = fold_shapes_and_sounds(normalised)
     said = canonical(seen)
-    if len(said.encode()) <= MAX_WORDS_BYTES:
+    spoken = said.encode()
+    if len(spoken) <= MAX_WORDS_BYTES:
         char_sketch = bytes((char_sketch[0] | WORDS_FLAG,)) + char_sketch[1:]
-        mask += bytes((len(said.encode()),)) + said.encode()
+        mask += bytes((len(spoken),)) + spoken
     part = char_sketch + mask + tags
     if char_sketch[0] & DENSE_FLAG:
         part += shape_list(seen, heard, tags, native)

@@ -38,7 +38,7 @@ _OCR_PAIRS = (("rn", "m"), ("cl", "d"), ("vv", "w"))
 # MIN_SLIP_CHARS: shorter ones must be equal.
 SLIP_CHARS = 10
 MIN_SLIP_CHARS = 8
-_FAR = 1 << 16  # an edit :func:`slipped` does not allow
+_FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the band
 
 
 def canonical(folded: str) -> str:
@@ -110,16 +110,7 @@ def _ocr_folded(word: str) -> str:
 
 def edit_distance(x: str, y: str) -> int:
     """Edits (a letter changed, dropped, added, or two neighbours swapped) from ``x`` to ``y``."""
-    before: list[int] = []
-    row = list(range(len(y) + 1))
-    for i in range(1, len(x) + 1):
-        earlier, before, row = before, row, [i] + [0] * len(y)
-        for j in range(1, len(y) + 1):
-            cost = x[i - 1] != y[j - 1]
-            row[j] = min(before[j] + 1, row[j - 1] + 1, before[j - 1] + cost)
-            if i > 1 and j > 1 and x[i - 1] == y[j - 2] and x[i - 2] == y[j - 1]:
-                row[j] = min(row[j], earlier[j - 2] + 1)
-    return row[-1]
+    return _table(x, y, [1] * (len(x) + len(y)), max(len(x), len(y)))
 
 
 def slipped(a: str, b: str) -> float | None:
@@ -141,7 +132,7 @@ def slipped(a: str, b: str) -> float | None:
 
 def _slips(x: str, y: str, budget: int) -> int:
     """Slips (as :func:`slipped` counts them) from ``x`` to ``y``, or more than ``budget`` when
-    there are more: a band of the edit table ``budget`` wide, after the common ends are cut."""
+    there are more: the edit table near its diagonal, after the common ends are cut."""
     head = 0
     while head < min(len(x), len(y)) and x[head] == y[head]:
         head += 1
@@ -150,13 +141,19 @@ def _slips(x: str, y: str, budget: int) -> int:
         x, y = x[:-1], y[:-1]
     if abs(len(x) - len(y)) > budget:
         return budget + 1
-    cost = [_FAR if c.isdigit() or HAN_CHAR.match(c) else 1 for c in x + y]
+    return _table(x, y, [_FAR if c.isdigit() or HAN_CHAR.match(c) else 1 for c in x + y], budget)
+
+
+def _table(x: str, y: str, cost: list[int], band: int) -> int:
+    """The edit table from ``x`` to ``y`` within ``band`` of its diagonal: ``cost`` holds what
+    dropping each character of ``x``, then adding each of ``y``, costs (a change costs the
+    dearer of the two); two neighbours swapped cost one."""
     free_x, free_y = cost[: len(x)], cost[len(x) :]
     before: list[int] = []
-    row = [0] + list(itertools.accumulate(free_y))
+    row = [0, *itertools.accumulate(free_y)]
     for i in range(1, len(x) + 1):
         earlier, before, row = before, row, [row[0] + free_x[i - 1]] + [_FAR] * len(y)
-        for j in range(max(1, i - budget), min(len(y), i + budget) + 1):
+        for j in range(max(1, i - band), min(len(y), i + band) + 1):
             if x[i - 1] == y[j - 1]:
                 best = before[j - 1]
             else:
