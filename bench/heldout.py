@@ -61,6 +61,7 @@ COPY_CLASSES = (
     "sentence_appended", "sentence_removed", "heavy_edit",
 )  # fmt: skip
 HARD_NEGATIVE_KINDS = ("shared_opening", "template_numbers", "short_boilerplate")
+STRANGER_SHARE = 40  # percent of a text a shared_opening stranger may repeat, less than a truncation keeps
 _ZH_ONLY = {"typos_homophone"}
 _EN_ONLY = {"typos_keyboard"}
 
@@ -379,6 +380,19 @@ def _opening_words(text: str, lang: str, rng: Random) -> str:
         head = re.split(r"[，。！？；：,.!?;:]", text, maxsplit=1)[0]
         return head[: rng.randint(6, 14)]
     return " ".join(text.split()[: rng.randint(4, 8)]).rstrip(",.;:")
+
+
+def _stranger_share(text: str, lang: str, rng: Random) -> str:
+    """The opening words a stranger repeats: under ``STRANGER_SHARE`` of the text. Repeating
+    more would make it a copy by this set's own classes (a truncation keeps 40 % or more, and a
+    sentence may be appended), and its truth row would call a copy a stranger."""
+    words = _opening_words(text, lang, rng)  # drawn whole, so the set's other events stay as they were
+    if lang == "zh":
+        return words[: max(0, -(-len(text) * STRANGER_SHARE // 100) - 1)]
+    kept = words.split()
+    while kept and len(" ".join(kept)) >= len(text) * STRANGER_SHARE / 100:
+        kept.pop()
+    return " ".join(kept)
 
 
 def title_line(text: str, lang: str, rng: Random) -> str:
@@ -701,7 +715,7 @@ def _hard_pair(
         if kind == "shared_opening":
             opener = rng.choice(_ZH_OPENERS if lang == "zh" else _EN_OPENERS)
             text_a = opener + src_a.text
-            shared = _opening_words(src_a.text, lang, rng) if rng.random() < 0.5 else ""
+            shared = _stranger_share(src_a.text, lang, rng) if rng.random() < 0.5 else ""
             glue = "" if lang == "zh" or not shared else " "
             text_b = opener + shared + (("，" if lang == "zh" else " —") + glue if shared else "") + src_b.text
         else:

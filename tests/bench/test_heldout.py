@@ -39,6 +39,7 @@ def test_hard_negatives_are_alone_in_their_cluster_and_look_like_an_earlier_orig
     row = {t["id"]: t for t in truth}
     position = {e["id"]: i for i, e in enumerate(events)}
     members = Counter(t["cluster"] for t in truth)
+    strangers: list[float] = []
     for t in truth:
         if t["role"] == "copy":
             assert row[t["related"]]["cluster"] == t["cluster"] and row[t["related"]]["role"] == "original"
@@ -53,8 +54,20 @@ def test_hard_negatives_are_alone_in_their_cluster_and_look_like_an_earlier_orig
             assert any(ch.isdigit() for ch in a) and any(ch.isdigit() for ch in b)
         elif t["hard_negative"] == "shared_opening":
             assert len(_common_prefix(a, b)) >= 3
+            strangers.append(_repeated_share(a, b))
         else:
             assert len(_common_prefix(a[::-1], b[::-1])) >= 60 and len(_common_prefix(a, b)) >= 5
+    # A stranger repeats less of its original than a truncation keeps (else it is a copy with a
+    # sentence appended); a share coming out higher than the cap is a word the next post starts with.
+    assert len(strangers) >= 10 and sum(share >= heldout.STRANGER_SHARE / 100 for share in strangers) <= 1
+    assert any(share >= 0.2 for share in strangers)  # and half of them share more than the opener
+
+
+def _repeated_share(a: str, b: str) -> float:
+    """How much of A's post (after the opener both start with) B repeats at its start."""
+    opener = next(o for o in heldout._ZH_OPENERS + heldout._EN_OPENERS if a.startswith(o) and b.startswith(o))
+    post = a[len(opener) :]
+    return len(_common_prefix(post, b[len(opener) :])) / len(post)
 
 
 def test_no_held_out_text_is_in_the_development_set() -> None:
