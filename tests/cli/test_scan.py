@@ -312,3 +312,23 @@ def test_a_short_post_with_one_slip_in_its_middle_is_found(tmp_path: Path) -> No
     found = {v["id"]: v.get("duplicate_of") for v in verdicts}
     assert status == 0
     assert found == {"post": None, "other": None, "swap": "post", "changed": None, "typo": None, "fixed": "typo"}
+
+
+def test_a_copy_under_a_title_repeating_its_opening_is_found(tmp_path: Path) -> None:
+    """A forum header made of a short post's first words is as long as the post; dropped, the
+    copy is its original. A header that opens another post does not make it a copy."""
+    lines = [
+        event("post", "送货速度快，"),
+        event("titled", "【分享】送货速度快 送货速度快，"),
+        event("other", "【送货速度快】 送货速度快的店，推荐"),
+        event("thread", "Fix the build."),
+        event("re", "[Thread] Fix the build\nFix the build."),
+        event("gone", "xdg-su is gone."),
+        event("said", "xdg-su is gone:\nxdg-su is gone."),
+    ]
+    status, verdicts, _ = run_scan(tmp_path, lines)
+    found = {v["id"]: v.get("duplicate_of") for v in verdicts}
+    assert status == 0
+    assert found == {
+        "post": None, "titled": "post", "other": None, "thread": None, "re": "thread", "gone": None, "said": "gone",
+    }  # fmt: skip

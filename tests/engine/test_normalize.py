@@ -85,6 +85,38 @@ def test_words_that_only_look_like_a_wrapper_stay(raw: str) -> None:
     assert normalize(raw) == normalize_reference(raw) and normalize(raw)
 
 
+@pytest.mark.parametrize(
+    ("copy", "original"),
+    [
+        ("【分享】电源口有些松 电源口有些松，一碰容易掉", "电源口有些松，一碰容易掉"),
+        ("题目：速度很好\n速度很好，显卡也不错", "速度很好，显卡也不错"),
+        ("【这是罗斯１９９】 这是罗斯１９９８年对中东的首轮和平外交斡旋。", "这是罗斯1998年对中东的首轮和平外交斡旋。"),
+        ("Re: Update debian/rules\n\nUpdate debian/rules.", "Update debian/rules."),
+        (
+            "[Thread] will require the removal of much\nwill require the removal of much of the carbon",
+            "will require the removal of much of the carbon",
+        ),
+        ("Xdg-su is gone:\nxdg-su is gone.", "xdg-su is gone."),
+    ],
+)
+def test_a_title_that_repeats_the_opening_is_dropped(copy: str, original: str) -> None:
+    assert normalize(copy) == normalize_reference(copy) == normalize(original)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "3月17日 晚安小镇 发布\n保险公司随即向公安局报警。",  # the header says something else
+        "New York New York is great",  # a repeat, but not of most of what comes before it
+        "哈哈 哈哈哈",  # under four Han characters
+        "the the cat sat",  # under eight letters
+        "北京 北京欢迎你",
+    ],
+)
+def test_a_header_of_its_own_or_a_short_repeat_stays(raw: str) -> None:
+    assert normalize(raw) == " ".join(raw.casefold().split())
+
+
 def test_tags_stay_when_asked() -> None:
     assert normalize("@alice #news", strip_tags=False) == "@alice #news"
 
@@ -244,6 +276,7 @@ def test_normalising_twice_changes_nothing() -> None:
         "BEIJING, Jan. 5 (Reuters) - Oil rose. (Reporting by A)",
         "新华社北京1月5日电（记者 张三）国务院今天召开常务会议。（完）",
         "Ｆｕｌｌ ｗｉｄｔｈ 😀 @bob #tag https://x.org/y 臺灣",
+        "Congratulations congratulations congratulations!",
     ]
     for raw in samples:
         once = normalize(raw)

@@ -304,3 +304,52 @@ def strip_reposts(text: str) -> str:
             break
         text = text[: m.start()].rstrip()
     return text
+
+
+# --- a title that repeats the opening (after case folding, links and tags) -----------------
+
+_TITLE_LINE = 160  # a title line ends within this many characters
+_TITLE_SPACE = 64  # a title that ends at the first space ends within this many
+_NOT_CORE = re.compile(r"[\W_]+")
+_HAN_CHAR = re.compile(f"[{_ZH}]")
+# The least of a header the text after it must repeat: a few Han characters are a phrase, a
+# few letters a word or two.
+_REPEAT_HAN, _REPEAT_OTHER = 4, 8
+
+
+def strip_title(text: str) -> str:
+    """Drop a title or header line that repeats the opening of the text after it ("【分享】电源口
+    有些松 电源口有些松，…", "re: update debian/rules\nupdate debian/rules."). A copy under such
+    a header differs from its original by the whole header, which on a short post is as long as
+    the post. Only when what the header repeats is at least half of its letters and digits, so
+    a header saying something of its own ("posted by …", a date) stays. Stacked titles go one
+    after the other, so that normalising twice changes nothing."""
+    for _ in range(_MAX_STACKED):
+        shorter = _strip_one_title(text)
+        if shorter is text:
+            break
+        text = shorter
+    return text
+
+
+def _strip_one_title(text: str) -> str:
+    # Where a title may end: the first line break, or the first space (a Chinese header's
+    # separator; an English title of a few words ends at a line break or after more spaces).
+    for end in (text.find("\n", 0, _TITLE_LINE), text.find(" ", 1, _TITLE_SPACE)):
+        if end <= 0:
+            continue
+        lead = text[end : end + 8]
+        start = end + len(lead) - len(lead.lstrip())
+        # Cheap first: the header holds the first characters after it.
+        if start < len(text) and text.find(text[start : start + _REPEAT_HAN], 0, end) != -1:
+            if _repeats(_NOT_CORE.sub("", text[:end]), _NOT_CORE.sub("", text[start : start + end + 16])):
+                return text[start:]
+    return text
+
+
+def _repeats(head: str, opening: str) -> bool:
+    """Whether ``head`` ends with the start of ``opening``, over at least half of it."""
+    for k in range(min(len(head), len(opening)), (len(head) + 1) // 2 - 1, -1):
+        if head.endswith(opening[:k]):
+            return k >= (_REPEAT_HAN if _HAN_CHAR.search(opening[:k]) else _REPEAT_OTHER)
+    return False

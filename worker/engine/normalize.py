@@ -43,6 +43,7 @@ from worker.engine.boilerplate import (
     strip_dateline,
     strip_footers,
     strip_reposts,
+    strip_title,
 )
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
@@ -307,7 +308,8 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
     7. If ``strip_links``: URLs (http/https/www. and bare domains with a path) and e-mail
        addresses removed. If ``strip_tags``: repost wrappers ("RT @a:", "via @a", "转发微博//@a:",
        "分享自@a", "【转】": ``boilerplate.strip_reposts``), then @mentions, #hashtags and #话题#
-       removed.
+       removed. Then a title or header line that repeats the opening of the text after it
+       ("【分享】速度很好 速度很好，…": ``boilerplate.strip_title``).
     8. Trailing footers stripped (``boilerplate.strip_footers``; after 7, so a hashtag or link in front of a
        footer does not hide it). Datelines and footers are anchored to the ends of the text
        so body text is never eaten.
@@ -340,6 +342,7 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
         text = strip_reposts(text)
     if strip_tags and ("#" in text or "@" in text):
         text = TAGS.sub(" ", text)
+    text = strip_title(text)
     text = strip_footers(text)
     if _COPYRIGHT in text:
         text = text.replace(_COPYRIGHT, " ")
