@@ -97,6 +97,8 @@ def test_words_that_only_look_like_a_wrapper_stay(raw: str) -> None:
             "will require the removal of much of the carbon",
         ),
         ("Xdg-su is gone:\nxdg-su is gone.", "xdg-su is gone."),
+        ("[Thread] Refresh symbols file - Refresh symbols file.", "Refresh symbols file."),
+        ("Quake hits Taiwan — Quake hits Taiwan, killing four", "Quake hits Taiwan, killing four"),
     ],
 )
 def test_a_title_that_repeats_the_opening_is_dropped(copy: str, original: str) -> None:
@@ -111,6 +113,8 @@ def test_a_title_that_repeats_the_opening_is_dropped(copy: str, original: str) -
         "哈哈 哈哈哈",  # under four Han characters
         "the the cat sat",  # under eight letters
         "北京 北京欢迎你",
+        "quake - the game",
+        "big news | big news today",  # seven letters
     ],
 )
 def test_a_header_of_its_own_or_a_short_repeat_stays(raw: str) -> None:

@@ -310,6 +310,8 @@ def strip_reposts(text: str) -> str:
 
 _TITLE_LINE = 160  # a title line ends within this many characters
 _TITLE_SPACE = 64  # a title that ends at the first space ends within this many
+_TITLE_DASH = re.compile(" [-|\u2013\u2014\u2015]{1,2} ")  # a literal space first: the scan skips to spaces
+_TITLE_GAP = " \n-|\u2013\u2014\u2015"  # between a title and its text
 _NOT_CORE = re.compile(r"[\W_]+")
 _HAN_CHAR = re.compile(f"[{_ZH}]")
 # The least of a header the text after it must repeat: a few Han characters are a phrase, a
@@ -333,13 +335,15 @@ def strip_title(text: str) -> str:
 
 
 def _strip_one_title(text: str) -> str:
-    # Where a title may end: the first line break, or the first space (a Chinese header's
-    # separator; an English title of a few words ends at a line break or after more spaces).
-    for end in (text.find("\n", 0, _TITLE_LINE), text.find(" ", 1, _TITLE_SPACE)):
+    # Where a title may end: the first line break, the first dash or bar between spaces (a
+    # feed's "title - description"), or the first space (a Chinese header's separator; an
+    # English title of a few words ends at one of the others).
+    dash = _TITLE_DASH.search(text, 0, _TITLE_LINE)
+    for end in (text.find("\n", 0, _TITLE_LINE), -1 if dash is None else dash.start(), text.find(" ", 1, _TITLE_SPACE)):
         if end <= 0:
             continue
         lead = text[end : end + 8]
-        start = end + len(lead) - len(lead.lstrip())
+        start = end + len(lead) - len(lead.lstrip(_TITLE_GAP))
         # Cheap first: the header holds the first characters after it.
         if start < len(text) and text.find(text[start : start + _REPEAT_HAN], 0, end) != -1:
             if _repeats(_NOT_CORE.sub("", text[:end]), _NOT_CORE.sub("", text[start : start + end + 16])):
