@@ -121,6 +121,23 @@ def test_a_header_of_its_own_or_a_short_repeat_stays(raw: str) -> None:
     assert normalize(raw) == " ".join(raw.casefold().split())
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "newsbot99 wrote on Sept. 9:\n\nSwitch to -dbgsym.",
+        "maria_k wrote on Nov. 4: - Switch to -dbgsym.",
+        "On Tue, Jan 5, 2021, Ann Lee wrote:\nSwitch to -dbgsym.",
+        "Ann Lee wrote:\nSwitch to -dbgsym.",
+    ],
+)
+def test_a_reply_attribution_line_is_dropped(raw: str) -> None:
+    assert normalize(raw) == normalize_reference(raw) == "switch to -dbgsym."
+
+
+def test_wrote_inside_a_line_stays() -> None:
+    assert normalize("Dad wrote: I love you") == "dad wrote: i love you"
+
+
 def test_tags_stay_when_asked() -> None:
     assert normalize("@alice #news", strip_tags=False) == "@alice #news"
 

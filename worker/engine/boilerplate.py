@@ -57,9 +57,16 @@ _ZH_REPORTER = r"(?:\s*(?:\([^()\n]{0,40}\)|【[^】\n]{0,40}】))?"
 # "原标题:…" on its own first line (reposts put the original headline there).
 _ZH_ORIGINAL_TITLE = r"原标题\s*:[^\n]*\n"
 
+# A reply's attribution on a line of its own: "maria_k wrote:", "newsbot99 wrote on Sept. 9:",
+# "On Tue, Jan 5, Ann Lee wrote:", ended by a line break or a spaced dash.
+_EN_WROTE = (
+    r"(?:On [^\n]{1,60}?,\s+)?[\w.@\-]{1,40}(?: [\w.\-]{1,40})? wrote(?: on " + _EN_DATE + r")?:(?:[ \t]*\n|\s+-\s)"
+)
+
 _DATELINE = re.compile(
     r"\s*(?:"
     + _EN_DATELINE
+    + f"|{_EN_WROTE}"
     + f"|(?:{_ZH_WIRE}|{_ZH_FLASH}){_ZH_REPORTER}\\s*[:,]?"
     + f"|{_ZH_BRACKET}"
     + f"|{_ZH_ORIGINAL_TITLE}"
@@ -170,6 +177,8 @@ def strip_dateline(text: str) -> str:
     * Chinese flash credit: "本报讯", "新京报讯（记者 李四）", "央视网消息（新闻联播）：".
     * Bracketed lead credit ending in 报道/讯/电/消息: "【环球网报道】", "【新华社快讯】".
     * "原标题：…" as the whole first line.
+    * A reply's attribution line: "maria_k wrote:", "newsbot99 wrote on Sept. 9:", "On Tue, Jan
+      5, Ann Lee wrote:", then a line break (or " - ").
     """
     for _ in range(_MAX_STACKED):
         m = _DATELINE.match(text)
