@@ -169,6 +169,7 @@ def test_control_characters_and_whitespace_collapse() -> None:
         "Jan 5 (Reuters) - Oil prices rose on Monday.",
         "(Reuters) - Oil prices rose on Monday.",
         "WASHINGTON — Oil prices rose on Monday.",
+        "Singapore | May 9, 2024 | Oil prices rose on Monday.",
     ],
 )
 def test_english_datelines_are_stripped(raw: str) -> None:

@@ -38,6 +38,10 @@ _EN_DATELINE = (
     + _EN_AGENCY
     + ")"
     + _EN_DASH
+    # A web page's byline bar: "Singapore | May 9, 2024 |".
+    + r"|[A-Z][A-Za-z.']+(?: [A-Z][A-Za-z.']+){0,2}\s*\|\s*"
+    + _EN_DATE
+    + r"\s*\|"
 )
 
 _ZH = "\u4e00-\u9fff"
@@ -171,7 +175,8 @@ def strip_dateline(text: str) -> str:
     * English wire dateline ending in a dash (-, --, en/em dash): all-caps place(s) with an
       optional title-case region, optional date ("Jan. 5", "March 3, 2024"), optional agency
       in parentheses — "BEIJING, Jan. 5 (Reuters) -", "WASHINGTON (AP) —",
-      "KYIV, Ukraine (AP) —", "LONDON, March 3 --"; or just "Jan 5 (Reuters) -" / "(AFP) -".
+      "KYIV, Ukraine (AP) —", "LONDON, March 3 --"; or just "Jan 5 (Reuters) -" / "(AFP) -";
+      or a byline bar, "Singapore | May 9, 2024 |".
     * Chinese wire dateline: outlet ending in 社/网/报/台/端, optional place, date, 电/讯/消息,
       optional reporter credit in brackets — "新华社北京1月5日电（记者 张三）", "中新网5月3日电".
     * Chinese flash credit: "本报讯", "新京报讯（记者 李四）", "央视网消息（新闻联播）：".
