@@ -55,6 +55,13 @@ def event(event_id: str, text: str, **fields: object) -> str:
     return json.dumps({"id": event_id, "text": text, **fields}, ensure_ascii=False)
 
 
+def duplicate_of(tmp_path: Path, lines: list[str | bytes]) -> dict[str, str | None]:
+    """Each event's earlier copy (None when unique), from a scan that must succeed."""
+    status, verdicts, stderr = run_scan(tmp_path, lines)
+    assert status == 0, stderr
+    return {v["id"]: v.get("duplicate_of") for v in verdicts}
+
+
 @pytest.fixture(scope="module")
 def zh() -> list[str]:
     return real_texts(cjk=True, count=3)
@@ -308,10 +315,9 @@ def test_a_short_post_with_one_slip_in_its_middle_is_found(tmp_path: Path) -> No
         event("typo", "Update gbp.cnof now"),
         event("fixed", "Update gbp.conf now"),
     ]
-    status, verdicts, _ = run_scan(tmp_path, lines)
-    found = {v["id"]: v.get("duplicate_of") for v in verdicts}
-    assert status == 0
-    assert found == {"post": None, "other": None, "swap": "post", "changed": None, "typo": None, "fixed": "typo"}
+    assert duplicate_of(tmp_path, lines) == {
+        "post": None, "other": None, "swap": "post", "changed": None, "typo": None, "fixed": "typo",
+    }  # fmt: skip
 
 
 def test_a_copy_under_a_title_repeating_its_opening_is_found(tmp_path: Path) -> None:
@@ -326,9 +332,6 @@ def test_a_copy_under_a_title_repeating_its_opening_is_found(tmp_path: Path) -> 
         event("gone", "xdg-su is gone."),
         event("said", "xdg-su is gone:\nxdg-su is gone."),
     ]
-    status, verdicts, _ = run_scan(tmp_path, lines)
-    found = {v["id"]: v.get("duplicate_of") for v in verdicts}
-    assert status == 0
-    assert found == {
+    assert duplicate_of(tmp_path, lines) == {
         "post": None, "titled": "post", "other": None, "thread": None, "re": "thread", "gone": None, "said": "gone",
     }  # fmt: skip
