@@ -28,7 +28,11 @@ pub fn sketch(hashes: &[u64], donors: &[Vec<u8>]) -> [u8; SKETCH_BYTES] {
         let source = if filled[bin] {
             bin
         } else {
-            donors[bin].iter().map(|&j| j as usize).find(|&j| filled[j]).unwrap_or(bin)
+            donors[bin]
+                .iter()
+                .map(|&j| j as usize)
+                .find(|&j| filled[j])
+                .unwrap_or(bin)
         };
         out[2 + bin] = (minimum[source] >> 8) as u8;
     }

@@ -49,7 +49,13 @@ pub fn tokenize<'a>(text: &'a str, classes: &Classes, jieba: &Jieba, out: &mut V
 /// as they do when Python matches the part on its own).
 fn words<'a>(part: &[(usize, char)], text: &'a str, classes: &Classes, out: &mut Vec<&'a str>) {
     let n = part.len();
-    let end_byte = |i: usize| if i < n { part[i].0 } else { part[n - 1].0 + part[n - 1].1.len_utf8() };
+    let end_byte = |i: usize| {
+        if i < n {
+            part[i].0
+        } else {
+            part[n - 1].0 + part[n - 1].1.len_utf8()
+        }
+    };
     let c = |i: usize| part[i].1;
     let mut p = 0;
     while p < n {
