@@ -25,10 +25,7 @@ impl Cleaner {
         if same.len() != 0x10000 {
             return None;
         }
-        let mut entry: Vec<u32> = same
-            .iter()
-            .map(|&s| if s != 0 { SAME } else { DECLINE })
-            .collect();
+        let mut entry: Vec<u32> = same.iter().map(|&s| if s != 0 { SAME } else { DECLINE }).collect();
         let mut spans = Vec::new();
         let mut pool = String::new();
         for (cp, replacement) in replacements {

@@ -30,14 +30,8 @@ impl Lexicon {
             }
         }
         if signed == 0.0 {
-            let chinese = token
-                .chars()
-                .any(|c| ('\u{3400}'..='\u{9fff}').contains(&c));
-            signed = if chinese {
-                self.zh_default
-            } else {
-                self.en_default
-            };
+            let chinese = token.chars().any(|c| ('\u{3400}'..='\u{9fff}').contains(&c));
+            signed = if chinese { self.zh_default } else { self.en_default };
         }
         (signed.abs(), signed > 0.0)
     }
@@ -52,10 +46,7 @@ pub struct Features {
 }
 
 pub fn hashed_features(tokens: &[&str], n: usize, lexicon: &Lexicon) -> Features {
-    let hashes: Vec<u64> = tokens
-        .iter()
-        .map(|t| hash64(t.as_bytes(), FEATURE_SEED))
-        .collect();
+    let hashes: Vec<u64> = tokens.iter().map(|t| hash64(t.as_bytes(), FEATURE_SEED)).collect();
     let mut sorted = hashes.clone();
     sorted.sort_unstable();
     sorted.dedup();
@@ -87,9 +78,5 @@ pub fn hashed_features(tokens: &[&str], n: usize, lexicon: &Lexicon) -> Features
         out_h.push(fmix64(acc ^ SHINGLE_SEED));
         out_w.push(total / n as f64);
     }
-    Features {
-        hashes: out_h,
-        weights: out_w,
-        words,
-    }
+    Features { hashes: out_h, weights: out_w, words }
 }

@@ -17,13 +17,7 @@ pub struct Spec {
 /// a long one's first `max`; `None` when a character outside the BMP comes before they are
 /// all read.
 pub fn lead_windows(text: &str, classes: &Classes, short: bool, spec: &Spec) -> Option<Vec<u8>> {
-    let Spec {
-        width,
-        max,
-        slack,
-        min,
-        seed,
-    } = *spec;
+    let Spec { width, max, slack, min, seed } = *spec;
     let mut basis: Vec<char> = Vec::new();
     for c in text.chars() {
         if c as u32 > 0xFFFF {
@@ -36,22 +30,12 @@ pub fn lead_windows(text: &str, classes: &Classes, short: bool, spec: &Spec) -> 
             }
         }
     }
-    let letters = if short {
-        basis.len().saturating_sub(slack)
-    } else {
-        basis.len()
-    };
+    let letters = if short { basis.len().saturating_sub(slack) } else { basis.len() };
     let count = letters / width.max(1);
-    if short
-        && (count < min || count > max || basis[count * width..].iter().any(|&c| classes.digit(c)))
-    {
+    if short && (count < min || count > max || basis[count * width..].iter().any(|&c| classes.digit(c))) {
         return Some(Vec::new());
     }
     let count = count.min(max);
     let window = |i: usize| basis[i * width..(i + 1) * width].iter().collect::<String>();
-    Some(
-        (0..count)
-            .map(|i| (hash64(window(i).as_bytes(), seed) & 0xFF) as u8)
-            .collect(),
-    )
+    Some((0..count).map(|i| (hash64(window(i).as_bytes(), seed) & 0xFF) as u8).collect())
 }

@@ -62,14 +62,7 @@ fn joined_hash(tokens: &[&str], seed: u32) -> u64 {
 }
 
 impl Engine {
-    fn run(
-        &self,
-        text: &str,
-        n: usize,
-        min_features: usize,
-        span: usize,
-        bands: usize,
-    ) -> Option<Parts> {
+    fn run(&self, text: &str, n: usize, min_features: usize, span: usize, bands: usize) -> Option<Parts> {
         if text.bytes().any(|b| b >= 0xF0) {
             return None; // a character outside the BMP: its classes were not handed over
         }
@@ -98,19 +91,8 @@ impl Engine {
             (joined_hash(lead, LEAD_SEED), joined_hash(tail, TAIL_SEED))
         });
         let sketch = sketch::sketch(&weighted.hashes, &self.donors);
-        let word_bands = if exact.is_none() {
-            short::band_keys(&sketch, bands, WORD_BAND_SEED)
-        } else {
-            Vec::new()
-        };
-        Some(Parts {
-            simhash: value,
-            sketch,
-            exact,
-            words,
-            anchors,
-            word_bands,
-        })
+        let word_bands = if exact.is_none() { short::band_keys(&sketch, bands, WORD_BAND_SEED) } else { Vec::new() };
+        Some(Parts { simhash: value, sketch, exact, words, anchors, word_bands })
     }
 }
 
@@ -130,46 +112,25 @@ impl Engine {
         en_default: f64,
         donors: &[u8],
     ) -> PyResult<Self> {
-        let classes = Classes::new(classes.to_vec())
-            .ok_or_else(|| PyValueError::new_err("classes must be 65536 bytes"))?;
+        let classes =
+            Classes::new(classes.to_vec()).ok_or_else(|| PyValueError::new_err("classes must be 65536 bytes"))?;
         if !table.len().is_multiple_of(8) || shift >= 64 || width == 0 {
             return Err(PyValueError::new_err("malformed lexicon table"));
         }
         let table: Vec<[u32; 2]> = table
             .chunks_exact(8)
-            .map(|r| {
-                [
-                    u32::from_le_bytes(r[..4].try_into().unwrap()),
-                    u32::from_le_bytes(r[4..].try_into().unwrap()),
-                ]
-            })
+            .map(|r| [u32::from_le_bytes(r[..4].try_into().unwrap()), u32::from_le_bytes(r[4..].try_into().unwrap())])
             .collect();
         if ((u64::MAX >> shift) as usize).saturating_add(width) > table.len() {
-            return Err(PyValueError::new_err(
-                "lexicon table too small for its shift and width",
-            ));
+            return Err(PyValueError::new_err("lexicon table too small for its shift and width"));
         }
         let rows = sketch::PERMUTATIONS - 1;
-        if donors.len() != sketch::PERMUTATIONS * rows
-            || donors.iter().any(|&d| d as usize >= sketch::PERMUTATIONS)
-        {
-            return Err(PyValueError::new_err(
-                "donors must be 128 x 127 bin numbers",
-            ));
+        if donors.len() != sketch::PERMUTATIONS * rows || donors.iter().any(|&d| d as usize >= sketch::PERMUTATIONS) {
+            return Err(PyValueError::new_err("donors must be 128 x 127 bin numbers"));
         }
         let donors = donors.chunks_exact(rows).map(<[u8]>::to_vec).collect();
         jieba();
-        Ok(Self {
-            classes,
-            lexicon: Lexicon {
-                table,
-                shift,
-                width,
-                zh_default,
-                en_default,
-            },
-            donors,
-        })
+        Ok(Self { classes, lexicon: Lexicon { table, shift, width, zh_default, en_default }, donors })
     }
 
     /// `(simhash, sketch, exact, words, anchors, word_bands)` of normalised text, or `None`
@@ -192,9 +153,7 @@ impl Engine {
         let Ok(text) = text.to_str() else {
             return Ok(None); // lone surrogates: not UTF-8
         };
-        let Some(parts) =
-            py.detach(|| self.run(text, shingle_n, min_features, anchor_words, word_bands))
-        else {
+        let Some(parts) = py.detach(|| self.run(text, shingle_n, min_features, anchor_words, word_bands)) else {
             return Ok(None);
         };
         let anchors = match parts.anchors {
@@ -279,10 +238,7 @@ impl Engine {
         if text.bytes().any(|b| b >= 0xF0) {
             return None;
         }
-        Some(PyBytes::new(
-            py,
-            &numbers::number_tags(text, &self.classes, seed, max, min),
-        ))
+        Some(PyBytes::new(py, &numbers::number_tags(text, &self.classes, seed, max, min)))
     }
 
     /// A normalised text's lead windows (`worker.engine.leads.lead_windows`), or `None` when
@@ -299,13 +255,7 @@ impl Engine {
         min: usize,
         seed: u32,
     ) -> Option<Bound<'py, PyBytes>> {
-        let spec = leads::Spec {
-            width,
-            max,
-            slack,
-            min,
-            seed,
-        };
+        let spec = leads::Spec { width, max, slack, min, seed };
         let windows = leads::lead_windows(text, &self.classes, short, &spec)?;
         Some(PyBytes::new(py, &windows))
     }
@@ -327,12 +277,7 @@ impl Engine {
         let sketch = sketch::sketch(&weighted.hashes, &self.donors);
         let t4 = std::time::Instant::now();
         std::hint::black_box((value, sketch));
-        Some((
-            (t1 - t0).as_nanos(),
-            (t2 - t1).as_nanos(),
-            (t3 - t2).as_nanos(),
-            (t4 - t3).as_nanos(),
-        ))
+        Some(((t1 - t0).as_nanos(), (t2 - t1).as_nanos(), (t3 - t2).as_nanos(), (t4 - t3).as_nanos()))
     }
 
     /// The words of normalised text, as `worker.segment.tokenize` gives them (for tests), or
@@ -411,11 +356,7 @@ impl CharSet {
 /// jieba words of a Chinese stretch, HMM off, exactly as `jieba.cut(text, HMM=False)`.
 #[pyfunction]
 fn cut(text: &str) -> Vec<String> {
-    jieba()
-        .cut(text, false)
-        .into_iter()
-        .map(|t| t.word.to_owned())
-        .collect()
+    jieba().cut(text, false).into_iter().map(|t| t.word.to_owned()).collect()
 }
 
 #[pymodule]

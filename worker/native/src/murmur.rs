@@ -34,17 +34,9 @@ pub fn hash64(data: &[u8], seed: u32) -> u64 {
         let k1 = u64::from_le_bytes(block[0..8].try_into().unwrap());
         let k2 = u64::from_le_bytes(block[8..16].try_into().unwrap());
         h1 ^= mix_k1(k1);
-        h1 = h1
-            .rotate_left(27)
-            .wrapping_add(h2)
-            .wrapping_mul(5)
-            .wrapping_add(0x52dc_e729);
+        h1 = h1.rotate_left(27).wrapping_add(h2).wrapping_mul(5).wrapping_add(0x52dc_e729);
         h2 ^= mix_k2(k2);
-        h2 = h2
-            .rotate_left(31)
-            .wrapping_add(h1)
-            .wrapping_mul(5)
-            .wrapping_add(0x3849_5ab5);
+        h2 = h2.rotate_left(31).wrapping_add(h1).wrapping_mul(5).wrapping_add(0x3849_5ab5);
     }
     let tail = blocks.remainder();
     let mut k1: u64 = 0;

@@ -19,10 +19,7 @@ fn joins(b: u8) -> bool {
 fn number_end(t: &[u8], i: usize) -> Option<usize> {
     let run = |from: usize| from + t[from..].iter().take_while(|b| b.is_ascii_digit()).count();
     let groups = |mut end: usize| {
-        while end + 1 < t.len()
-            && matches!(t[end], b'.' | b',' | b':')
-            && t[end + 1].is_ascii_digit()
-        {
+        while end + 1 < t.len() && matches!(t[end], b'.' | b',' | b':') && t[end + 1].is_ascii_digit() {
             end = run(end + 1);
         }
         end
@@ -35,8 +32,7 @@ fn number_end(t: &[u8], i: usize) -> Option<usize> {
     if grouped > end {
         return Some(grouped);
     }
-    (matches!(t[i], b'2'..=b'9') || t.get(end).is_none_or(|next| !next.is_ascii_lowercase()))
-        .then_some(end)
+    (matches!(t[i], b'2'..=b'9') || t.get(end).is_none_or(|next| !next.is_ascii_lowercase())).then_some(end)
 }
 
 pub fn number_tags(text: &str, classes: &Classes, seed: u32, max: usize, min: usize) -> Vec<u8> {
@@ -71,8 +67,5 @@ pub fn number_tags(text: &str, classes: &Classes, seed: u32, max: usize, min: us
     if tags.len() < min {
         return Vec::new();
     }
-    tags.iter()
-        .take(max)
-        .flat_map(|tag| tag.to_be_bytes())
-        .collect()
+    tags.iter().take(max).flat_map(|tag| tag.to_be_bytes()).collect()
 }

@@ -26,10 +26,7 @@ pub struct Short {
 
 /// Hashes of the character 3-grams of `basis` (the whole of a shorter one).
 fn gram_hashes(basis: &[char]) -> Vec<u64> {
-    let chars: Vec<u64> = basis
-        .iter()
-        .map(|&c| murmur::fmix64(c as u64 ^ CHAR_SEED))
-        .collect();
+    let chars: Vec<u64> = basis.iter().map(|&c| murmur::fmix64(c as u64 ^ CHAR_SEED)).collect();
     let n = CHAR_GRAM.min(chars.len());
     (0..chars.len() - n + 1)
         .map(|i| {
@@ -90,20 +87,9 @@ fn clause_starts(text: &str, classes: &Classes, dense: bool, len: usize) -> Vec<
 }
 
 /// Lead keys at the first `count` clause starts, tail keys at the last `count`, none of `own`.
-fn inner_keys(
-    basis: &[char],
-    starts: &[usize],
-    width: usize,
-    count: usize,
-    own: &[u64],
-) -> Vec<u64> {
-    let leads = starts
-        .iter()
-        .take(count)
-        .filter(|&&s| s + width <= basis.len());
-    let tails = starts[starts.len().saturating_sub(count)..]
-        .iter()
-        .filter(|&&e| e >= width);
+fn inner_keys(basis: &[char], starts: &[usize], width: usize, count: usize, own: &[u64]) -> Vec<u64> {
+    let leads = starts.iter().take(count).filter(|&&s| s + width <= basis.len());
+    let tails = starts[starts.len().saturating_sub(count)..].iter().filter(|&&e| e >= width);
     let keys = leads
         .map(|&s| edge(&basis[s..s + width], LEAD_SEED))
         .chain(tails.map(|&e| edge(&basis[e - width..e], TAIL_SEED)));
@@ -123,13 +109,7 @@ fn is_han(c: char) -> bool {
 }
 
 /// The character part of normalised `text`, or `None` when it has no letter or digit.
-pub fn short(
-    text: &str,
-    classes: &Classes,
-    donors: &[Vec<u8>],
-    bands: usize,
-    edges: &Edges,
-) -> Option<Short> {
+pub fn short(text: &str, classes: &Classes, donors: &[Vec<u8>], bands: usize, edges: &Edges) -> Option<Short> {
     let basis: Vec<char> = text.chars().filter(|&c| classes.alnum(c)).collect();
     if basis.is_empty() {
         return None;
@@ -139,48 +119,23 @@ pub fn short(
     let mut tags: Vec<u16> = grams.iter().map(|&g| (g >> 48) as u16).collect();
     tags.sort_unstable();
     tags.dedup();
-    let tags = (tags.len() <= MAX_LISTED_GRAMS)
-        .then(|| tags.iter().flat_map(|t| t.to_be_bytes()).collect());
+    let tags = (tags.len() <= MAX_LISTED_GRAMS).then(|| tags.iter().flat_map(|t| t.to_be_bytes()).collect());
     let mut keys = band_keys(&sketch, bands, BAND_SEED);
-    let dense =
-        edges.dense_chars > 0 && 2 * basis.iter().filter(|&&c| is_han(c)).count() >= basis.len();
-    let width = if dense && basis.len() <= edges.dense_max {
-        edges.dense_chars
-    } else {
-        edges.chars
-    };
+    let dense = edges.dense_chars > 0 && 2 * basis.iter().filter(|&&c| is_han(c)).count() >= basis.len();
+    let width = if dense && basis.len() <= edges.dense_max { edges.dense_chars } else { edges.chars };
     keys.push(edge(&basis[..width.min(basis.len())], LEAD_SEED));
     keys.push(edge(&basis[basis.len().saturating_sub(width)..], TAIL_SEED));
-    if !dense
-        && edges.short_lead > 0
-        && edges.short_lead < basis.len()
-        && basis.len() <= edges.dense_max
-    {
+    if !dense && edges.short_lead > 0 && edges.short_lead < basis.len() && basis.len() <= edges.dense_max {
         keys.push(edge(&basis[..edges.short_lead], LEAD_SEED));
     }
     let lookups = if edges.inner > 0 {
-        let width = if dense {
-            edges.dense_chars
-        } else {
-            edges.chars
-        };
-        inner_keys(
-            &basis,
-            &clause_starts(text, classes, dense, basis.len()),
-            width,
-            edges.inner,
-            &keys,
-        )
+        let width = if dense { edges.dense_chars } else { edges.chars };
+        inner_keys(&basis, &clause_starts(text, classes, dense, basis.len()), width, edges.inner, &keys)
     } else {
         Vec::new()
     };
     if dense {
         sketch[0] |= DENSE_FLAG;
     }
-    Some(Short {
-        sketch,
-        tags,
-        keys,
-        lookups,
-    })
+    Some(Short { sketch, tags, keys, lookups })
 }

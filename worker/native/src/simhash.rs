@@ -18,10 +18,7 @@ pub fn simhash(hashes: &[u64], weights: &[f64]) -> u64 {
         }
     }
     let half = total / 2.0;
-    ones.iter().enumerate().fold(
-        0u64,
-        |v, (j, &s)| if s > half { v | (1u64 << j) } else { v },
-    )
+    ones.iter().enumerate().fold(0u64, |v, (j, &s)| if s > half { v | (1u64 << j) } else { v })
 }
 
 pub fn total(weights: &[f64]) -> f64 {

@@ -25,15 +25,8 @@ pub fn sketch(hashes: &[u64], donors: &[Vec<u8>]) -> [u8; SKETCH_BYTES] {
     let size = sorted.len().min(0xFFFF) as u16;
     out[..2].copy_from_slice(&size.to_be_bytes());
     for bin in 0..PERMUTATIONS {
-        let source = if filled[bin] {
-            bin
-        } else {
-            donors[bin]
-                .iter()
-                .map(|&j| j as usize)
-                .find(|&j| filled[j])
-                .unwrap_or(bin)
-        };
+        let source =
+            if filled[bin] { bin } else { donors[bin].iter().map(|&j| j as usize).find(|&j| filled[j]).unwrap_or(bin) };
         out[2 + bin] = (minimum[source] >> 8) as u8;
     }
     out
