@@ -248,7 +248,12 @@ def _produce_parser(commands: Any) -> None:
         commands, "produce", kafka=True, help="send a JSON-lines file to {prefix}.events (key = event id)"
     )
     produce.add_argument("input", help="JSON-lines events; '-' for stdin; 'sample' for the shipped sample")
-    produce.add_argument("--rate", type=float, help="records per second (default: as fast as possible)")
+    produce.add_argument(
+        "--rate",
+        type=float,
+        help="records per second, each acknowledged before the next, in the file's order "
+        "(default: in batches, as fast as possible)",
+    )
     produce.add_argument("--topic", help="target topic (default: {prefix}.events)")
     produce.set_defaults(func=_produce)
 

@@ -3,6 +3,13 @@
 Lines go out byte for byte — invalid ones too, so the dead-letter path can be exercised —
 keyed by the event id when the line has one: a re-sent id then lands in the partition of
 its first copy, behind it.
+
+With ``--rate`` it is a paced replay in the file's order: each record is acknowledged before
+the next goes, a millisecond later at least, so that the broker's append times, which order
+the stream (``topology.stages.total_order``), follow the lines. Sent in batches, two lines
+for two partitions can be appended in one millisecond, and the tie falls to the partition:
+a repost could come before its original. Without ``--rate``, lines go in batches, as fast as
+the broker takes them.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from topology.stages import Topics
 from worker.settings import Settings
@@ -55,10 +62,21 @@ def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = Non
                     time.sleep(ahead)
             producer.send(target, key=event_key(line), value=line)
             sent += 1
+            if rate:
+                _acknowledged(producer)
         producer.flush()
     finally:
         producer.close()
     return sent
+
+
+def _acknowledged(producer: Any) -> None:
+    """Wait for the record just sent, then for the clock's next millisecond: the next record
+    is appended after this one, at a later append time."""
+    producer.flush()
+    acked = time.time_ns() // 1_000_000
+    while time.time_ns() // 1_000_000 <= acked:
+        time.sleep(0.0002)
 
 
 def run(path: str, settings: Settings, rate: float | None, topic: str | None) -> int:
