@@ -11,7 +11,10 @@ answer) and verdict (gather, decide, store, hold), each the median of ``--rounds
 processes; *helper* is the part of the fingerprint stage the worker's helper process takes
 (:mod:`worker.stream.helper`: the texts' fingerprints, pickled as it sends them back), *worker*
 what is left to the worker's own process (loading them included), and *gc* how much of all
-that the cyclic garbage collector's passes took. With ``--before REV`` the same rounds run,
+that the cyclic garbage collector's passes took. Where Linux lets the process count them
+(:mod:`bench.instructions`), a second table gives the same split in instructions an event
+of the stages' thread: a figure this box's load barely moves, where its CPU seconds move by
+a fifth from one run to the next. With ``--before REV`` the same rounds run,
 in turn, on that revision's code (a ``git worktree`` with the native extension of its own
 source) and each figure gets its ratio.
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
 import os
 import pickle
@@ -110,29 +114,54 @@ def child(feed: Path, state: Path, batch: int = BATCH) -> dict[str, float]:
     unused = StoreSet(state / "unused", names.verdict_changelog, VerdictPartition, None)
     verdict = VerdictStage(settings, unused, _Sends(names, Metrics(histograms=False)), None)  # type: ignore[arg-type]
     spent = dict.fromkeys((*STAGES, "helper"), 0.0)
+    executed = dict.fromkeys((*STAGES, "helper"), 0)
+    counted = _thread_counter()
+    instructions = counted or (lambda: 0)
+
+    def clock() -> tuple[float, int]:
+        return time.process_time(), instructions()
+
+    def add(part: str, since: tuple[float, int], until: tuple[float, int]) -> None:
+        spent[part] += until[0] - since[0]
+        executed[part] += until[1] - since[1]
+
     collecting = _settle_as_the_worker()
     for start in range(0, len(messages), batch):
-        began = time.process_time()
+        began = clock()
         if fingerprint_each is not None:
             parsed = fingerprint.parse(messages[start : start + batch])
-            helped = time.process_time()
+            helped = clock()
             # Pickled as the helper process sends them back; the worker's process loads them.
             sent = pickle.dumps(fingerprint_each(parsed.texts, settings), pickle.HIGHEST_PROTOCOL)
-            spent["helper"] += time.process_time() - helped
+            add("helper", helped, clock())
             prints = pickle.loads(sent)
             out = fingerprint.fan_out_all(parsed, prints)
         else:
             out = fingerprint.process(messages[start : start + batch])
-        fingerprinted = time.process_time()
+        fingerprinted = clock()
         parts = out.shares if hasattr(out, "shares") else out.probes  # a tree before shares: probes
         result = index.process(index_stores, {p: [out.message(p)] for p in parts})
-        indexed = time.process_time()
+        indexed = clock()
         verdict.process(verdict_stores, dict(result.replies), int(now * 1000))
-        spent["fingerprint"] += fingerprinted - began
-        spent["index"] += indexed - fingerprinted
-        spent["verdict"] += time.process_time() - indexed
+        add("fingerprint", began, fingerprinted)
+        add("index", fingerprinted, indexed)
+        add("verdict", indexed, clock())
     spent["gc"] = collecting()
-    return {"events": len(messages)} | {part: seconds / len(messages) for part, seconds in spent.items()}
+    per_event = {part: seconds / len(messages) for part, seconds in spent.items()}
+    if counted is not None:
+        per_event |= {f"{part} instructions": count / len(messages) for part, count in executed.items()}
+    return {"events": len(messages)} | per_event
+
+
+def _thread_counter() -> Callable[[], int] | None:
+    """:func:`bench.instructions.thread_counter`, from this file's tree: a child's imports come
+    from the tree it measures, which may predate it."""
+    spec = importlib.util.spec_from_file_location("_instructions", Path(__file__).with_name("instructions.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    counter: Callable[[], int] | None = module.thread_counter()
+    return counter
 
 
 def _settle_as_the_worker() -> Callable[[], float]:
@@ -180,14 +209,22 @@ def _round(tree: Path, feed: Path, batch: int) -> dict[str, float]:
 
 def report(runs: dict[str, list[dict[str, float]]]) -> list[str]:
     """Median microseconds of CPU an event by stage, how much of the fingerprint stage a
-    helper process takes off the worker's, and each tree's ratio to the first."""
+    helper process takes off the worker's, and each tree's ratio to the first; then the same
+    in instructions, where every round counted them."""
+    lines = _table(runs, "", 1e6, "us of CPU an event")
+    if all("index instructions" in r for rounds in runs.values() for r in rounds):
+        lines += _table(runs, " instructions", 1e-3, "thousand instructions an event, user space, the stages' thread")
+    return lines
+
+
+def _table(runs: dict[str, list[dict[str, float]]], suffix: str, scale: float, unit: str) -> list[str]:
     trees = list(runs)
     first = trees[0]
-    columns = (*STAGES, "total", "helper", "worker", "gc")
-    lines = [f"{'tree':<10}" + "".join(f"{c:>13}" for c in columns) + "   (us of CPU an event)"]
+    columns = (*STAGES, "total", "helper", "worker") + (() if suffix else ("gc",))
+    lines = [f"{'tree':<10}" + "".join(f"{c:>13}" for c in columns) + f"   ({unit})"]
     medians: dict[str, dict[str, float]] = {}
     for tree, rs in runs.items():
-        figures = {s: seconds * 1e6 for s, seconds in _medians(rs).items()}
+        figures = {s: value * scale for s, value in _medians(rs, suffix).items()}
         figures["total"] = sum(figures[s] for s in STAGES)
         figures["worker"] = figures["total"] - figures["helper"]
         medians[tree] = figures
@@ -236,9 +273,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(_batch_cost(runs, min(sizes), max(sizes)))
 
 
-def _medians(rounds: list[dict[str, float]]) -> dict[str, float]:
-    """CPU seconds an event of each stage, of the helper and of the collector: medians of the rounds."""
-    return {s: statistics.median(r[s] for r in rounds) for s in (*STAGES, "helper", "gc")}
+def _medians(rounds: list[dict[str, float]], suffix: str = "") -> dict[str, float]:
+    """CPU seconds an event of each stage, of the helper and of the collector (or with
+    ``suffix`` " instructions", instructions an event of each stage and the helper): medians of the rounds."""
+    parts = (*STAGES, "helper") + (() if suffix else ("gc",))
+    return {s: statistics.median(r[s + suffix] for r in rounds) for s in parts}
 
 
 def _batch_cost(runs: dict[str, list[dict[str, float]]], small: int, large: int) -> str:

@@ -1,0 +1,68 @@
+"""bench/instructions.py: the instruction counter the stage benchmark compares two trees by."""
+
+from __future__ import annotations
+
+import platform
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from bench.instructions import thread_counter
+from bench.stages import report
+
+PARANOID = Path("/proc/sys/kernel/perf_event_paranoid")
+
+
+def _counter_expected() -> bool:
+    """Linux on a supported CPU, where an unprivileged process may count its own user space."""
+    if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "aarch64"):
+        return False
+    return PARANOID.exists() and int(PARANOID.read_text()) <= 2
+
+
+needs_counter = pytest.mark.skipif(not _counter_expected(), reason="no perf_event_open for this process here")
+
+
+def _work(n: int) -> int:
+    return sum(i * i for i in range(n))
+
+
+@needs_counter
+def test_twice_the_work_counts_twice_the_instructions() -> None:
+    count = thread_counter()
+    assert count is not None, "perf_event_open refused a user-space instruction counter"
+    spent = []
+    for n in (200_000, 400_000):
+        before = count()
+        _work(n)
+        spent.append(count() - before)
+    assert spent[0] > 1_000_000, "a 200,000-step loop is millions of instructions"
+    assert 1.8 < spent[1] / spent[0] < 2.2, spent
+
+
+@needs_counter
+def test_another_threads_work_is_not_counted() -> None:
+    count = thread_counter()
+    assert count is not None
+    before = count()
+    other = threading.Thread(target=_work, args=(400_000,))
+    other.start()
+    other.join()
+    idle = count() - before
+    before = count()
+    _work(400_000)
+    assert idle < (count() - before) / 10, "the counter is this thread's"
+
+
+def test_the_report_quotes_instructions_where_every_round_counted_them() -> None:
+    figures = {"fingerprint": 3e-4, "index": 4e-4, "verdict": 1e-4, "helper": 2e-4, "gc": 1e-5}
+    counted = {"fingerprint instructions": 9e5, "index instructions": 1e6, "verdict instructions": 2e5}
+    this = figures | counted | {"helper instructions": 7e5}
+    before = figures | {k: v * 2 for k, v in counted.items()} | {"helper instructions": 7e5}
+    lines = report({"this": [this], "before": [before]})
+    assert lines[4].startswith("tree") and "thousand instructions an event" in lines[4]
+    assert lines[5].split() == ["this", "900.0", "1000.0", "200.0", "2100.0", "700.0", "1400.0"]
+    assert lines[7].split()[:7] == ["ratio", "0.50", "0.50", "0.50", "0.50", "1.00", "0.40"]
+    assert len(report({"this": [this], "before": [figures]})) == 4, "a tree that did not count: CPU seconds only"
