@@ -111,6 +111,7 @@ class TimeBuckets:
     _drop_at: int | None
     _write: WriteOptions
     _watermark: int | None
+    _stored_watermark: int | None  # the watermark the store holds
     _recent: dict[tuple[int | None, bytes], EntryFields]
     _entry_counts: dict[int | None, int]  # stored entries per bucket, counted at open, then kept up
     _exact_read: dict[bytes, bytes | None]  # exact keys' values as the last probe read them, until a write
@@ -252,10 +253,10 @@ class TimeBuckets:
         # The horizon at which the oldest bucket is wholly out of the window.
         self._drop_at = (numbers[-1] + 1) * self.bucket_ms if numbers else None
 
-    def _target(self, ts: int, batch: WriteBatch) -> Bucket | None:
+    def _target(self, ts: int) -> Bucket | None:
         """The bucket an event of time ``ts`` is written to, or None if it is older than the window.
 
-        Advances the watermark (persisted in ``batch``) when ``ts`` is the newest so far.
+        Advances the watermark when ``ts`` is the newest so far (the next write stores it).
         """
         if not self.bucket_ms:
             return self._buckets[None]
@@ -263,8 +264,7 @@ class TimeBuckets:
         if horizon is not None and ts < horizon:
             return None
         if self._watermark is None or ts > self._watermark:
-            self._watermark = ts
-            batch.put(WATERMARK_KEY, str(ts).encode(), self._meta)
+            self._watermark = ts  # stored by the write (:meth:`_commit`), once however many events moved it
         number = ts // self.bucket_ms
         bucket = self._buckets.get(number)
         return bucket if bucket is not None else self._open_bucket(number)
@@ -337,9 +337,11 @@ class TimeBuckets:
         a write. Inside a deferred block, where the store does not change until its end, a key
         read before is not read again."""
         read = self._exact_read
-        missing = [key for key in full if key not in read]
-        if missing:
-            read.update(zip(missing, cast(list[bytes | None], self._exact_cf.get([*missing])), strict=True))
+        try:  # inside a deferred block its keys were read up front
+            return [read[key] for key in full]
+        except KeyError:
+            missing = [key for key in full if key not in read]
+        read.update(zip(missing, cast(list[bytes | None], self._exact_cf.get([*missing])), strict=True))
         return [read[key] for key in full]
 
     def _trim_exact(self, batch: WriteBatch, keys: Iterable[bytes]) -> None:
@@ -393,7 +395,10 @@ class TimeBuckets:
         return True
 
     def _commit(self, batch: WriteBatch) -> None:
+        if self._watermark != self._stored_watermark:
+            batch.put(WATERMARK_KEY, str(self._watermark).encode(), self._meta)
         self._db.write(batch, self._write)
+        self._stored_watermark = self._watermark
         self._expire()
 
     def _live(self) -> list[Bucket]:

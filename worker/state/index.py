@@ -47,11 +47,11 @@ from worker.state.layout import (
     WAL_BUDGET,
     WATERMARK_KEY,
     Bucket,
+    Packed,
     bucket_width,
-    encode_entry,
     exact_prefix,
+    pack,
     read_only,
-    ref_of,
 )
 from worker.state.pending import Pending
 from worker.state.reads import Reads
@@ -122,6 +122,7 @@ class BlockIndex(Reads):
         self._prefix_read = ReadOptions()
         self._prefix_read.set_prefix_same_as_start(True)
         self._watermark: int | None = None
+        self._stored_watermark: int | None = None
         self._recent: dict[tuple[int | None, bytes], EntryFields] = {}
         self._recent_limit = recent_entries
         self._exact_read = {}
@@ -140,6 +141,7 @@ class BlockIndex(Reads):
                 raw = self._db.get(WATERMARK_KEY)
                 if raw is not None:
                     self._watermark = int(bytes(raw))
+                self._stored_watermark = self._watermark
                 self._expire()
                 self._drop_retired()  # what expired before the last close, and this expiry
         except BaseException:
@@ -211,12 +213,12 @@ class BlockIndex(Reads):
 
     def add_many(
         self,
-        items: Iterable[tuple[Entry, Sequence[int] | None, Sequence[int]]],
+        items: Iterable[tuple[Entry | Packed, Sequence[int] | None, Sequence[int]]],
         records: Iterable[tuple[int, str, bytes]] = (),
     ) -> int:
         """:meth:`add` of each ``(entry, tables, exact_keys)``, and :meth:`put_record` of each
         ``(ts, key, value)`` in ``records``, in one atomic write (inside :meth:`deferred`, the
-        block's); returns how many entries were stored.
+        block's); returns how many entries were stored. An entry may come :func:`pack`ed.
 
         For a changelog's replay, where no query runs between two adds: one write a record
         instead of one an event (docs/benchmarks.md, "Restoring an index partition").
@@ -225,7 +227,7 @@ class BlockIndex(Reads):
 
     def _add(
         self,
-        items: Iterable[tuple[Entry, Sequence[int] | None, Sequence[int]]],
+        items: Iterable[tuple[Entry | Packed, Sequence[int] | None, Sequence[int]]],
         records: Iterable[tuple[int, str, bytes]],
     ) -> tuple[int, int]:
         """Stage entries and records, and write them unless a deferred block is open; how many
@@ -259,15 +261,14 @@ class BlockIndex(Reads):
             self._write_pending(pending)
 
     def _stage_entry(
-        self, pending: Pending, entry: Entry, tables: Sequence[int] | None, exact_keys: Sequence[int]
+        self, pending: Pending, item: Entry | Packed, tables: Sequence[int] | None, exact_keys: Sequence[int]
     ) -> None:
         """Put one entry's rows, entry and exact records into ``pending``; whatever can refuse
         it (a table not in the plan, a hash or id out of range) is checked before the first put."""
         table_ids = self._tables(tables)
-        ref = ref_of(entry.event_id.encode())
         hashes = [exact_prefix(h) for h in exact_keys]
-        value = encode_entry(entry)
-        bucket = self._target(entry.ts, pending.batch)
+        entry, ref, value = item if isinstance(item, Packed) else pack(item)
+        bucket = self._target(entry.ts)
         if bucket is None:
             return
         pending.stored += 1
@@ -367,7 +368,7 @@ class BlockIndex(Reads):
     def _stage_record(self, batch: WriteBatch, ts: int, key: str, value: bytes) -> Bucket | None:
         """Put a record into ``batch``, in the bucket of event time ``ts``, and return that
         bucket; None (nothing put) for a ``ts`` older than the retention window."""
-        bucket = self._target(ts, batch)
+        bucket = self._target(ts)
         if bucket is not None:
             batch.put(bucket.lead[RECORDS] + key.encode(), value, bucket.handle[RECORDS])
         return bucket

@@ -47,6 +47,8 @@ import os
 from collections.abc import Container, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import NamedTuple
 
 from rocksdict import (
     AccessType,
@@ -117,6 +119,19 @@ def ref_of(event_id: bytes) -> bytes:
     return hashlib.blake2b(event_id, digest_size=REF).digest()
 
 
+class Packed(NamedTuple):
+    """An entry with the bytes a store writes of it (its ref and its value), made once: a
+    worker stores one event in each of its index partitions that the event's keys reach."""
+
+    entry: Entry
+    ref: bytes
+    value: bytes
+
+
+def pack(entry: Entry) -> Packed:
+    return Packed(entry, ref_of(entry.event_id.encode()), encode_entry(entry))
+
+
 def encode_entry(entry: Entry) -> bytes:
     eid = entry.event_id.encode()
     if len(eid) >= 1 << 16:
@@ -144,6 +159,7 @@ def decode_entry(value: bytes) -> Entry:
     )
 
 
+@lru_cache(maxsize=1 << 14, typed=True)  # a batch asks for each key's bytes three times: read up front, probed, stored
 def exact_prefix(h: int) -> bytes:
     if not 0 <= h < 1 << (8 * EXACT_PREFIX):
         raise ValueError(f"exact hash {h!r} must be an unsigned integer below 2^128")

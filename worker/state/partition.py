@@ -17,6 +17,7 @@ import logging
 import shutil
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,16 @@ from worker.engine.blocks import Plan, hamming
 from worker.engine.match import Candidate, Entry
 from worker.state.buckets import PURGE_SLICE
 from worker.state.index import BlockIndex
-from worker.state.layout import StoreLayoutError
+from worker.state.layout import Packed, StoreLayoutError
 from worker.state.reads import Keep
 
 log = logging.getLogger("neardup.worker")
+
+
+@lru_cache(maxsize=1 << 12)
+def _base64(sketch: bytes) -> str:
+    """A sketch as its changelog op carries it: one event's ops of several partitions share it."""
+    return base64.b64encode(sketch).decode("ascii")
 
 
 class IndexPartition:
@@ -58,16 +65,18 @@ class IndexPartition:
         found = self.index.query_exact_many(keys, keep)
         return [Candidate(e, hamming(fingerprint, e.fingerprint)) for e in found]
 
-    def add(self, entry: Entry, tables: Sequence[int] = (), exact_keys: Sequence[int] = ()) -> None:
-        """Store ``entry`` in block tables and under exact keys (one write), and log it."""
+    def add(self, entry: Entry | Packed, tables: Sequence[int] = (), exact_keys: Sequence[int] = ()) -> None:
+        """Store ``entry`` in block tables and under exact keys (one write), and log it. The
+        index stage passes it :func:`~worker.state.layout.pack`ed, once for all its partitions."""
         if not tables and not exact_keys:
             raise ValueError("add needs a table or an exact key")
-        self.index.add(entry, tables=tables, exact_keys=exact_keys)
+        self.index.add_many([(entry, tables, exact_keys)])
         self._added += 1
+        if isinstance(entry, Packed):
+            entry = entry.entry
         op = self._ops.get((entry.event_id, entry.order))
         if op is None:
-            sketch = base64.b64encode(entry.sketch).decode("ascii")
-            op = [entry.event_id, entry.fingerprint, entry.order, entry.ts, sketch, [], []]
+            op = [entry.event_id, entry.fingerprint, entry.order, entry.ts, _base64(entry.sketch), [], []]
             self._ops[(entry.event_id, entry.order)] = op
         op[5].extend(tables)
         op[6].extend(exact_keys)
