@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topology.records import Event
-from topology.stages import EXACT, LOOKUP, TABLE, Share, Slot, slot_partition, total_order
+from topology.stages import EXACT, LOOKUP, TABLE, Share, Slot, slot_partitions, total_order
 from topology.validate import InvalidEvent, parse_event
 from topology.verdicts import Intro
 from worker.engine.fingerprint import Fingerprint, fingerprint_each
@@ -154,8 +154,8 @@ class FingerprintStage:
         exact_table, stored = len(self.plan.tables), len(fp.exact_keys)
         slots.extend((exact_table + i, key, LOOKUP if i >= stored else EXACT) for i, key in enumerate(fp.probe_keys))
         by_part: dict[int, list[Slot]] = {}
-        for slot in slots:
-            by_part.setdefault(slot_partition(slot, self.partitions), []).append(slot)
+        for slot, part in zip(slots, slot_partitions(slots, self.partitions), strict=True):
+            by_part.setdefault(part, []).append(slot)
         shares = {
             part: Share(event.id, order, ts, fp.simhash, fp.sketch, tuple(mine)) for part, mine in by_part.items()
         }

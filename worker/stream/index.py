@@ -152,7 +152,8 @@ class IndexStage:
         exact keys, those ``keep`` refuses left unread (:func:`~worker.engine.sketch.plausible`;
         None reads all, as ``/check`` shows them)."""
         fingerprint = share.fingerprint
-        found = {c.entry.event_id: c for c in store.candidates(fingerprint, tables, self.settings.max_distance)}
+        near = store.candidates(fingerprint, tables, self.settings.max_distance) if tables else ()
+        found = {c.entry.event_id: c for c in near}
         for candidate in store.exact_candidates(fingerprint, share.looked_up, keep):
             found.setdefault(candidate.entry.event_id, candidate)
         return list(found.values())
@@ -188,6 +189,9 @@ class IndexStage:
         """The bucket's matches of ``share`` (whose sketch ``probe`` holds) by :mod:`worker.engine.match`:
         its earliest earlier match, every later event it matches (each needs a note), and whether
         it is stored here already."""
+        others = [c for c in candidates if c.entry.event_id != share.id]
+        if not others:  # most shares: nothing stored near them here
+            return [], [], len(others) < len(candidates)
 
         def similarity_of(candidate: Candidate) -> float | None:
             stored = candidate.entry
@@ -196,7 +200,6 @@ class IndexStage:
                 verified[pair] = match.accepts(probe, candidate, self.settings)
             return verified[pair]
 
-        others = [c for c in candidates if c.entry.event_id != share.id]
         found = match.earliest(others, similarity_of, share.ts - self.retention_ms, before_order=share.order)
         earlier = (
             [] if found is None else [Ref(found[0].entry.event_id, found[0].entry.order, found[0].distance, found[1])]

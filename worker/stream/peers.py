@@ -6,7 +6,7 @@ partitions (:meth:`Peers.owner`; ``kafka-consumer-groups --describe`` shows the 
 table routing shares URLs through its own partition assignor, which Faust only uses for apps
 with tables (ours keep their state in their own stores), and it routes by Faust's key
 partitioner, while our ids and buckets pick partitions by our own hashes
-(:func:`topology.stages.answer_partition`, :func:`~topology.stages.probe_partition`).
+(:func:`topology.stages.answer_partition`, :func:`~topology.stages.slot_partitions`).
 """
 
 from __future__ import annotations
