@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import mmh3
 
@@ -142,8 +142,7 @@ def slot_partition(slot: Slot, partitions: int) -> int:
     return slot_partitions((slot,), partitions)[0]
 
 
-@dataclass(frozen=True, slots=True)
-class Share:
+class Share(NamedTuple):
     """One event's probes bound for one index partition: the event once, a slot per bucket.
 
     The exact keyspace is one keyspace, as in batch mode (a short text's exact hash, or a
@@ -151,6 +150,8 @@ class Share:
     event looks up but is not stored under (a short text's inner edges). One object per
     event and partition, not per bucket: an event has up to twenty buckets, and the index
     stage handles its share of a partition as one (one query, one write, one answer).
+    A named tuple, not a frozen dataclass: as immutable, and made in a third of the
+    instructions (the fan-out makes four an event).
     """
 
     id: str

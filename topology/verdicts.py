@@ -3,14 +3,16 @@
 An *intro* (:class:`Intro`) and *refs* to matched events (:class:`Ref`) travel from the
 fingerprint and index stages to the verdict stage; a gathering id's :class:`Pending` state
 and its first verdict (:class:`Published`) are what the verdict store keeps and logs. Plain
-frozen dataclasses with explicit dict codecs; the rules that change them are in
+named tuples (immutable, and made in a third of a frozen dataclass's instructions: the
+verdict stage makes several an event) with explicit dict codecs; the rules that change them are in
 ``worker.stream.gather``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
 
 # One output record: (output topic role, event id, record value).
 Output = tuple[str, str, dict[str, Any]]
@@ -18,8 +20,7 @@ Output = tuple[str, str, dict[str, Any]]
 OutputTopic = Literal["unique", "duplicates"]
 
 
-@dataclass(frozen=True, slots=True)
-class Ref:
+class Ref(NamedTuple):
     """A matched event: its id, place in the total order, Hamming distance and similarity."""
 
     id: str
@@ -35,8 +36,7 @@ class Ref:
         return cls(str(data["id"]), int(data["order"]), int(data["distance"]), float(data["similarity"]))
 
 
-@dataclass(frozen=True, slots=True)
-class Intro:
+class Intro(NamedTuple):
     """What the fingerprint stage knows of an event when it fans out its probes."""
 
     id: str
@@ -69,8 +69,7 @@ class Intro:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Pending:
+class Pending(NamedTuple):
     """Everything gathered so far for an id that has no verdict yet.
 
     ``answers`` maps the order of the probing copy to ``{table: earlier refs}``: a re-sent id
@@ -81,7 +80,7 @@ class Pending:
 
     intro: Intro | None = None
     copies: int = 0
-    answers: dict[int, dict[int, tuple[Ref, ...]]] = field(default_factory=dict)
+    answers: Mapping[int, Mapping[int, tuple[Ref, ...]]] = MappingProxyType({})  # read-only: shared by default
     notes: tuple[Ref, ...] = ()
     copy_orders: tuple[int, ...] = ()
 
@@ -112,8 +111,7 @@ class Pending:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Published:
+class Published(NamedTuple):
     """An id's first verdict as published, and the original it currently points to.
 
     ``value`` is republished unchanged for every re-sent copy; ``current`` moves only

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -180,7 +180,7 @@ def test_index_dead_letters_one_failing_event_and_answers_the_others(tmp_path: P
     good = FingerprintStage(SETTINGS).process([event("good", STORY, 1)])
     broken = FingerprintStage(SETTINGS).process([event("broken", OTHER, 2)])
     for shares in broken.shares.values():
-        shares[:] = [replace(share, fingerprint=1 << 70) for share in shares]
+        shares[:] = [share._replace(fingerprint=1 << 70) for share in shares]
     messages = as_messages(good.shares, good.intros)
     for part, shares in broken.shares.items():
         messages.setdefault(part, []).append((shares, []))
@@ -330,7 +330,7 @@ def test_the_verdict_stage_expires_verdicts_behind_the_window_a_slice_at_a_time(
     story = owner.verdict("story")
     assert story is not None
     later = order_time(story.order) + SETTINGS.retention_ms + 2 * owner.bucket_ms
-    owner.set_verdict("late", replace(story, order=total_order(later, 0, 0)))  # a window and two buckets later
+    owner.set_verdict("late", story._replace(order=total_order(later, 0, 0)))  # a window and two buckets later
     unused = StoreSet(tmp_path / "unused", "t.verdict-changelog", VerdictPartition, None)
     stage = VerdictStage(SETTINGS, unused, RecordingSends(), None)
     stage.last_batch = 100.0  # a batch just ended

@@ -20,7 +20,6 @@ Nothing here touches Kafka or Faust: :class:`worker.stream.verdict_batch.Verdict
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
 
 from topology.records import Verdict
@@ -32,11 +31,11 @@ def add_intro(state: Pending | None, intro: Intro) -> Pending:
     """Record an intro; a second intro of the same id is a re-sent copy (earliest order wins)."""
     state = state or Pending()
     if state.intro is None:
-        return replace(state, intro=intro)
+        return state._replace(intro=intro)
     if intro.order == state.intro.order or intro.order in state.copy_orders:
         return state  # the same intro replayed (at-least-once delivery)
     first, copy = (intro, state.intro) if intro.order < state.intro.order else (state.intro, intro)
-    return replace(state, intro=first, copies=state.copies + 1, copy_orders=(*state.copy_orders, copy.order))
+    return state._replace(intro=first, copies=state.copies + 1, copy_orders=(*state.copy_orders, copy.order))
 
 
 def add_answer(state: Pending | None, order: int, tables: Iterable[int], earlier: Iterable[Ref]) -> Pending:
@@ -53,7 +52,7 @@ def add_answer(state: Pending | None, order: int, tables: Iterable[int], earlier
         answered[table] = refs
     answers = dict(state.answers)
     answers[order] = answered
-    return replace(state, answers=answers)
+    return state._replace(answers=answers)
 
 
 def add_note(state: Pending | None, ref: Ref) -> Pending:
@@ -61,7 +60,7 @@ def add_note(state: Pending | None, ref: Ref) -> Pending:
     state = state or Pending()
     if ref in state.notes:
         return state
-    return replace(state, notes=state.notes + (ref,))
+    return state._replace(notes=state.notes + (ref,))
 
 
 def is_complete(state: Pending) -> bool:
@@ -92,12 +91,14 @@ def decide(state: Pending) -> Published:
         value = dict(intro.event)
         value.update(verdict.to_dict())
         return Published("unique", value, intro.order, intro.fingerprint, intro.ts, None, copies=state.copy_orders)
-    return replace(_duplicate(intro.id, intro.order, intro.fingerprint, intro.ts, best), copies=state.copy_orders)
+    return _duplicate(intro.id, intro.order, intro.fingerprint, intro.ts, best, state.copy_orders)
 
 
-def _duplicate(event_id: str, order: int, fingerprint: str, ts: int, best: Ref) -> Published:
+def _duplicate(
+    event_id: str, order: int, fingerprint: str, ts: int, best: Ref, copies: tuple[int, ...] = ()
+) -> Published:
     verdict = Verdict(event_id, "duplicate", best.id, best.distance, fingerprint, ts, round(best.similarity, 3))
-    return Published("duplicates", verdict.to_dict(), order, fingerprint, ts, best)
+    return Published("duplicates", verdict.to_dict(), order, fingerprint, ts, best, copies=copies)
 
 
 def _earlier_than_current(published: Published, ref: Ref) -> bool:
@@ -113,7 +114,7 @@ def revise(published: Published, ref: Ref) -> Published | None:
         return None
     event_id = str(published.value["id"])
     revised = _duplicate(event_id, published.order, published.fingerprint, published.ts, ref)
-    return replace(revised, corrections=published.corrections, copies=published.copies)
+    return revised._replace(corrections=published.corrections, copies=published.copies)
 
 
 def correct(published: Published, ref: Ref) -> tuple[Published, dict[str, Any]] | None:
@@ -131,4 +132,4 @@ def correct(published: Published, ref: Ref) -> tuple[Published, dict[str, Any]] 
         "fingerprint": published.fingerprint,
         "ts": published.ts,
     }
-    return replace(published, current=ref, corrections=published.corrections + 1), value
+    return published._replace(current=ref, corrections=published.corrections + 1), value

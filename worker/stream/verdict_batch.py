@@ -8,7 +8,6 @@ id's state once and writing it once (:meth:`VerdictBatch.save`).
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import Any
 
 from topology.verdicts import Intro, Output, Pending, Published, Ref
@@ -98,7 +97,7 @@ class VerdictBatch:
                 if first.answered(order):  # its input read again: the verdict is out, or in the outbox
                     self.metrics.replayed += 1
                     return
-                self._set_verdict(event_id, replace(first, copies=(*first.copies, order)))
+                self._set_verdict(event_id, first._replace(copies=(*first.copies, order)))
                 self.metrics.republished += 1
                 if self.is_held(event_id):  # goes out with (after) its first verdict, as that is then
                     self.held_ids.append(event_id)
