@@ -9,7 +9,6 @@ import json
 import random
 import re
 import unicodedata
-from dataclasses import replace
 from functools import cache
 
 import jieba
@@ -48,7 +47,7 @@ def _word_part(fp: Fingerprint) -> Fingerprint:
     word band keys, which the native side gives every text without an exact hash and Python
     keeps only for a longer one (``fingerprint(text) == fingerprint_reference(text)`` holds
     them to each other)."""
-    return replace(fp, sketch=fp.sketch[:SKETCH_BYTES], bands=(), word_bands=(), lookups=())
+    return fp._replace(sketch=fp.sketch[:SKETCH_BYTES], bands=(), word_bands=(), lookups=())
 
 
 def _native_parts(text: str, config: Settings = SETTINGS) -> Fingerprint | None:

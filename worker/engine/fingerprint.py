@@ -29,10 +29,8 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
 from functools import cache
-from operator import attrgetter
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import mmh3
 
@@ -81,11 +79,12 @@ class Settings(Protocol):
     def word_bands(self) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
+class Fingerprint(NamedTuple):
     """The fingerprint of one text; ``exact`` is set only when the text is too short for SimHash,
     ``bands`` (and a character part of ``sketch``) only for a short text (``worker.engine.shorttext``),
-    ``word_bands`` only for a text in the tables."""
+    ``word_bands`` only for a text in the tables. A named tuple: the helper processes send each
+    batch's fingerprints back pickled, and one loads (and is made) in a third of a frozen
+    dataclass's instructions."""
 
     simhash: int
     sketch: bytes
@@ -114,16 +113,6 @@ class Fingerprint:
         """The exact keys this text looks up: its own, then a short text's inner edges
         (:func:`worker.engine.shorttext.inner_edge_keys`), which it does not store."""
         return self.exact_keys + self.lookups
-
-    def __reduce__(self) -> tuple[type[Fingerprint], tuple[Any, ...]]:
-        # The helper processes send each batch's fingerprints back pickled, and the receiving
-        # process (the worker's event loop, the scan's decision) loads them: a slotted
-        # dataclass's default state is a dict built by ``dataclasses.fields`` for every object,
-        # slower to make and to load than this tuple of its fields.
-        return (Fingerprint, _field_values(self))
-
-
-_field_values = attrgetter(*(f.name for f in fields(Fingerprint)))
 
 
 def fingerprint(text: str, settings: Settings) -> Fingerprint:
