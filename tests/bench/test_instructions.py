@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import platform
+import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from bench.instructions import thread_counter
+from bench.instructions import process_counter, thread_counter
 from bench.stages import report
 
 PARANOID = Path("/proc/sys/kernel/perf_event_paranoid")
@@ -66,3 +68,19 @@ def test_the_report_quotes_instructions_where_every_round_counted_them() -> None
     assert lines[5].split() == ["this", "900.0", "1000.0", "200.0", "2100.0", "700.0", "1400.0"]
     assert lines[7].split()[:7] == ["ratio", "0.50", "0.50", "0.50", "0.50", "1.00", "0.40"]
     assert len(report({"this": [this], "before": [figures]})) == 4, "a tree that did not count: CPU seconds only"
+
+
+@needs_counter
+def test_another_process_is_counted_until_it_ends_and_read_after() -> None:
+    counts = []
+    for n in (2_000_000, 4_000_000):
+        # It waits a moment, so that the counter is open before its loop starts.
+        code = f"import time; time.sleep(0.5); sum(i * i for i in range({n}))"
+        child = subprocess.Popen([sys.executable, "-c", code])
+        time.sleep(0.2)
+        count = process_counter([child.pid])
+        assert count is not None, "perf_event_open refused a counter of our own child"
+        assert child.wait(60) == 0
+        counts.append(count())
+    assert counts[0] > 10_000_000
+    assert 1.8 < counts[1] / counts[0] < 2.2, counts
