@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -24,7 +25,11 @@ def _counter_expected() -> bool:
     return PARANOID.exists() and int(PARANOID.read_text()) <= 2
 
 
-needs_counter = pytest.mark.skipif(not _counter_expected(), reason="no perf_event_open for this process here")
+# A developer's machine without the counter skips these; CI, which quotes the benches' figures,
+# must have it: there a refused counter fails the tests instead of skipping them.
+needs_counter = pytest.mark.skipif(
+    not os.environ.get("CI") and not _counter_expected(), reason="no perf_event_open for this process here"
+)
 
 
 def _work(n: int) -> int:
