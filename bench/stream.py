@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import shutil
 import signal
@@ -618,7 +619,7 @@ def main() -> None:
 def _instructions(drained: list[dict[str, float]], steady: list[dict[str, float]]) -> str:
     """The workers' instructions an event, max/half (medians), where they could be counted."""
     figures = [statistics.median(r["worker_kinstr"] for r in runs) for runs in (drained, steady)]
-    if any(figure != figure for figure in figures):  # NaN: no counter here
+    if any(math.isnan(figure) for figure in figures):  # no counter here
         return ""
     return f" | instructions an event, max/half: worker {figures[0]:.0f}/{figures[1]:.0f} k"
 
