@@ -159,8 +159,6 @@ class BlockIndex(Reads):
         # 64 MB memtables, and a scan measured 700 MB peak RSS. (A 64 MB budget made the
         # retention soak grow: flushes outpaced compaction of the live buckets.)
         db_options.set_db_write_buffer_size(MEMTABLE_BUDGET)
-        # The exact family's hashed memtable takes one writer at a time; a store has one.
-        db_options.set_allow_concurrent_memtable_write(False)
         if self.bucket_ms:
             # A WAL bound, so idle buckets (and the watermark in ``default``) get flushed:
             # RocksDB keeps a WAL file until every family with data in it is flushed, and its
