@@ -75,8 +75,8 @@ BUCKET = "bucket"  # the one family of a time bucket: ``bucket@<n>``
 KIND_BYTE = {ENTRIES: b"e", ONLY: b"o", LOG: b"x", RECORDS: b"r"}
 SUFFIX = 2  # bytes of a row's bucket field
 MEMTABLE_BUDGET = 256 << 20
-# Hash buckets of the exact family's memtable (8 bytes each, from the memtable's own budget):
-# about ten keys a bucket in a full 64 MB memtable.
+# Hash buckets of a shared family's memtable (8 bytes each, from the memtable's own budget):
+# about ten exact keys, or table prefixes, a bucket in a full 64 MB memtable.
 HASHED_MEMTABLE_BUCKETS = 1 << 16
 WAL_BUDGET = 256 << 20
 PREFIX = 5  # table id (1 byte) + block key (4 bytes)
