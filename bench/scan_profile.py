@@ -11,7 +11,8 @@ and RocksDB's own statistics give what a decision reads:
     python bench/scan_profile.py --size 200000
 
 Parts overlap: ``block write`` includes ``purge`` (an expired bucket's rows are deleted in the
-write that expires it); ``add`` is the staging of an event's keys, the block's write its own part. Run it alone on the machine: the seconds are wall-clock.
+write that expires it); ``add`` is the staging of an event's keys. Run it alone on the
+machine: the seconds are wall-clock.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ if __package__ in (None, ""):
 from bench.scan_speed import STORIES, write_feed
 from topology.validate import parse_event
 from worker.cli.deduplicator import Deduplicator
-from worker.cli.scan import _CHUNK, SCAN_RECENT_ENTRIES
+from worker.cli.scan import CHUNK_LINES, SCAN_RECENT_ENTRIES
 from worker.engine.fingerprint import fingerprint, warm_up
 from worker.settings import Settings
 from worker.state.index import BlockIndex
@@ -83,9 +84,10 @@ def profile(size: int, stories: int) -> None:
             setattr(index, name, timed(getattr(index, name), spent, name))
         dedup = Deduplicator(index, settings)
         began = time.perf_counter()
-        for start in range(0, size, _CHUNK):
+        for start in range(0, size, CHUNK_LINES):
+            chunk = slice(start, start + CHUNK_LINES)
             with index.deferred():
-                for event, probe in zip(events[start : start + _CHUNK], probes[start : start + _CHUNK], strict=True):
+                for event, probe in zip(events[chunk], probes[chunk], strict=True):
                     dedup.decide(event, probe=probe)
         total = time.perf_counter() - began
         counts = {label: index.counter(ticker) for ticker, label in TICKERS.items()}

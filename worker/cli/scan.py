@@ -30,7 +30,7 @@ from worker.settings import Settings
 from worker.state.index import BlockIndex
 
 _FLUSH_EVERY = 1000
-_CHUNK = 256  # lines fingerprinted ahead at a time
+CHUNK_LINES = 256  # lines fingerprinted ahead at a time, and decided in one deferred block
 # A chunk's fingerprints, or for a text that has none the reason (worker.engine.fingerprint.fingerprint_each).
 _Prints = list[Fingerprint | str]
 _AHEAD = 4  # chunks queued for the helper before the first is decided
@@ -135,7 +135,7 @@ def _chunks(source: BinaryIO, settings: Settings) -> Iterator[list[_Line]]:
             except InvalidEvent as exc:
                 line.refused = exc.reason
         chunk.append(line)
-        if len(chunk) == _CHUNK:
+        if len(chunk) == CHUNK_LINES:
             yield chunk
             chunk = []
     if chunk:
