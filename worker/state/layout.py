@@ -47,7 +47,6 @@ import os
 from collections.abc import Container, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import NamedTuple
 
 from rocksdict import (
@@ -162,11 +161,12 @@ def decode_entry(value: bytes) -> Entry:
     )
 
 
-@lru_cache(maxsize=1 << 14, typed=True)  # a batch asks for each key's bytes three times: read up front, probed, stored
 def exact_prefix(h: int) -> bytes:
-    if not 0 <= h < 1 << (8 * EXACT_PREFIX):
-        raise ValueError(f"exact hash {h!r} must be an unsigned integer below 2^128")
-    return h.to_bytes(EXACT_PREFIX, "big")
+    """An exact key's bytes. Made again at each use: ``to_bytes`` costs less than a cache's hit."""
+    try:
+        return h.to_bytes(EXACT_PREFIX, "big")
+    except OverflowError:  # negative, or 2^128 and over
+        raise ValueError(f"exact hash {h!r} must be an unsigned integer below 2^128") from None
 
 
 def exact_records(value: bytes) -> list[bytes]:
