@@ -38,6 +38,9 @@ def test_the_streaming_commands_give_the_scan_examples_verdicts(kafka_bootstrap:
         "NEARDUP_BOOTSTRAP": kafka_bootstrap,
         "NEARDUP_TOPIC_PREFIX": f"rd{uuid.uuid4().hex[:8]}",
         "NEARDUP_STATE_DIR": str(tmp_path / "state"),
+        # No web server: the README's worker would take the default port, which the demo's
+        # test, maybe running at the same time, needs (a second worker there refuses to start).
+        "NEARDUP_WEB_PORT": "0",
     }
 
     def neardup(args: list[str], *extra: str) -> subprocess.CompletedProcess[str]:
