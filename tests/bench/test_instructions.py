@@ -26,6 +26,9 @@ def _core_pmu() -> bool:
     return any(name in ("cpu", "cpu_core", "cpu_atom") or name.startswith("armv8") for name in names)
 
 
+CORE_PMU = _core_pmu()
+
+
 def _counter_expected() -> bool:
     """Linux on a supported CPU, where an unprivileged process may count its own user space."""
     if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "aarch64"):
@@ -38,12 +41,12 @@ def _counter_expected() -> bool:
 # whose kernel has no core PMU at all (some virtual machines) skips them, saying so, and the
 # test below checks that the benches then go without the figure rather than fail.
 needs_counter = pytest.mark.skipif(
-    not _core_pmu() or (not os.environ.get("CI") and not _counter_expected()),
-    reason="no perf_event_open for this process here" if _core_pmu() else f"no core PMU under {PMUS}",
+    not CORE_PMU or (not os.environ.get("CI") and not _counter_expected()),
+    reason="no perf_event_open for this process here" if CORE_PMU else f"no core PMU under {PMUS}",
 )
 
 
-@pytest.mark.skipif(_core_pmu(), reason="this machine has a core PMU: the counting tests run")
+@pytest.mark.skipif(CORE_PMU, reason="this machine has a core PMU: the counting tests run")
 def test_without_a_core_pmu_the_counters_are_none_not_an_error() -> None:
     assert thread_counter() is None
     assert process_counter([os.getpid()]) is None
