@@ -142,7 +142,9 @@ class TimeBuckets:
             # rocksdict's stub leaves out the arguments its run time requires: buckets, height, branching.
             hashed = MemtableFactory.hash_skip_list(HASHED_MEMTABLE_BUCKETS, 4, 4)  # type: ignore[call-arg]
             opts.set_memtable_factory(hashed)
-        opts.set_allow_concurrent_memtable_write(False)  # a hashed memtable takes one writer; a store has one
+        # A database option (the store's are built from these): a hashed memtable takes one
+        # writer at a time, and a store has one.
+        opts.set_allow_concurrent_memtable_write(False)
         return opts
 
     def _check_buckets(self) -> None:
