@@ -139,8 +139,9 @@ def test_a_keys_staged_value_is_its_records_on_the_stored_value_read_last() -> N
     """Merged as records come, and again from the start if the stored value has changed."""
     pending = Pending(WriteBatch(raw_mode=True), overlay=True)
     record = [bytes([i]) * RECORD for i in range(1, 5)]
+    live = {r[8:10] for r in record}
     pending.exact[b"k"] = [record[0], record[1]]
-    assert pending.exact_value(b"k", None) == record[0] + record[1]
+    assert pending.exact_value(b"k", None, live) == record[0] + record[1]
     pending.exact[b"k"].append(record[2])
-    assert pending.exact_value(b"k", None) == record[0] + record[1] + record[2]
-    assert pending.exact_value(b"k", record[3]) == append_records(record[3], record[:3])
+    assert pending.exact_value(b"k", None, live) == record[0] + record[1] + record[2]
+    assert pending.exact_value(b"k", record[3], live) == append_records(record[3], record[:3], live)

@@ -16,7 +16,16 @@ from worker.engine.blocks import hamming, plan_for
 from worker.engine.match import Entry
 from worker.state.buckets import PURGE_SLICE
 from worker.state.index import BlockIndex
-from worker.state.layout import LAYOUT_KEY, MAX_KEY_RECORDS, StoreLayoutError, append_records, live_records, read_only
+from worker.state.layout import (
+    LAYOUT_KEY,
+    MAX_KEY_RECORDS,
+    RECORD,
+    StoreLayoutError,
+    any_live,
+    append_records,
+    live_records,
+    read_only,
+)
 from worker.state.partition import IndexPartition
 
 PLAN = plan_for(k=3, expected=10_000_000)
@@ -178,15 +187,57 @@ def test_a_short_text_keeps_one_entry_and_each_key_names_it_once_even_when_repla
 def test_an_exact_records_match_counts_only_on_a_record_boundary() -> None:
     record = bytes(range(10)) + b"e"
     straddling = b"\xff" + record[:10]  # the same ref and bucket bytes, one byte into a record
-    assert append_records(straddling, [record]) == straddling + record
-    assert append_records(straddling + record, [record[:10] + b"o"]) == straddling + record[:10] + b"o"
+    live = {straddling[8:10], record[8:10]}
+    assert append_records(straddling, [record], live) == straddling + record
+    assert append_records(straddling + record, [record[:10] + b"o"], live) == straddling + record[:10] + b"o"
     assert live_records(straddling + record, {record[8:10]}) == record
 
 
-def test_a_key_of_one_event_keeps_its_record_while_the_bucket_lives() -> None:
-    record = bytes(range(10)) + b"e"
-    assert live_records(record, {record[8:10]}) == record
-    assert live_records(record, {b"\x00\x07"}) == b"", "its bucket expired: the key goes"
+def test_a_key_lives_while_any_of_its_records_does() -> None:
+    old, new = bytes(range(10)) + b"e", bytes(range(20, 28)) + b"\x00\x09e"
+    assert any_live(old, {old[8:10]}) and not any_live(old, {b"\x00\x07"}), "its bucket expired: the key goes"
+    assert any_live(old + new, {old[8:10]}), "the oldest record alone is live"
+    assert any_live(old + new, {new[8:10]}) and not any_live(old + new, {b"\x00\x07"})
+
+
+def test_an_append_cuts_expired_records_when_the_oldest_is_one_or_the_key_is_full() -> None:
+    def record(i: int, bucket: int) -> bytes:
+        return i.to_bytes(8, "big") + bucket.to_bytes(2, "big") + b"e"
+
+    live = {b"\x00\x02", b"\x00\x03"}
+    assert append_records(record(1, 1) + record(2, 2), [record(3, 3)], live) == record(2, 2) + record(3, 3)
+    out_of_order = record(2, 2) + record(1, 1)  # an older event added later: left until the key is full
+    assert append_records(out_of_order, [record(3, 3)], live) == out_of_order + record(3, 3)
+    full = record(0, 2) + record(1, 1) + b"".join(record(i, 3) for i in range(2, MAX_KEY_RECORDS))
+    assert append_records(full, [record(99, 3)], live) == record(0, 2) + full[2 * RECORD :] + record(99, 3)
+    assert append_records(full.replace(record(1, 1), record(1, 2)), [record(99, 3)], live) == full.replace(
+        record(1, 1), record(1, 2)
+    ), "full of live events: the new one is dropped"
+
+
+def test_a_purge_deletes_the_keys_left_with_no_live_event_and_reads_skip_the_rest(tmp_path: Path) -> None:
+    """An expired bucket's purge deletes each exact key none of whose events is live any more; a
+    key shared with a later event keeps its expired record (no rewrite at the purge) until that
+    key's next append, and no read returns it meanwhile."""
+    path = tmp_path / "ix"
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=8) as index:
+        index.add(entry(1, 0x1, ts=0), tables=[], exact_keys=[10, 11])
+        index.add(entry(2, 0x2, ts=5 * SECOND), tables=[], exact_keys=[11])
+        index.add(entry(3, 0x3, ts=9 * SECOND), tables=[], exact_keys=[12])  # bucket 0 expires and is purged
+        assert index.query_exact(10) == [] and [e.event_id for e in index.query_exact(11)] == ["ev-2"]
+    with read_only(path) as db:
+        exact = db.get_column_family("exact")
+        stored = {int.from_bytes(bytes(k), "big"): bytes(v) for k, v in exact.items()}
+        del exact
+    assert sorted(stored) == [11, 12], "key 10 named ev-1 alone and is gone"
+    assert len(stored[11]) == 2 * RECORD, "key 11 still names ev-2, and keeps ev-1's record for now"
+    with BlockIndex(path, PLAN, retention_ms=7 * SECOND, buckets=8) as index:
+        index.add(entry(4, 0x4, ts=9 * SECOND), tables=[], exact_keys=[11])
+        assert sorted(e.event_id for e in index.query_exact(11)) == ["ev-2", "ev-4"]
+    with read_only(path) as db:
+        exact = db.get_column_family("exact")
+        assert len(bytes(exact[(11).to_bytes(16, "big")])) == 2 * RECORD, "the append cut ev-1's record"
+        del exact
 
 
 def test_a_key_names_its_first_events_only_so_a_template_costs_a_probe_no_more(tmp_path: Path) -> None:

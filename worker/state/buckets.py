@@ -5,9 +5,10 @@ An event goes to bucket ``ts // width`` with ``width = ceil(retention_ms / (buck
 the *horizon* is ``watermark - retention_ms``. Entries older than the horizon are filtered
 out of every query at once. A bucket whose whole range lies before the horizon *expires*:
 it leaves every read at once (its rows in the shared ``tables`` and ``exact`` families no
-longer name a live bucket), its table rows are deleted and its records cut out of the exact
-keys (:meth:`TimeBuckets._purge`, from its entries' fingerprints and its log of exact keys),
-and then its own family, which holds its entries, log and records, is dropped with
+longer name a live bucket), its table rows are deleted, and so are the exact keys that named
+its events and no later one (:meth:`TimeBuckets._purge`, from its entries' fingerprints and
+its log of exact keys; a key still naming a live event keeps the expired records, which reads
+skip, until an append cuts them), and then its own family, which holds its entries, log and records, is dropped with
 ``drop_column_family``. At most ``buckets`` buckets are live, so disk holds one window plus
 one bucket (and, until compaction meets them, the deletes' tombstones) however long the
 stream runs. Late events (older than the horizon on arrival) are decided but not stored: they
@@ -71,8 +72,8 @@ from worker.state.layout import (
     WATERMARK_KEY,
     Bucket,
     StoreLayoutError,
+    any_live,
     bucket_family,
-    live_records,
 )
 from worker.state.pending import Pending
 
@@ -110,6 +111,7 @@ class TimeBuckets:
     _retired: list[_Purge]
     _buckets: dict[int | None, Bucket]
     _newest_first: list[Bucket]
+    _live_suffixes: frozenset[bytes]  # the row suffixes of the live buckets: reads skip others' records
     _drop_at: int | None
     _write: WriteOptions
     _watermark: int | None
@@ -262,6 +264,7 @@ class TimeBuckets:
     def _reorder(self) -> None:
         numbers = sorted((n for n in self._buckets if n is not None), reverse=True)
         self._newest_first = [self._buckets[n] for n in numbers] or list(self._buckets.values())
+        self._live_suffixes = frozenset(bucket.suffix for bucket in self._newest_first)
         # The horizon at which the oldest bucket is wholly out of the window.
         self._drop_at = (numbers[-1] + 1) * self.bucket_ms if numbers else None
 
@@ -314,7 +317,7 @@ class TimeBuckets:
                 for key, value in rows:
                     self._delete_rows(batch, int.from_bytes(value[0:8], "big"), key, bucket.suffix)
             else:  # key: ref | first hash; value: every hash the add stored
-                self._trim_exact(
+                self._drop_dead_exact(
                     batch,
                     (value[at : at + EXACT_PREFIX] for _, value in rows for at in range(0, len(value), EXACT_PREFIX)),
                 )
@@ -342,7 +345,7 @@ class TimeBuckets:
         values = self._read_exact(keys)
         self._exact_read = {}
         for key, value in zip(keys, values, strict=True):
-            pending.batch.put(key, pending.exact_value(key, value), self._exact_handle)
+            pending.batch.put(key, pending.exact_value(key, value, self._live_suffixes), self._exact_handle)
 
     def _read_exact(self, full: list[bytes]) -> list[bytes | None]:
         """The stored values of exact keys; kept, as what the add that follows appends to, until
@@ -356,17 +359,16 @@ class TimeBuckets:
         read.update(zip(missing, cast(list[bytes | None], self._exact_cf.get([*missing])), strict=True))
         return [read[key] for key in full]
 
-    def _trim_exact(self, batch: WriteBatch, keys: Iterable[bytes]) -> None:
-        """Drop the records of buckets no longer live from each of ``keys``; a key left with none
-        is deleted."""
+    def _drop_dead_exact(self, batch: WriteBatch, keys: Iterable[bytes]) -> None:
+        """Delete each of ``keys`` that names no event of a live bucket. One that still does is
+        left as it is: reads skip its expired records, and its next append cuts them
+        (:func:`worker.state.layout.append_records`), where rewriting it here would cost a
+        read's worth of Python and a write for every key a story's later copies share."""
         self._exact_read = {}
-        live = {bucket.suffix for bucket in self._live()}
+        live = self._live_suffixes
         unique = [*dict.fromkeys(keys)]
         for key, old in zip(unique, cast(list[bytes | None], self._exact_cf.get([*unique])), strict=True):
-            value = live_records(old, live) if old else b""
-            if value:
-                batch.put(key, value, self._exact_handle)
-            elif old is not None:
+            if old is not None and not any_live(old, live):
                 batch.delete(key, self._exact_handle)
 
     def _delete_rows(self, batch: WriteBatch, fingerprint: int, ref: bytes, suffix: bytes) -> None:

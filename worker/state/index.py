@@ -114,7 +114,7 @@ class BlockIndex(Reads):
         self._lazy_drops = lazy_drops
         self._retired = []  # expired buckets whose rows are being deleted
         self._buckets: dict[int | None, Bucket] = {}
-        self._newest_first: list[Bucket] = []
+        self._newest_first, self._live_suffixes = [], frozenset()
         self._drop_at: int | None = None
         self._write = WriteOptions()
         # rocksdict's stub declares a method; at run time disable_wal is a property.

@@ -13,7 +13,8 @@ one seek per table and one read of the exact keys however many buckets are live:
              read of a key returns them all: a short text's dozen keys each name the same few
              copies of a story, and a row each made a probe read and decode them a dozen times.
              An add appends its record (read, then write the value); an expired bucket's purge
-             cuts its records out of the keys its log names, and until then reads skip them.
+             deletes the keys its log names that name no live event any more. Reads skip
+             expired records; a key's next append cuts them (:func:`append_records`).
 
 A *ref* is an 8-byte hash of the event id (:func:`ref_of`): rows name their event with it
 instead of repeating the id (ids are 15-40 bytes, and a fingerprint has ten table rows),
@@ -27,7 +28,7 @@ each key led by its keyspace's byte:
 ``only``     ``o | ref -> entry``, the same for a text stored under exact hashes only: its
              expiry has no table rows to delete, which it finds by walking ``entries``.
 ``log``      ``x | ref(8) | first hash(16) -> every hash(16)`` of one add: the exact keys this
-             bucket wrote records to, so that its expiry can cut them out (its table rows follow
+             bucket wrote records to, so that its expiry can find them (its table rows follow
              from its entries' fingerprints). One row an add, not one a key: a short text has a dozen.
 ``records``  ``r | key -> bytes``: records that expire with the bucket (verdicts).
 
@@ -174,28 +175,43 @@ def exact_records(value: bytes) -> list[bytes]:
     return [value[at : at + RECORD] for at in range(0, len(value), RECORD)]
 
 
-def append_records(old: bytes | None, new: Iterable[bytes]) -> bytes:
+def append_records(old: bytes | None, new: Iterable[bytes], live: Container[bytes]) -> bytes:
     """An exact key's value after an add of ``new`` records: each event (ref and bucket) once,
     a record of an event already there replaced, a new one dropped once the key names
-    ``MAX_KEY_RECORDS``. Records of expired buckets stay until their bucket's purge rewrites the
-    key (:func:`live_records`); reads skip them."""
+    ``MAX_KEY_RECORDS`` live events. Records of buckets not in ``live`` are cut out when the
+    oldest record is one of them or the key is full; until then reads skip them, and a purge
+    deletes a key only once none of its records lives (:func:`any_live`)."""
     value = old or b""
+    if value and value[REF : REF + SUFFIX] not in live:
+        value = live_records(value, live)
     for record in new:
         at = value.find(record[: REF + SUFFIX])
         while at != -1 and at % RECORD:  # a match across two records is no match
             at = value.find(record[: REF + SUFFIX], at + 1)
         if at != -1:
             value = value[:at] + record + value[at + RECORD :]
-        elif len(value) < MAX_KEY_RECORDS * RECORD:
+            continue
+        if len(value) >= MAX_KEY_RECORDS * RECORD:
+            value = live_records(value, live)
+        if len(value) < MAX_KEY_RECORDS * RECORD:
             value = value + record
     return value
 
 
 def live_records(value: bytes, live: Container[bytes]) -> bytes:
     """An exact key's value without the records of buckets not in ``live``."""
-    if len(value) == RECORD:  # most keys name one event: the purge of its bucket meets them by the thousand
-        return value if value[REF : REF + SUFFIX] in live else b""
-    return b"".join(record for record in exact_records(value) if record[REF : REF + SUFFIX] in live)
+    return b"".join(
+        value[at : at + RECORD] for at in range(0, len(value), RECORD) if value[at + REF : at + REF + SUFFIX] in live
+    )
+
+
+def any_live(value: bytes, live: Container[bytes]) -> bool:
+    """Whether an exact key's value names an event of a bucket in ``live``. The newest record,
+    appended last, is looked at first: a key the purge of its oldest bucket reads mostly
+    still names a later event."""
+    if value[-RECORD + REF : -1] in live:
+        return True
+    return any(value[at + REF : at + REF + SUFFIX] in live for at in range(0, len(value) - RECORD, RECORD))
 
 
 def bucket_width(retention_ms: int | None, buckets: int) -> int:

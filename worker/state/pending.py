@@ -12,6 +12,7 @@ would after adds written one by one (``tests/state/test_deferred.py``).
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 from rocksdict import WriteBatch
@@ -52,9 +53,10 @@ class Pending:
         if self.overlay:
             self.records[(number, key)] = value
 
-    def exact_value(self, key: bytes, stored: bytes | None) -> bytes:
+    def exact_value(self, key: bytes, stored: bytes | None, live: Container[bytes]) -> bytes:
         """The value the write will leave under exact ``key``, whose value in the store is
-        ``stored``: its staged records appended. Merged as they come, not again at each read:
+        ``stored``: its staged records appended (and records of buckets not in ``live`` cut, as
+        :func:`worker.state.layout.append_records` does). Merged as they come, not again at each read:
         a template's keys take a record from most events of a batch, and every probe reads them.
         (Merged again from the start should the stored value have changed meanwhile.)"""
         records = self.exact[key]
@@ -62,6 +64,6 @@ class Pending:
         if base != stored:
             done, value = 0, stored or b""
         if done < len(records):
-            value = append_records(value, records[done:])
+            value = append_records(value, records[done:], live)
             self.merged[key] = (stored, len(records), value)
         return value

@@ -172,7 +172,10 @@ class Reads(TimeBuckets):
         values = self._read_exact(full)
         pending = self._pending
         if pending is not None:  # the values the block's write will leave
-            values = [pending.exact_value(k, v) if k in pending.exact else v for k, v in zip(full, values, strict=True)]
+            live = self._live_suffixes
+            values = [
+                pending.exact_value(k, v, live) if k in pending.exact else v for k, v in zip(full, values, strict=True)
+            ]
         records: set[bytes] = set()  # an event found under several keys is read once
         # A story's keys often hold the very same records: split each distinct value once.
         for value in set(values):
