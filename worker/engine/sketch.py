@@ -290,8 +290,10 @@ def _shape_list(part: bytes) -> bytes:
 
 
 def _listed(a: bytes, b: bytes) -> Similarity:
-    """Resemblance and containment of two listed sets of 16-bit gram tags."""
-    set_a, set_b = set(np.frombuffer(a, ">u2").tolist()), set(np.frombuffer(b, ">u2").tolist())
+    """Resemblance and containment of two listed sets of 16-bit gram tags. Read in the
+    machine's byte order, not the stored big-endian one: swapping bytes maps tags one to one,
+    so the sets' sizes are the same, and a memoryview costs less than a numpy array to make."""
+    set_a, set_b = set(memoryview(a).cast("H")), set(memoryview(b).cast("H"))
     common = len(set_a & set_b)
     return Similarity(common / len(set_a | set_b), common / min(len(set_a), len(set_b)))
 
