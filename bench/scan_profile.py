@@ -30,6 +30,7 @@ if __package__ in (None, ""):
 
 from bench.scan_speed import STORIES, write_feed
 from topology.validate import parse_event
+from worker import collector
 from worker.cli.deduplicator import Deduplicator
 from worker.cli.scan import CHUNK_LINES, SCAN_RECENT_ENTRIES
 from worker.engine.fingerprint import fingerprint, warm_up
@@ -83,12 +84,13 @@ def profile(size: int, stories: int) -> None:
         for name in PARTS:  # instance attributes: the deduplicator's and the index's own calls
             setattr(index, name, timed(getattr(index, name), spent, name))
         dedup = Deduplicator(index, settings)
+        collector.settle()  # as the scan does
         began = time.perf_counter()
         for start in range(0, size, CHUNK_LINES):
             chunk = slice(start, start + CHUNK_LINES)
             with index.deferred():
                 for event, probe in zip(events[chunk], probes[chunk], strict=True):
-                    dedup.decide(event, probe=probe)
+                    dedup.decide_encoded(event, probe=probe)
         total = time.perf_counter() - began
         counts = {label: index.counter(ticker) for ticker, label in TICKERS.items()}
         short = sum(not probe.in_tables for probe in probes)

@@ -56,9 +56,16 @@ class Deduplicator:
     def decide(self, event: Event, now_ms: int | None = None, probe: Fingerprint | None = None) -> Verdict:
         """The verdict for ``event``; indexes it when it is new. ``probe``: its text's
         fingerprint, if already computed (``neardup scan`` computes them ahead)."""
+        return self.decide_encoded(event, now_ms, probe)[0]
+
+    def decide_encoded(
+        self, event: Event, now_ms: int | None = None, probe: Fingerprint | None = None
+    ) -> tuple[Verdict, bytes]:
+        """:meth:`decide`, with the verdict's JSON as recorded: the scan writes those bytes
+        rather than encode the verdict a second time."""
         seen = self.index.get_record(_VERDICT_PREFIX + event.id)
         if seen is not None:
-            return Verdict.from_dict(loads(seen))
+            return Verdict.from_dict(loads(seen)), seen
         ts = event.ts if event.ts is not None else (now_ms if now_ms is not None else int(time.time() * 1000))
         if probe is None:
             probe = fingerprint(event.text, self.settings)
@@ -79,9 +86,10 @@ class Deduplicator:
             )
         entry = Entry(event_id=event.id, fingerprint=probe.simhash, order=order, ts=ts, sketch=probe.sketch)
         # The first verdict is kept as long as the event's own entries (retention by event time).
-        record = (_VERDICT_PREFIX + event.id, dumps(verdict.to_dict()))
+        encoded = dumps(verdict.to_dict())
+        record = (_VERDICT_PREFIX + event.id, encoded)
         self.index.add(entry, tables=None if probe.in_tables else [], exact_keys=probe.exact_keys, record=record)
-        return verdict
+        return verdict, encoded
 
     def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:
         oldest = ts - self.settings.retention_ms

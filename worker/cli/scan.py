@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from topology.codec import dumps
 from topology.records import Event
 from topology.validate import InvalidEvent, parse_event
+from worker import collector
 from worker.cli.deduplicator import Deduplicator
 from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
@@ -97,6 +97,7 @@ def scan(
             )
         )
         dedup = Deduplicator(index, settings)
+        collector.settle()  # a chunk's temporaries die young; the caches it fills are scanned less
         rejects = _Rejects(stack, dead_letter)
         queued: deque[tuple[list[_Line], Future[_Prints] | _Prints]] = deque()
         for chunk in _chunks(source, settings):
@@ -167,10 +168,10 @@ def _decide(
                 continue
             if line.event is None:
                 continue
-            verdict = dedup.decide(line.event, probe=probe)
+            verdict, encoded = dedup.decide_encoded(line.event, probe=probe)
             summary.events += 1
             summary.duplicates += verdict.verdict == "duplicate"
-            out.write(dumps(verdict.to_dict()) + b"\n")
+            out.write(encoded + b"\n")
             report.tick()
     if summary.events // _FLUSH_EVERY > flushed:
         dedup.flush()
