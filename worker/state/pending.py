@@ -12,7 +12,7 @@ would after adds written one by one (``tests/state/test_deferred.py``).
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from rocksdict import WriteBatch
@@ -53,7 +53,7 @@ class Pending:
         if self.overlay:
             self.records[(number, key)] = value
 
-    def exact_value(self, key: bytes, stored: bytes | None, live: Container[bytes]) -> bytes:
+    def exact_value(self, key: bytes, stored: bytes | None, live: AbstractSet[bytes]) -> bytes:
         """The value the write will leave under exact ``key``, whose value in the store is
         ``stored``: its staged records appended (and records of buckets not in ``live`` cut, as
         :func:`worker.state.layout.append_records` does). Merged as they come, not again at each read:
