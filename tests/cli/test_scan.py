@@ -241,7 +241,7 @@ def test_same_opening_different_story_is_unique(tmp_path: Path, zh: list[str], e
 
 
 def test_fingerprints_computed_ahead_give_exactly_the_verdicts_of_one_process(tmp_path: Path) -> None:
-    """A large file is fingerprinted ahead by a helper process; the decision must not change.
+    """A large file is parsed and fingerprinted ahead by a helper process; the decision must not change.
 
     The shipped sample twice over (every second copy a repost of the first), with refused and
     blank lines among them, through ``scan`` with and without the helper."""

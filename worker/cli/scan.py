@@ -30,9 +30,10 @@ from worker.settings import Settings
 from worker.state.index import BlockIndex
 
 _FLUSH_EVERY = 1000
-CHUNK_LINES = 256  # lines fingerprinted ahead at a time, and decided in one deferred block
-# A chunk's fingerprints, or for a text that has none the reason (worker.engine.fingerprint.fingerprint_each).
-_Prints = list[Fingerprint | str]
+CHUNK_LINES = 256  # lines parsed and fingerprinted ahead at a time, and decided in one deferred block
+# A line made ready for the decision (:func:`prepare`): its event and its text's fingerprint,
+# why it is refused, or None for a blank line.
+Prepared = tuple[Event, Fingerprint] | str | None
 _AHEAD = 4  # chunks queued for the helper before the first is decided
 # Inputs at least this large are fingerprinted ahead by a helper process (it takes ~1 s to
 # start and load its tables, which a small file would not win back).
@@ -77,9 +78,9 @@ def scan(
 ) -> Summary:
     """Decide every line of ``source`` against the index in ``state_dir``.
 
-    With ``ahead``, a helper process fingerprints each chunk of lines while this one decides
-    the chunk before it: the decision is sequential (each event against every earlier one),
-    its fingerprints are not, and the two together used one core of two.
+    With ``ahead``, a helper process parses and fingerprints each chunk of lines while this
+    one decides the chunk before it: the decision is sequential (each event against every
+    earlier one), the rest is not, and the two together used one core of two.
     """
     summary = Summary()
     started = time.perf_counter()
@@ -99,12 +100,10 @@ def scan(
         dedup = Deduplicator(index, settings)
         collector.settle()  # a chunk's temporaries die young; the caches it fills are scanned less
         rejects = _Rejects(stack, dead_letter)
-        queued: deque[tuple[list[_Line], Future[_Prints] | _Prints]] = deque()
-        for chunk in _chunks(source, settings):
-            texts = [line.event.text for line in chunk if line.event is not None]
-            queued.append(
-                (chunk, pool.submit(fingerprint_each, texts, settings) if pool else fingerprint_each(texts, settings))
-            )
+        queued: deque[tuple[list[_Line], Future[list[Prepared]] | list[Prepared]]] = deque()
+        for chunk in _chunks(source):
+            raws = [line.raw for line in chunk]
+            queued.append((chunk, pool.submit(prepare, raws, settings) if pool else prepare(raws, settings)))
             if len(queued) > _AHEAD:
                 _decide(*queued.popleft(), dedup, out, rejects, summary, report)
         while queued:
@@ -117,25 +116,17 @@ def scan(
 
 @dataclass
 class _Line:
-    """One input line: its number and size, and the event it holds or why it was refused."""
+    """One input line: its number, its size and its bytes."""
 
     number: int
     size: int
     raw: bytes
-    event: Event | None = None
-    refused: str = ""
 
 
-def _chunks(source: BinaryIO, settings: Settings) -> Iterator[list[_Line]]:
+def _chunks(source: BinaryIO) -> Iterator[list[_Line]]:
     chunk: list[_Line] = []
     for number, raw in enumerate(source, start=1):
-        line = _Line(number, len(raw), raw.rstrip(b"\r\n"))
-        if line.raw.strip():
-            try:
-                line.event = parse_event(line.raw, settings)
-            except InvalidEvent as exc:
-                line.refused = exc.reason
-        chunk.append(line)
+        chunk.append(_Line(number, len(raw), raw.rstrip(b"\r\n")))
         if len(chunk) == CHUNK_LINES:
             yield chunk
             chunk = []
@@ -143,9 +134,31 @@ def _chunks(source: BinaryIO, settings: Settings) -> Iterator[list[_Line]]:
         yield chunk
 
 
+def prepare(raws: list[bytes], settings: Settings) -> list[Prepared]:
+    """Each line's event and fingerprint, or why it has none: the work of a chunk that does
+    not depend on the events before it (a helper process does it ahead)."""
+    parsed = [_parse(raw, settings) for raw in raws]
+    prints = iter(fingerprint_each([line.text for line in parsed if isinstance(line, Event)], settings))
+    return [_paired(line, next(prints)) if isinstance(line, Event) else line for line in parsed]
+
+
+def _parse(raw: bytes, settings: Settings) -> Event | str | None:
+    if not raw.strip():
+        return None
+    try:
+        return parse_event(raw, settings)
+    except InvalidEvent as exc:
+        return exc.reason
+
+
+def _paired(event: Event, probe: Fingerprint | str) -> tuple[Event, Fingerprint] | str:
+    """The event and its fingerprint, or, for a text that has none, the reason."""
+    return f"fingerprint failed: {probe}" if isinstance(probe, str) else (event, probe)
+
+
 def _decide(
     chunk: list[_Line],
-    fingerprints: Future[_Prints] | _Prints,
+    prepared: Future[list[Prepared]] | list[Prepared],
     dedup: Deduplicator,
     out: IO[bytes],
     rejects: _Rejects,
@@ -153,22 +166,20 @@ def _decide(
     report: _Progress,
 ) -> None:
     """Decide one chunk's events in order; its refused lines, and lines whose text could not be
-    fingerprinted (the reason in place of the fingerprint), go to the dead letters."""
-    probes = iter(fingerprints.result() if isinstance(fingerprints, Future) else fingerprints)
+    fingerprinted, go to the dead letters."""
+    ready = prepared.result() if isinstance(prepared, Future) else prepared
     flushed = summary.events // _FLUSH_EVERY
     with dedup.index.deferred():  # the chunk's adds in one write; each event still sees those before it
-        for line in chunk:
+        for line, made in zip(chunk, ready, strict=True):
             report.done_bytes += line.size
-            probe = next(probes) if line.event is not None else None
-            if isinstance(probe, str):
-                line.refused, probe = f"fingerprint failed: {probe}", None
-            if line.refused:
+            if made is None:
+                continue
+            if isinstance(made, str):
                 summary.rejected += 1
-                rejects.write(line.number, line.refused, line.raw)
+                rejects.write(line.number, made, line.raw)
                 continue
-            if line.event is None:
-                continue
-            verdict, encoded = dedup.decide_encoded(line.event, probe=probe)
+            event, probe = made
+            verdict, encoded = dedup.decide_encoded(event, probe=probe)
             summary.events += 1
             summary.duplicates += verdict.verdict == "duplicate"
             out.write(encoded + b"\n")
