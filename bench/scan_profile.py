@@ -4,7 +4,8 @@ The feed is ``bench/scan_speed.py``'s (the development set replayed under fresh 
 days). Fingerprints are computed first and not timed, as the scan's helper computes them
 ahead; then one :class:`worker.cli.deduplicator.Deduplicator` decides every event against a
 fresh index in a temporary directory, as ``neardup scan`` does: a chunk of lines at a time in
-one deferred block, whose adds are staged and written at its end. Each part of the index's
+one deferred block, whose probes' exact keys are read as it opens (in no part below, but in
+the decision's total) and whose adds are staged and written at its end. Each part of the index's
 work is timed where the deduplicator calls it (timers wrapped around the index's methods),
 and RocksDB's own statistics give what a decision reads:
 
@@ -88,7 +89,7 @@ def profile(size: int, stories: int) -> None:
         began = time.perf_counter()
         for start in range(0, size, CHUNK_LINES):
             chunk = slice(start, start + CHUNK_LINES)
-            with index.deferred():
+            with index.deferred(key for probe in probes[chunk] for key in probe.probe_keys):
                 for event, probe in zip(events[chunk], probes[chunk], strict=True):
                     dedup.decide_encoded(event, probe=probe)
         total = time.perf_counter() - began

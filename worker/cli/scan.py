@@ -169,7 +169,10 @@ def _decide(
     fingerprinted, go to the dead letters."""
     ready = prepared.result() if isinstance(prepared, Future) else prepared
     flushed = summary.events // _FLUSH_EVERY
-    with dedup.index.deferred():  # the chunk's adds in one write; each event still sees those before it
+    # The chunk's adds in one write, each event still seeing those before it; the exact keys
+    # its probes will ask for, read in one multi-get instead of one an event.
+    keys = (key for made in ready if isinstance(made, tuple) for key in made[1].probe_keys)
+    with dedup.index.deferred(keys):
         for line, made in zip(chunk, ready, strict=True):
             report.done_bytes += line.size
             if made is None:
