@@ -60,6 +60,8 @@ class Pending:
         a template's keys take a record from most events of a batch, and every probe reads them.
         (Merged again from the start should the stored value have changed meanwhile.)"""
         records = self.exact[key]
+        if stored is None and len(records) == 1:  # most keys of a block: new, and named by one of its events
+            return records[0]
         base, done, value = self.merged.get(key, (stored, 0, stored or b""))
         if base != stored:
             done, value = 0, stored or b""
