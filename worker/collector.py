@@ -1,4 +1,4 @@
-"""The cyclic garbage collector, set for batch work (the worker's process, ``neardup scan``, and the benches that profile them).
+"""The cyclic garbage collector, set for batch work (the worker, ``neardup scan``, their benches).
 
 Python's collector looks at the young generation every 700 allocations of container
 objects. A batch makes its temporaries by the hundred thousand and keeps them until the

@@ -8,8 +8,8 @@ it leaves every read at once (its rows in the shared ``tables`` and ``exact`` fa
 longer name a live bucket), its table rows are deleted, and so are the exact keys that named
 its events and no later one (:meth:`TimeBuckets._purge`, from its entries' fingerprints and
 its log of exact keys; a key still naming a live event keeps the expired records, which reads
-skip, until an append cuts them), and then its own family, which holds its entries, log and records, is dropped with
-``drop_column_family``. At most ``buckets`` buckets are live, so disk holds one window plus
+skip, until an append cuts them), and then its own family, which holds its entries, log and
+records, is dropped with ``drop_column_family``. At most ``buckets`` buckets are live, so disk holds one window plus
 one bucket (and, until compaction meets them, the deletes' tombstones) however long the
 stream runs. Late events (older than the horizon on arrival) are decided but not stored: they
 can never be a candidate again.
@@ -361,9 +361,9 @@ class TimeBuckets:
 
     def _drop_dead_exact(self, batch: WriteBatch, keys: Iterable[bytes]) -> None:
         """Delete each of ``keys`` that names no event of a live bucket. One that still does is
-        left as it is: reads skip its expired records, and its next append cuts them
-        (:func:`worker.state.layout.append_records`), where rewriting it here would cost a
-        read's worth of Python and a write for every key a story's later copies share."""
+        left as it is: reads skip its expired records, and an append cuts them out
+        (:func:`worker.state.layout.append_records`), where rewriting it here cost a split of
+        its records and a write for every key a story's later copies share."""
         self._exact_read = {}
         live = self._live_suffixes
         unique = [*dict.fromkeys(keys)]

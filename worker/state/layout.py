@@ -14,7 +14,7 @@ one seek per table and one read of the exact keys however many buckets are live:
              copies of a story, and a row each made a probe read and decode them a dozen times.
              An add appends its record (read, then write the value); an expired bucket's purge
              deletes the keys its log names that name no live event any more. Reads skip
-             expired records; a key's next append cuts them (:func:`append_records`).
+             expired records; an append cuts them out (:func:`append_records`).
 
 A *ref* is an 8-byte hash of the event id (:func:`ref_of`): rows name their event with it
 instead of repeating the id (ids are 15-40 bytes, and a fingerprint has ten table rows),

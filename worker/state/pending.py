@@ -55,10 +55,10 @@ class Pending:
 
     def exact_value(self, key: bytes, stored: bytes | None, live: AbstractSet[bytes]) -> bytes:
         """The value the write will leave under exact ``key``, whose value in the store is
-        ``stored``: its staged records appended (and records of buckets not in ``live`` cut, as
-        :func:`worker.state.layout.append_records` does). Merged as they come, not again at each read:
-        a template's keys take a record from most events of a batch, and every probe reads them.
-        (Merged again from the start should the stored value have changed meanwhile.)"""
+        ``stored``: its staged records appended, and records of buckets not in ``live`` cut as
+        :func:`worker.state.layout.append_records` cuts them. Merged as they come, not again at
+        each read: a template's keys take a record from most events of a batch, and every probe
+        reads them. (Merged again from the start should the stored value have changed meanwhile.)"""
         records = self.exact[key]
         if stored is None and len(records) == 1:  # most keys of a block: new, and named by one of its events
             return records[0]
