@@ -111,6 +111,8 @@ def test_earliest_original_wins_and_ids_are_idempotent(tmp_path: Path, en: list[
         ("b", "duplicate", "a"),
         ("a", "unique", None),
     ]
+    written = (tmp_path / "out.jsonl").read_bytes().splitlines()
+    assert (written[3], written[4]) == (written[1], written[0]), "a re-sent id's line is its first, byte for byte"
 
 
 def test_bad_lines_are_dead_lettered_and_the_run_goes_on(tmp_path: Path, en: list[str]) -> None:

@@ -145,3 +145,5 @@ def test_a_keys_staged_value_is_its_records_on_the_stored_value_read_last() -> N
     pending.exact[b"k"].append(record[2])
     assert pending.exact_value(b"k", None, live) == record[0] + record[1] + record[2]
     assert pending.exact_value(b"k", record[3], live) == append_records(record[3], record[:3], live)
+    pending.exact[b"new"] = [record[0]]
+    assert pending.exact_value(b"new", None, live) == append_records(None, [record[0]], live) == record[0]
