@@ -295,7 +295,8 @@ def _listed(a: bytes, b: bytes) -> Similarity:
     so the sets' sizes are the same, and a memoryview costs less than a numpy array to make."""
     set_a, set_b = set(memoryview(a).cast("H")), set(memoryview(b).cast("H"))
     common = len(set_a & set_b)
-    return Similarity(common / len(set_a | set_b), common / min(len(set_a), len(set_b)))
+    size_a, size_b = len(set_a), len(set_b)
+    return Similarity(common / (size_a + size_b - common), common / min(size_a, size_b))
 
 
 def _size(sketch: bytes) -> int:
