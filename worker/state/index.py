@@ -291,7 +291,7 @@ class BlockIndex(Reads):
         record = ref + bucket.suffix + bucket.lead[kind]  # the lead is one byte
         for full in hashes:
             pending.exact.setdefault(full, []).append(record)
-        if hashes and bucket.number is not None:  # its expiry rewrites the keys above
+        if hashes and bucket.number is not None:  # its expiry reads the keys above
             pending.batch.put(bucket.lead[LOG] + ref + hashes[0], b"".join(hashes), bucket.handle[LOG])
 
     def _write_pending(self, pending: Pending) -> None:
