@@ -9,10 +9,11 @@ longer name a live bucket), its table rows are deleted, and so are the exact key
 its events and no later one (:meth:`TimeBuckets._purge`, from its entries' fingerprints and
 its log of exact keys; a key still naming a live event keeps the expired records, which reads
 skip, until an append cuts them), and then its own family, which holds its entries, log and
-records, is dropped with ``drop_column_family``. At most ``buckets`` buckets are live, so disk holds one window plus
-one bucket (and, until compaction meets them, the deletes' tombstones) however long the
-stream runs. Late events (older than the horizon on arrival) are decided but not stored: they
-can never be a candidate again.
+records, is dropped with ``drop_column_family``. At most ``buckets`` buckets are live, so
+disk holds one window plus one bucket (and, until compaction meets them, the deletes'
+tombstones; until an append, the expired records of keys still live) however long the
+stream runs. Late events (older than the horizon on arrival) are decided but not stored:
+they can never be a candidate again.
 
 Why the probe's families are shared and the rest is bucketed: a family per bucket made a
 probe seek once per table *per live bucket* (8 times the seeks at the default retention);
