@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import CoordinatorNotAvailableError
 
 from bench import quotes
 from topology.stages import Topics, total_order
@@ -169,7 +170,10 @@ def wait_for_members(bootstrap: str, group: str, members: int, timeout: float = 
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            described = admin.describe_groups([group])[group]
+            try:
+                described = admin.describe_groups([group])[group]
+            except CoordinatorNotAvailableError:  # a fresh broker makes its offsets topic first
+                described = {"group_state": "", "members": []}
             if described["group_state"] == "Stable" and len(described["members"]) == members:
                 return
             time.sleep(0.5)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from kafka import KafkaAdminClient
 
+from tests.stream.web_helpers import free_port
 from tests.stream_helpers import REPO, wait_for_members
 
 pytestmark = pytest.mark.kafka
@@ -26,6 +27,8 @@ def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
         "BIN": str(Path(sys.executable).parent),
         "RATE": "100",
         "TMPDIR": str(tmp_path),
+        # Not the default port: another test's worker may hold it (CI failed so once).
+        "NEARDUP_WEB_PORT": str(port := free_port()),
     }
     env.pop("NEARDUP_TOPIC_PREFIX", None)
     env.pop("NEARDUP_STATE_DIR", None)
@@ -33,7 +36,7 @@ def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
     assert any(line.startswith("distance: how many of the 64 fingerprint bits differ") for line in lines)
-    assert "== live page: http://127.0.0.1:6066/" in proc.stdout
+    assert f"== live page: http://127.0.0.1:{port}/" in proc.stdout
 
     shown: set[str] = set()
     corrections = 0
@@ -76,6 +79,7 @@ def test_a_worker_logging_to_a_file_writes_no_terminal_codes(kafka_bootstrap: st
         "NEARDUP_BOOTSTRAP": kafka_bootstrap,
         "NEARDUP_TOPIC_PREFIX": f"spin{os.getpid()}",
         "NEARDUP_STATE_DIR": str(tmp_path / "state"),
+        "NEARDUP_WEB_PORT": "0",  # the default port may be another test's
     }
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
