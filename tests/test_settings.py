@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.settings import Settings
+from worker.settings import RANGES, Settings
 
 
 def test_defaults() -> None:
@@ -26,6 +26,36 @@ def test_environment_and_overrides() -> None:
 def test_bad_value_names_the_variable() -> None:
     with pytest.raises(ValueError, match="NEARDUP_K='three'"):
         Settings.from_env({"NEARDUP_K": "three"})
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"NEARDUP_MIN_RESEMBLANCE": "5"},
+            r"min_resemblance \(NEARDUP_MIN_RESEMBLANCE or --min-resemblance\) is 5.0; "
+            r"it must be between 0 and 1",
+        ),
+        (
+            {"NEARDUP_MAX_DISTANCE": "-4"},
+            r"NEARDUP_MAX_DISTANCE or --max-distance\) is -4; it must be between 0 and 64",
+        ),
+        ({"NEARDUP_PARTITIONS": "0"}, r"NEARDUP_PARTITIONS or --partitions\) is 0; it must be at least 1"),
+        ({"NEARDUP_CACHE_MB": "0"}, r"cache_mb \(NEARDUP_CACHE_MB\) is 0; it must be at least 1"),
+        ({"NEARDUP_WEB_PORT": "70000"}, r"NEARDUP_WEB_PORT\) is 70000; it must be between 0 and 65535"),
+    ],
+)
+def test_a_value_out_of_its_range_is_refused_by_name(env: dict[str, str], message: str) -> None:
+    """A resemblance of 5 or a distance of -4 would quietly call every event unique."""
+    with pytest.raises(ValueError, match=message):
+        Settings.from_env(env)
+
+
+def test_the_ranges_name_real_settings_and_admit_the_defaults() -> None:
+    assert set(RANGES) <= set(Settings.__dataclass_fields__)
+    defaults = Settings()
+    for name, (low, high) in RANGES.items():
+        assert low <= getattr(defaults, name) <= (high if high is not None else float("inf"))
 
 
 def test_every_setting_is_documented() -> None:

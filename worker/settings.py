@@ -19,6 +19,26 @@ if TYPE_CHECKING:
 
 ENV_PREFIX = "NEARDUP_"
 GUARANTEES = ("at_least_once", "exactly_once")
+# The values a setting can take and still mean something (None: no upper bound). A resemblance
+# of 5 or a distance of -4 would quietly make every event unique or every event a duplicate.
+RANGES: dict[str, tuple[float, float | None]] = {
+    "k": (0, 64),
+    "max_distance": (0, 64),
+    "min_resemblance": (0, 1),
+    "min_long_resemblance": (0, 1),
+    "min_containment": (0, 1),
+    "min_teaser_containment": (0, 1),
+    "shingle_n": (1, None),
+    "retention_days": (0, None),
+    "max_text_bytes": (1, None),
+    "max_id_chars": (1, None),
+    "cache_mb": (1, None),
+    "partitions": (1, None),
+    "replication": (1, None),
+    "allowed_lateness_ms": (0, None),
+    "web_port": (0, 65535),
+}
+FLAGGED = {"k", "max_distance", "shingle_n", "partitions", *(name for name in RANGES if name.startswith("min_"))}
 
 
 def _setting(default: Any, doc: str) -> Any:
@@ -179,6 +199,12 @@ class Settings:
             )
         if self.max_depth < 2:
             raise ValueError(f"{ENV_PREFIX}MAX_DEPTH={self.max_depth} must be at least 2 (an event with a field)")
+        for name, (low, high) in RANGES.items():
+            value = getattr(self, name)
+            if value < low or (high is not None and value > high):
+                bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+                source = ENV_PREFIX + name.upper() + (f" or --{name.replace('_', '-')}" if name in FLAGGED else "")
+                raise ValueError(f"{name} ({source}) is {value}; it must be {bounds}")
 
     @property
     def exactly_once(self) -> bool:

@@ -99,3 +99,11 @@ def test_an_impossible_plan_lists_each_valid_plan_once() -> None:
     assert listed is not None, proc.stderr
     plans = listed.group(1).split(", ")
     assert len(plans) == len(set(plans)) >= 3
+
+
+def test_a_rate_below_zero_is_refused_before_any_broker_is_asked() -> None:
+    proc, took = neardup("produce", "sample", "--rate", "-5", "--bootstrap", f"127.0.0.1:{free_port_pair()}")
+    assert proc.returncode == 2 and took < 10
+    assert (
+        proc.stderr.strip().splitlines()[-1] == "neardup produce: error: argument --rate: -5 is not a rate above zero"
+    )

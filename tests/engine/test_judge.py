@@ -68,17 +68,19 @@ STORY = (
 def test_a_teaser_of_a_long_story_is_held_to_the_teaser_containment() -> None:
     """A short text against a long one (a teaser and its story) estimates its containment from a
     resemblance of a few hundredths, so the floor it needs is ``min_teaser_containment``."""
-    teaser, story = fingerprint(STORY[:120] + "…", SETTINGS), fingerprint(STORY, SETTINGS)
+    # A teaser with a line of its own: its containment is under 1, so a floor can refuse it.
+    teaser, story = fingerprint(STORY[:150] + " Watch the video.", SETTINGS), fingerprint(STORY, SETTINGS)
     candidate = Candidate(Entry("story", story.simhash, 0, 0, story.sketch), 0)
     similarity = compare(teaser.sketch, story.sketch)
     assert similarity.teaser and not similarity.long
     assert not compare(story.sketch, fingerprint(STORY + " Rain is forecast.", SETTINGS).sketch).teaser
     assert not compare(teaser.sketch, fingerprint(STORY[:100], SETTINGS).sketch).teaser
-    strict = Settings(min_containment=0.0, min_teaser_containment=1.01)
-    refused = judge(teaser, candidate, strict)
-    assert refused.similarity is None and "(needs 1.01)" in refused.refused
     needed = similarity.containment
-    assert judge(teaser, candidate, Settings(min_containment=1.01, min_teaser_containment=needed)).similarity == needed
+    above = round(needed + 0.01, 2)
+    assert needed < above <= 1
+    refused = judge(teaser, candidate, Settings(min_containment=0.0, min_teaser_containment=above))
+    assert refused.similarity is None and f"(needs {above:.2f})" in refused.refused
+    assert judge(teaser, candidate, Settings(min_containment=1.0, min_teaser_containment=needed)).similarity == needed
 
 
 def test_an_unrelated_post_against_a_story_is_refused_at_the_teaser_floor() -> None:

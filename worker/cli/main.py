@@ -250,7 +250,7 @@ def _produce_parser(commands: Any) -> None:
     produce.add_argument("input", help="JSON-lines events; '-' for stdin; 'sample' for the shipped sample")
     produce.add_argument(
         "--rate",
-        type=float,
+        type=_positive,
         help="records per second, each acknowledged before the next, in the file's order "
         "(default: in batches, as fast as possible)",
     )
@@ -321,6 +321,14 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
         print(f"neardup {_version()}")
         parser.exit()
+
+
+def _positive(raw: str) -> float:
+    """A rate: a number above zero (argparse names the flag when this refuses)."""
+    value = float(raw)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{raw} is not a rate above zero")
+    return value
 
 
 def _version() -> str:
