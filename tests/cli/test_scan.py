@@ -337,3 +337,51 @@ def test_a_copy_under_a_title_repeating_its_opening_is_found(tmp_path: Path) -> 
     assert duplicate_of(tmp_path, lines) == {
         "post": None, "titled": "post", "other": None, "thread": None, "re": "thread", "gone": None, "said": "gone",
     }  # fmt: skip
+
+
+def _scan_once(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    source = tmp_path / "in.jsonl"
+    source.write_text(event("e1", "Heavy rain floods the streets of Osaka, officials say.") + "\n", encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "worker.cli", "scan", str(source), "-o", str(tmp_path / "out.jsonl"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_a_state_that_is_a_file_or_someone_elses_directory_is_refused_in_one_line(tmp_path: Path) -> None:
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine", encoding="utf-8")
+    proc = _scan_once(tmp_path, "--state", str(a_file))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert (
+        proc.stderr.strip()
+        == f"neardup scan: --state {a_file} is a file; give it a directory: a new one, or one a scan made"
+    )
+    theirs = tmp_path / "photos"
+    theirs.mkdir()
+    (theirs / "cat.jpg").write_bytes(b"\xff\xd8")
+    proc = _scan_once(tmp_path, "--state", str(theirs))
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "no neardup index" in proc.stderr
+    assert sorted(p.name for p in theirs.iterdir()) == ["cat.jpg"]  # nothing written among their files
+    assert a_file.read_text(encoding="utf-8") == "mine"
+
+
+def test_events_older_than_the_window_behind_the_newest_are_counted_as_not_stored(tmp_path: Path) -> None:
+    day = 86_400_000
+    texts = [
+        "The regional water authority said on Thursday that reservoir levels had fallen below forty percent.",
+        "A new rail line between the two harbour towns opened to passengers after six years of building work.",
+    ]
+    lines = [
+        event("new", texts[0], ts=30 * day),
+        event("old", texts[1], ts=1 * day),  # 29 days behind the newest: outside 7 days
+        event("old-copy", texts[1] + " (Reuters)", ts=1 * day + 1),
+    ]
+    status, verdicts, stderr = run_scan(tmp_path, lines)
+    assert status == 0
+    assert [v["verdict"] for v in verdicts] == ["unique", "unique", "unique"]  # "old" left no trace
+    assert "2 events older than the retention window (7 days) behind the newest event" in stderr
+    status, _, stderr = run_scan(tmp_path, lines[:1])
+    assert status == 0 and "older than the retention window" not in stderr

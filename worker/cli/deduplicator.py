@@ -52,6 +52,7 @@ class Deduplicator:
         self.settings = settings
         stored = index.get_record(_NEXT_ORDER)
         self._next_order = int(stored) if stored else 0
+        self.late = 0  # events decided but not stored: older than the window behind the newest
 
     def decide(self, event: Event, now_ms: int | None = None, probe: Fingerprint | None = None) -> Verdict:
         """The verdict for ``event``; indexes it when it is new. ``probe``: its text's
@@ -88,7 +89,10 @@ class Deduplicator:
         # The first verdict is kept as long as the event's own entries (retention by event time).
         encoded = dumps(verdict.to_dict())
         record = (_VERDICT_PREFIX + event.id, encoded)
-        self.index.add(entry, tables=None if probe.in_tables else [], exact_keys=probe.exact_keys, record=record)
+        if not self.index.add(
+            entry, tables=None if probe.in_tables else [], exact_keys=probe.exact_keys, record=record
+        ):
+            self.late += 1
         return verdict, encoded
 
     def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:

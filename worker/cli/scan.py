@@ -52,6 +52,7 @@ class Summary:
     events: int = 0
     duplicates: int = 0
     rejected: int = 0
+    late: int = 0  # decided, not stored: older than the retention window behind the newest event
     seconds: float = 0.0
 
     @property
@@ -61,9 +62,13 @@ class Summary:
     def line(self) -> str:
         rate = self.events / self.seconds if self.seconds > 0 else 0.0
         return (
-            f"{self.events} events: {self.unique} unique, {self.duplicates} duplicates, "
+            f"{_count(self.events, 'event')}: {self.unique} unique, {_count(self.duplicates, 'duplicate')}, "
             f"{self.rejected} rejected in {self.seconds:.1f} s ({rate:,.0f} docs/s)"
         )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def scan(
@@ -109,6 +114,7 @@ def scan(
         while queued:
             _decide(*queued.popleft(), dedup, out, rejects, summary, report)
         dedup.flush()
+        summary.late = dedup.late
     summary.seconds = time.perf_counter() - started
     report.clear()
     return summary
@@ -271,6 +277,8 @@ def run(
     else:
         dead_default = Path("neardup-deadletter.jsonl")
     dead_letter = Path(dead_letter_path) if dead_letter_path else dead_default
+    if state:
+        check_state_dir(Path(state))
     progress = sys.stderr if sys.stderr.isatty() else None
     total = source_path.stat().st_size if source_path.is_file() else None
     with ExitStack() as stack:
@@ -282,10 +290,28 @@ def run(
         ahead = (os.cpu_count() or 1) > 1 and total is not None and total >= AHEAD_BYTES
         summary = scan(source, out, dead_letter, settings, state_dir, progress, total, ahead)
     print(f"neardup scan: {summary.line()}", file=sys.stderr)
+    if summary.late:
+        print(
+            f"neardup scan: {_count(summary.late, 'event')} older than the retention window "
+            f"({settings.retention_days:g} days) behind the newest event: decided, but not stored, "
+            "so no later event can match them",
+            file=sys.stderr,
+        )
     if summary.rejected:
-        print(f"neardup scan: {summary.rejected} rejected lines written to {dead_letter}", file=sys.stderr)
+        print(f"neardup scan: {_count(summary.rejected, 'rejected line')} written to {dead_letter}", file=sys.stderr)
         return 2
     return 0
+
+
+def check_state_dir(path: Path) -> None:
+    """Refuse, in one line, a ``--state`` that is a file (RocksDB says only "File exists") or a
+    directory of other things (RocksDB would write its files among them)."""
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"--state {path} is a file; give it a directory: a new one, or one a scan made")
+    if path.is_dir() and not (path / "CURRENT").exists() and any(path.iterdir()):
+        raise FileExistsError(
+            f"--state {path} holds other files and no neardup index; give it a new or empty directory"
+        )
 
 
 def default_sample() -> str:
