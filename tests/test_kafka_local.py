@@ -33,3 +33,10 @@ def test_maven_resolves_the_broker_into_the_cache_not_home(tmp_path: Path) -> No
     )
     assert proc.returncode != 0 and "maven could not resolve" in proc.stderr
     assert f"-Dmaven.repo.local={cache}/m2" in calls.read_text(encoding="utf-8").splitlines()
+
+
+def test_help_is_an_answer_not_an_error() -> None:
+    proc = subprocess.run([str(ROOT / "scripts" / "kafka-local"), "--help"], capture_output=True, text=True, timeout=10)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage:") and "start|stop|status" in proc.stdout
+    wrong = subprocess.run([str(ROOT / "scripts" / "kafka-local"), "begin"], capture_output=True, text=True, timeout=10)
+    assert wrong.returncode == 2 and wrong.stderr.startswith("usage:")

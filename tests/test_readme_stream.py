@@ -30,6 +30,7 @@ def test_the_streaming_commands_give_the_scan_examples_verdicts(kafka_bootstrap:
         ["neardup", "produce"],
         ["neardup", "tail"],
     ]
+    assert "--from-beginning" in commands[4]  # a reader who starts it after produce sees the verdicts
     scan_steps = _transcript("## `neardup scan`")
     feed = scan_steps[0][0].split()[1]
     (tmp_path / feed).write_text("\n".join(scan_steps[0][1]) + "\n", encoding="utf-8")
@@ -62,7 +63,7 @@ def test_the_streaming_commands_give_the_scan_examples_verdicts(kafka_bootstrap:
         produced = neardup(commands[3])
         assert produced.returncode == 0, produced.stderr
         # Piped, tail prints JSON lines; it is told when to stop, as a reader at a terminal would be.
-        tailed = neardup(commands[4], "--from-beginning", "--timeout", "15")
+        tailed = neardup(commands[4], "--timeout", "15")
     finally:
         worker.terminate()
         worker.wait(timeout=30)
