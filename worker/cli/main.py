@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -50,7 +51,7 @@ def _ensure_topics(settings: Settings) -> list[str]:
 def _worker(args: argparse.Namespace) -> int:
     import logging
 
-    from worker.stream.app import create_app
+    from worker.stream.app import create_app, worker_name
     from worker.stream.shutdown import BoundedWorker
 
     settings = _kafka_settings(args, state_dir=args.state, partitions=args.partitions)
@@ -58,6 +59,15 @@ def _worker(args: argparse.Namespace) -> int:
     _ensure_topics(settings)
     app, metrics = create_app(settings, args.name)
     logging.getLogger("neardup").setLevel(args.loglevel.upper())
+    # At the default log level nothing else says the worker came up, or where to look at it.
+    web = f"{settings.web_address}/ (live page, /metrics, /healthz)" if settings.web_port else "off"
+    print(
+        f"neardup worker {worker_name(args.name)}: reading {settings.topic_prefix}.events from "
+        f"{settings.connection.bootstrap} in group {settings.topic_prefix}-worker; "
+        f"state in {os.path.join(settings.state_dir, worker_name(args.name))}; HTTP {web}",
+        file=sys.stderr,
+        flush=True,
+    )
     worker = BoundedWorker(
         app, loglevel=args.loglevel, quiet=True, deadline_s=settings.shutdown_timeout_s, running=metrics.running
     )
