@@ -7,6 +7,7 @@ directory, ``<state_dir>/<worker name>/stores``, so two workers can run on one h
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from pathlib import Path
@@ -68,6 +69,25 @@ def worker_name(explicit: str | None = None) -> str:
     return explicit or os.environ.get("NEARDUP_WORKER_NAME") or socket.gethostname()
 
 
+class _RetriedLookups(logging.Filter):
+    """aiokafka logs a failed coordinator lookup as an error and then retries it; a fresh
+    broker fails the first ones while it makes its offsets topic, so a newcomer's first worker
+    opened with an ERROR line. A retriable failure is a warning that says it is retried."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        if record.levelno == logging.ERROR and getattr(error, "retriable", False):
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.msg = f"{record.msg} (retriable: retrying)"
+        return True
+
+
+def _quiet_retried_lookups() -> None:
+    coordinator = logging.getLogger("aiokafka.consumer.group_coordinator")
+    if not any(isinstance(f, _RetriedLookups) for f in coordinator.filters):
+        coordinator.addFilter(_RetriedLookups())
+
+
 def create_app(
     settings: Settings, name: str | None = None, windows: Windows | None = None
 ) -> tuple[faust.App, Metrics]:
@@ -106,6 +126,7 @@ def create_app(
         broker_heartbeat_interval=_HEARTBEAT_S,
     )
     _shorten_fetch_wait()
+    _quiet_retried_lookups()
     # Load the dictionaries and tables now, not on the first event after joining; with the
     # fingerprint helper on, only the helper fingerprints (/check and /explain too), and this
     # process does without its own copy of them.
