@@ -7,7 +7,10 @@ times are spread evenly over 18 days, so that with the default 7-day retention b
 expire and are purged as they do in a long feed. (A story stored many times over is
 ``bench/reposts.py``'s case.) Each
 command is one process, timed from start to exit (imports, set-up and output included), in
-turn round by round; medians are reported with each one's ratio to the textbook script:
+turn round by round; medians are reported with each one's ratio to the textbook script, and
+its CPU (user and system, its helper process's included) and the cores that makes on average.
+The last line says how fast this tree's scan could be on this box's cores were all its CPU
+overlapped: what a ratio to the textbook needs of the CPU, whatever the parallelism:
 
 - ``neardup scan`` of this tree;
 - ``neardup scan`` of ``--baseline`` (default: the parent of the commit that introduced
@@ -35,6 +38,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -112,12 +116,26 @@ def _template_verdicts(feed: Path, work: Path) -> str:
     return "\n".join(lines)
 
 
-def timed(command: list[str], env: dict[str, str]) -> float:
-    """Seconds of one process, run from its tree (``python -m`` puts the working directory first)."""
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds of one process, run from its tree (``python -m`` puts the working directory first),
+    and the CPU seconds it and its helper process used (user and system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     cwd = env.get("PYTHONPATH", str(ROOT))
     subprocess.run(command, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - began
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def _floor(cpu: float, textbook: float) -> str:
+    """What the scan's CPU allows on this box's cores: the scan decides on one of them and
+    fingerprints ahead on another, so it can end no sooner than its CPU shared by all of them."""
+    cores = os.cpu_count() or 1
+    least = cpu / cores
+    return (
+        f"neardup scan on {cores} cores, were all its CPU overlapped: {least:.2f} s, {textbook / least:.2f}x textbook"
+    )
 
 
 def commands(feed: Path, work: Path, baseline: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
@@ -164,16 +182,21 @@ def main(argv: Sequence[str] | None = None) -> None:
             else:
                 write_feed(feed, size, args.stories)
             seconds: dict[str, list[float]] = {}
+            cpu: dict[str, list[float]] = {}
             for _ in range(args.rounds):
                 for name, (command, env) in commands(feed, work, baseline).items():
-                    seconds.setdefault(name, []).append(timed(command, env))
+                    wall, used = timed(command, env)
+                    seconds.setdefault(name, []).append(wall)
+                    cpu.setdefault(name, []).append(used)
             textbook = statistics.median(seconds["textbook"])
             replays = f"{min(size, args.stories):,} dev-set events replayed" if args.feed == "dev" else args.feed
             print(f"\n{size:,} events over 18 days ({replays}), median of {args.rounds} whole-process runs")
-            print(f"{'command':<22}{'seconds':>10}{'docs/s':>10}{'x textbook':>12}")
+            print(f"{'command':<22}{'seconds':>10}{'docs/s':>10}{'x textbook':>12}{'CPU s':>10}{'cores':>8}")
             for name, runs in seconds.items():
-                median = statistics.median(runs)
-                print(f"{name:<22}{median:>10.2f}{size / median:>10,.0f}{textbook / median:>12.2f}")
+                median, used = statistics.median(runs), statistics.median(cpu[name])
+                line = f"{name:<22}{median:>10.2f}{size / median:>10,.0f}{textbook / median:>12.2f}"
+                print(f"{line}{used:>10.2f}{used / median:>8.2f}")
+            print(_floor(statistics.median(cpu["neardup scan"]), textbook))
             if args.feed in TEMPLATES:
                 print(_template_verdicts(feed, work))
 
