@@ -385,3 +385,18 @@ def test_events_older_than_the_window_behind_the_newest_are_counted_as_not_store
     assert "2 events older than the retention window (7 days) behind the newest event" in stderr
     status, _, stderr = run_scan(tmp_path, lines[:1])
     assert status == 0 and "older than the retention window" not in stderr
+
+
+def test_an_id_of_an_earlier_run_gets_its_first_verdict_again(tmp_path: Path, en: list[str]) -> None:
+    """A run into a store that holds events looks every id up: a new run's skip of the lookup
+    (for ids it has not seen itself) is only for a store that never held an event."""
+    state = tmp_path / "state"
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    status, verdicts, _ = run_scan(
+        first, [event("x1", en[0]), event("x2", "Breaking: " + en[0])], "--state", str(state)
+    )
+    assert status == 0 and verdicts[1]["duplicate_of"] == "x1"
+    status, again, _ = run_scan(second, [event("x2", en[1])], "--state", str(state))  # re-sent id, other text
+    assert status == 0 and again == verdicts[1:]

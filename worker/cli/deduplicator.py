@@ -34,6 +34,9 @@ from worker.state.index import BlockIndex
 
 _VERDICT_PREFIX = "v:"
 _NEXT_ORDER = "meta:next_order"
+# Ids of this run remembered (by hash) to skip the first-verdict lookup of a new one; past
+# this many the lookups are made again for every id, so memory stays bounded.
+_SEEN_LIMIT = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,10 @@ class Deduplicator:
         stored = index.get_record(_NEXT_ORDER)
         self._next_order = int(stored) if stored else 0
         self.late = 0  # events decided but not stored: older than the window behind the newest
+        # A store that has never held an event (no watermark) holds the first verdict of an id
+        # only if this run decided it: a lookup of any other id (up to nine point reads, one a
+        # live bucket) can be skipped.
+        self._seen: set[int] | None = set() if index.bucket_ms and index.watermark is None else None
 
     def decide(self, event: Event, now_ms: int | None = None, probe: Fingerprint | None = None) -> Verdict:
         """The verdict for ``event``; indexes it when it is new. ``probe``: its text's
@@ -64,7 +71,8 @@ class Deduplicator:
     ) -> tuple[Verdict, bytes]:
         """:meth:`decide`, with the verdict's JSON as recorded: the scan writes those bytes
         rather than encode the verdict a second time."""
-        seen = self.index.get_record(_VERDICT_PREFIX + event.id)
+        known = self._seen is None or hash(event.id) in self._seen
+        seen = self.index.get_record(_VERDICT_PREFIX + event.id) if known else None
         if seen is not None:
             return Verdict.from_dict(loads(seen)), seen
         ts = event.ts if event.ts is not None else (now_ms if now_ms is not None else int(time.time() * 1000))
@@ -93,6 +101,10 @@ class Deduplicator:
             entry, tables=None if probe.in_tables else [], exact_keys=probe.exact_keys, record=record
         ):
             self.late += 1
+        elif self._seen is not None:
+            self._seen.add(hash(event.id))
+            if len(self._seen) > _SEEN_LIMIT:
+                self._seen = None
         return verdict, encoded
 
     def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:
