@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -63,8 +62,7 @@ def _worker(args: argparse.Namespace) -> int:
     web = f"{settings.web_address}/ (live page, /metrics, /healthz)" if settings.web_port else "off"
     print(
         f"neardup worker {worker_name(args.name)}: reading {settings.topic_prefix}.events from "
-        f"{settings.connection.bootstrap} in group {settings.topic_prefix}-worker; "
-        f"state in {os.path.join(settings.state_dir, worker_name(args.name))}; HTTP {web}",
+        f"{settings.connection.bootstrap} in group {app.conf.id}; state in {app.conf.datadir}; HTTP {web}",
         file=sys.stderr,
         flush=True,
     )
