@@ -36,6 +36,33 @@ def test_short_posts_one_word_apart_are_not_copies(a: str, b: str) -> None:
     assert _accepted(a, b, keep_words=False), "their character grams alone pass: the words tell them apart"
 
 
+TICKET = "Where can I buy a cheap train ticket to Berlin for next weekend, leaving on Friday evening?"
+
+
+def test_a_question_is_not_a_copy_of_a_longer_post_that_opens_with_its_words() -> None:
+    """The post has more grams than the question's sketch fills bins, fewer than the sketch
+    has: both are listed, so the question's containment is counted, not estimated, and the
+    words differ ("bike" where "train ticket" stands)."""
+    assert short_words(fingerprint(TICKET, SETTINGS).sketch) is not None
+    assert not is_duplicate("Where can I buy a cheap bike?", TICKET)
+    assert not is_duplicate(TICKET, "Where can I buy a cheap bike?")
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        "Where can I buy a cheap train ticket to Berlin",  # cut
+        "Where can I buy a cheap train ticket to Berlin for next weekend?",  # a sentence's end cut
+        TICKET + " Thanks!",  # one added
+        TICKET.replace("train", "trian"),  # a slip
+        "RT @rail_fan: " + TICKET,  # a retweet
+    ],
+)
+def test_cuts_additions_and_slips_of_such_a_post_stay_copies(copy: str) -> None:
+    assert is_duplicate(copy, TICKET)
+    assert is_duplicate(TICKET, copy)
+
+
 @pytest.mark.parametrize(
     ("copy", "original"),
     [

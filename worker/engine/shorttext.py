@@ -97,8 +97,12 @@ DENSE_EDGE_MAX_CHARS = 36
 SHORT_LEAD_CHARS = MIN_CHAR_GRAMS + CHAR_GRAM - 1
 # A set of at most this many 3-grams is listed whole (16 bits of each hash, sorted) after the
 # numbers mask: for so few grams the sketch's estimate is coarse (one-permutation hashing fills
-# only as many of its 128 bins), a listed set gives the resemblance itself.
-MAX_LISTED_GRAMS = 64
+# only as many of its 128 bins, at most, and the rest copy them), a listed set gives the
+# resemblance itself. As many as the sketch has bins: at half that, a question of five words
+# against a post of eighty characters that opens with four of them read as held whole (its
+# estimate rested on the two dozen bins the question fills), and the post had no words to
+# tell "a cheap bike" from "a cheap train ticket".
+MAX_LISTED_GRAMS = 128
 # A listed text keeps its words when they take at most this many bytes (a length byte's reach).
 MAX_WORDS_BYTES = 255
 _TAG_SHIFT = np.uint64(48)

@@ -105,7 +105,7 @@ class Similarity:
 # A short text's sketch is followed by its character part (``worker.engine.shorttext``): a
 # sketch of the same layout over character 3-grams, a 64-bit mask of its numbers, its lead
 # windows when it has any (flagged in the character sketch's size field: one byte, their
-# number, then theirs), then, for a set of at most 64 grams, its words (flagged there too: one
+# number, then theirs), then, for a set of at most 128 grams, its words (flagged there too: one
 # byte, their length, then their UTF-8; :mod:`worker.engine.words`), the set itself (16-bit
 # tags, two bytes each), and for a dense one whose grams folding by shape changes, the second
 # set and the number of tags in the first (one byte: such a list alone has an odd length).

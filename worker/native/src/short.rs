@@ -15,7 +15,7 @@ const BAND_ROWS: usize = 3;
 const BAND_SEED: u32 = 0xBA4D;
 const LEAD_SEED: u32 = 0x1EAD5;
 const TAIL_SEED: u32 = 0x7A115;
-const MAX_LISTED_GRAMS: usize = 64;
+const MAX_LISTED_GRAMS: usize = 128;
 
 pub struct Short {
     pub sketch: [u8; sketch::SKETCH_BYTES],
