@@ -63,6 +63,21 @@ def test_cuts_additions_and_slips_of_such_a_post_stay_copies(copy: str) -> None:
     assert is_duplicate(TICKET, copy)
 
 
+REVIEW = (
+    "酒店的位置不错，离地铁站很近。房间有一股烟味，我们要求前台给我们换了房间，换了以后味道有所减轻，"
+    "但还是有一点。晚上开着窗户睡觉，第二天天一亮我们就退房了。"
+)
+
+
+def test_two_characters_misread_side_by_side_in_a_longer_post_stay_a_copy() -> None:
+    """Both are listed (their sets compared exactly), but over the size whose words judge a
+    pair: 夫夫 for 天天 is two misread characters, not another word."""
+    misread = REVIEW.replace("第二天天一亮", "第二夫夫一亮")
+    assert short_words(fingerprint(REVIEW, SETTINGS).sketch) is not None
+    assert is_duplicate(misread, REVIEW)
+    assert is_duplicate(REVIEW, misread)
+
+
 @pytest.mark.parametrize(
     ("copy", "original"),
     [

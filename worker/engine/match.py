@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 from worker.engine import words
 from worker.engine.blocks import Plan
 from worker.engine.fingerprint import Fingerprint
-from worker.engine.sketch import NUMBERS_DIFFER, Similarity, compare, short_words
+from worker.engine.sketch import NUMBERS_DIFFER, Similarity, compare, worded_pair
 
 _MAX_ORDER = 1 << 128  # orders are Kafka (append time, partition, offset) packed in 128 bits
 # (event_id, fingerprint, order, ts, sketch)
@@ -140,9 +140,10 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
     floor = thresholds.min_long_resemblance if similarity.long else thresholds.min_resemblance
     needed = thresholds.min_teaser_containment if similarity.teaser else thresholds.min_containment
     passed = _passes(similarity, floor, needed)
-    mine, theirs = short_words(probe.sketch), short_words(candidate.entry.sketch)
-    if mine is None or theirs is None:  # not two listed short texts: the sets decide alone
+    worded = worded_pair(probe.sketch, candidate.entry.sketch)
+    if worded is None:  # not two listed short texts, one of a line or two: the sets decide alone
         return _refused(similarity, floor, needed) if passed is None else Judgement(passed)
+    mine, theirs = worded
     if passed is None:
         passed = words.slipped(theirs, mine)
         if passed is None:

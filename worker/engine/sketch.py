@@ -121,6 +121,10 @@ SHORT_SKETCH_BYTES = 2 * SKETCH_BYTES + 8
 # Not by resemblance: a post of seven Han characters with its last one changed ("…很好",
 # "…很差") keeps six of its seven grams.
 MIN_CHAR_GRAMS = 10
+# The words (worker.engine.words) judge a pair of listed short texts whose smaller set has at
+# most this many 3-grams, as many as the texts that kept words when they were written for and
+# checked on (texts of a line or two, where each word is the message).
+MAX_WORDED_GRAMS = 64
 MIN_DENSE_CHAR_GRAMS = 5
 # A short text against a long one with at least this many times its word features is judged as
 # a teaser: at most half of its story. Two texts of about one length are not, whatever their
@@ -269,6 +273,19 @@ def short_words(sketch: bytes) -> str | None:
     if len(sketch) <= SHORT_SKETCH_BYTES or not sketch[SKETCH_BYTES] & WORDS_FLAG:
         return None
     return sketch[_leads_end(sketch) + 1 : _words_end(sketch)].decode()
+
+
+def worded_pair(a: bytes, b: bytes) -> tuple[str, str] | None:
+    """The words of two listed short texts that their words judge, or None: the smaller of the
+    two has at most ``MAX_WORDED_GRAMS`` 3-grams. Longer texts are listed too (their sets are
+    compared exactly), but the words of a text twice that long carry more slips, and two
+    characters misread side by side read as another word ("第二夫夫一亮" for "第二天天一亮")."""
+    words_a, words_b = short_words(a), short_words(b)
+    if words_a is None or words_b is None:
+        return None
+    if min(_size(a[SKETCH_BYTES : SKETCH_BYTES + 2]), _size(b[SKETCH_BYTES : SKETCH_BYTES + 2])) > MAX_WORDED_GRAMS:
+        return None
+    return words_a, words_b
 
 
 def _listed_best(a: bytes, b: bytes) -> Similarity:
