@@ -26,6 +26,7 @@ def scraped(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], f
 def test_counters_are_the_records_the_broker_acknowledged() -> None:
     metrics = Metrics()
     metrics.events += 5
+    metrics.late += 2
     for i, event_id in enumerate(["a", "b", "c"]):
         metrics.decided(event_id, total_order(APPENDED_MS + i, 0, i), None if event_id != "c" else 7)
     metrics.decided("failed", total_order(APPENDED_MS, 0, 9), None)
@@ -44,6 +45,7 @@ def test_counters_are_the_records_the_broker_acknowledged() -> None:
     assert got[("neardup_verdicts_total", (("verdict", "unique"),))] == 3
     assert got[("neardup_verdicts_total", (("verdict", "duplicate"),))] == 1
     assert got[("neardup_corrections_total", ())] == 1
+    assert got[("neardup_events_late_total", ())] == 2
     assert got[("neardup_deadletters_total", (("reason", "internal_error"),))] == 1
     # Each decided verdict is timed once, from its append time; the re-sent copy is not.
     assert got[("neardup_verdict_latency_seconds_count", ())] == 3

@@ -356,3 +356,19 @@ def test_check_says_why_a_candidate_is_refused(tmp_path: Path) -> None:
     shown = [c for part, share in shares.items() for c in index.check(stores[part], share)[1]]
     assert shown and all(c["id"] == "bus" and not c["verified"] for c in shown)
     assert {c["refused"] for c in shown} == {NUMBERS_DIFFER}
+
+
+def test_an_event_older_than_the_window_is_answered_counted_late_and_not_stored(tmp_path: Path) -> None:
+    """Late: older than the retention window behind the newest event the partitions stored. It
+    still gets its answers (a verdict), but a later copy cannot match it, and the worker counts it."""
+    stage, stores = IndexStage(SETTINGS, "t.events"), index_stores(tmp_path)
+    out = FingerprintStage(SETTINGS).process([event("story", STORY, 1)])
+    assert stage.process(stores, as_messages(out.shares, out.intros)).late == 0
+    old_ts = int(NOW_S * 1000) - 2 * SETTINGS.retention_ms
+    late = Message(json.dumps({"id": "old", "text": OTHER, "ts": old_ts}).encode(), 2)
+    out = FingerprintStage(SETTINGS).process([late])
+    result = stage.process(stores, as_messages(out.shares, out.intros))
+    assert result.late == 1
+    assert {item["id"] for items in result.replies.values() for item in items if item["kind"] == "answer"} == {"old"}
+    again = run_index(stage, stores, event("again", OTHER, 3))
+    assert all(item["earlier"] == [] for item in again if item["kind"] == "answer"), "the late event was not stored"

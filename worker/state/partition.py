@@ -65,12 +65,14 @@ class IndexPartition:
         found = self.index.query_exact_many(keys, keep)
         return [Candidate(e, hamming(fingerprint, e.fingerprint)) for e in found]
 
-    def add(self, entry: Entry | Packed, tables: Sequence[int] = (), exact_keys: Sequence[int] = ()) -> None:
+    def add(self, entry: Entry | Packed, tables: Sequence[int] = (), exact_keys: Sequence[int] = ()) -> bool:
         """Store ``entry`` in block tables and under exact keys (one write), and log it. The
-        index stage passes it :func:`~worker.state.layout.pack`ed, once for all its partitions."""
+        index stage passes it :func:`~worker.state.layout.pack`ed, once for all its partitions.
+        Returns False for an entry older than the retention window behind the partition's
+        newest (late), which is not stored; its replay from the log skips it the same way."""
         if not tables and not exact_keys:
             raise ValueError("add needs a table or an exact key")
-        self.index.add_many([(entry, tables, exact_keys)])
+        stored = self.index.add_many([(entry, tables, exact_keys)]) == 1
         self._added += 1
         if isinstance(entry, Packed):
             entry = entry.entry
@@ -80,6 +82,7 @@ class IndexPartition:
             self._ops[(entry.event_id, entry.order)] = op
         op[5].extend(tables)
         op[6].extend(exact_keys)
+        return stored
 
     def deferred(self, exact_keys: Iterable[int] = ()) -> AbstractContextManager[None]:
         """Adds in the block written once at its end, seen by its queries at once; ``exact_keys``

@@ -68,6 +68,7 @@ class _Seen:
     probe: Fingerprint
     keep: Keep
     packed: Packed | None = None
+    late: bool = False  # a partition did not store it: older than its window behind the newest
 
 
 @dataclass
@@ -76,6 +77,7 @@ class IndexResult:
 
     replies: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     dead: list[bytes] = field(default_factory=list)
+    late: int = 0  # events a partition did not store (:attr:`_Seen.late`)
 
 
 class IndexStage:
@@ -117,6 +119,7 @@ class IndexStage:
             earlier = [] if answer.earliest is None else [answer.earliest.to_dict()]
             item = answer_item(event_id, order, answer.tables, earlier)
             out.replies[answer_partition(event_id, self.partitions)].append(item)
+        out.late = sum(event.late for event in seen.values())
         return out
 
     def _index_event(
@@ -141,7 +144,8 @@ class IndexStage:
         if not present and (tables or exact_keys):
             if event.packed is None:
                 event.packed = pack(Entry(share.id, share.fingerprint, share.order, share.ts, share.sketch))
-            store.add(event.packed, tables=tables, exact_keys=exact_keys)
+            if not store.add(event.packed, tables=tables, exact_keys=exact_keys):
+                event.late = True
         answers[key].add(share.answered, earlier)
         for later_id, later_order, ref in later:
             note = note_item(later_id, later_order, ref.to_dict())

@@ -70,6 +70,9 @@ class Metrics:
         self.deadletters: Counter[str] = Counter()
         self.republished = 0
         self.replayed = 0  # intros of inputs already answered, read again (at-least-once delivery)
+        # Events the index did not store: older than the retention window behind the newest it
+        # stored (decided against what is left of their window; later copies cannot match them).
+        self.late = 0
         # Batches being handled now, by (stage, batch): records and since when (time.monotonic()); what a
         # shutdown that runs out of time abandons (worker.stream.shutdown).
         self.in_flight: dict[tuple[str, int], tuple[int, float]] = {}
@@ -171,7 +174,7 @@ class Metrics:
         return (
             f"events {self.events}, dead-lettered {sum(self.deadletters.values())}, verdicts {self.verdicts} "
             f"({self.duplicates} duplicates), republished {self.republished}, replayed {self.replayed}, "
-            f"corrections {self.corrections}"
+            f"corrections {self.corrections}, late {self.late}"
         )
 
 
@@ -219,6 +222,11 @@ class _Collector(Collector):
         verdicts.add_metric(["duplicate"], m.duplicates)
         yield verdicts
         yield CounterMetricFamily("neardup_corrections", "Correction records acknowledged.", value=m.corrections)
+        yield CounterMetricFamily(
+            "neardup_events_late",
+            "Events older than the retention window behind the newest indexed: decided, not indexed.",
+            value=m.late,
+        )
         dead = CounterMetricFamily("neardup_deadletters", "Dead-letter records, by reason.", labels=["reason"])
         for reason, count in sorted(m.deadletters.items()):
             dead.add_metric([reason], count)

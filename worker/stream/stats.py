@@ -169,6 +169,7 @@ class Sampler:
                 "duplicates": m.duplicates,
                 "corrections": m.corrections,
                 "deadletters": sum(m.deadletters.values()),
+                "late": m.late,
             },
             "lag": sum(m.gauges.lag.values()),
             "latency_ms": {

@@ -236,6 +236,7 @@ class Worker:
         started = time.perf_counter()
         result = self.index.process(tx.touched, messages)
         self.metrics.stage_done("index", time.perf_counter() - started)
+        self.metrics.late += result.late
         await self.sends.dead_letter(result.dead)
         local = await self.handoff.answers(result.replies, holds.hold())
         await tx.commit(self.sends.changelog(self.names.index_changelog), holds.hold(), self.sends.write_failed)
