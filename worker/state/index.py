@@ -84,12 +84,7 @@ class BlockIndex(Reads):
         statistics: bool = False,
         recent_entries: int = RECENT_ENTRIES,
     ) -> None:
-        if plan.f > 64:
-            raise ValueError(f"plan f={plan.f}: stored fingerprints are at most 64 bits")
-        if len(plan.tables) > MAX_TABLES:
-            raise ValueError(f"plan has {len(plan.tables)} tables; table ids are one byte (at most {MAX_TABLES})")
-        if compression not in COMPRESSION:
-            raise ValueError(f"compression {compression!r} is not one of {sorted(COMPRESSION)}")
+        _check_arguments(plan, compression)
         self.plan = plan
         self.path = Path(path)
         self.retention_ms = retention_ms
@@ -133,20 +128,25 @@ class BlockIndex(Reads):
             self._check_layout(existing)
             self._check_plan()
             self._check_buckets()
-            if not self.bucket_ms:
-                self._open_bucket(None)
-            else:
-                for number in sorted({int(n.partition("@")[2]) for n in existing if "@" in n}):
-                    self._open_bucket(number)
-                raw = self._db.get(WATERMARK_KEY)
-                if raw is not None:
-                    self._watermark = int(bytes(raw))
-                self._stored_watermark = self._watermark
-                self._expire()
-                self._drop_retired()  # what expired before the last close, and this expiry
+            self._load_buckets(existing)
         except BaseException:
             self.close()
             raise
+
+    def _load_buckets(self, families: list[str]) -> None:
+        """Open the time buckets the store holds and its watermark, and expire what the
+        window left behind since the store was last open."""
+        if not self.bucket_ms:
+            self._open_bucket(None)
+            return
+        for number in sorted({int(n.partition("@")[2]) for n in families if "@" in n}):
+            self._open_bucket(number)
+        raw = self._db.get(WATERMARK_KEY)
+        if raw is not None:
+            self._watermark = int(bytes(raw))
+        self._stored_watermark = self._watermark
+        self._expire()
+        self._drop_retired()  # what expired before the last close, and this expiry
 
     def _database_options(self, statistics: bool) -> Options:
         db_options = self._options("default")
@@ -448,3 +448,13 @@ class BlockIndex(Reads):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _check_arguments(plan: Plan, compression: str) -> None:
+    """Refuse a plan whose keys do not fit the layout, or an unknown compression, before any file is made."""
+    if plan.f > 64:
+        raise ValueError(f"plan f={plan.f}: stored fingerprints are at most 64 bits")
+    if len(plan.tables) > MAX_TABLES:
+        raise ValueError(f"plan has {len(plan.tables)} tables; table ids are one byte (at most {MAX_TABLES})")
+    if compression not in COMPRESSION:
+        raise ValueError(f"compression {compression!r} is not one of {sorted(COMPRESSION)}")
