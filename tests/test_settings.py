@@ -43,6 +43,7 @@ def test_bad_value_names_the_variable() -> None:
         ({"NEARDUP_PARTITIONS": "0"}, r"NEARDUP_PARTITIONS or --partitions\) is 0; it must be at least 1"),
         ({"NEARDUP_CACHE_MB": "0"}, r"cache_mb \(NEARDUP_CACHE_MB\) is 0; it must be at least 1"),
         ({"NEARDUP_WEB_PORT": "70000"}, r"NEARDUP_WEB_PORT\) is 70000; it must be between 0 and 65535"),
+        ({"NEARDUP_CONNECT_TIMEOUT_S": "-3"}, r"NEARDUP_CONNECT_TIMEOUT_S\) is -3.0; it must be at least 0.1"),
     ],
 )
 def test_a_value_out_of_its_range_is_refused_by_name(env: dict[str, str], message: str) -> None:
@@ -107,3 +108,22 @@ def test_the_block_plan_is_parsed_once() -> None:
     settings = Settings(plan="10x25")
     assert settings.block_plan is settings.block_plan
     assert len(settings.block_plan.tables) == 10
+
+
+@pytest.mark.parametrize("name", ["../../etc", "..", "a/b", "x" * 65])
+def test_a_worker_name_that_is_not_one_path_component_is_refused(name: str) -> None:
+    """It names the worker's state directory: "../../etc" put a worker's stores outside it."""
+    from worker.stream.app import worker_name
+
+    with pytest.raises(ValueError, match="must be letters, digits"):
+        worker_name(name)
+
+
+def test_a_worker_name_from_the_environment_is_checked_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from worker.stream.app import worker_name
+
+    monkeypatch.setenv("NEARDUP_WORKER_NAME", "../x")
+    with pytest.raises(ValueError, match="NEARDUP_WORKER_NAME"):
+        worker_name(None)
+    monkeypatch.setenv("NEARDUP_WORKER_NAME", "worker-1.eu_west")
+    assert worker_name(None) == "worker-1.eu_west"

@@ -37,6 +37,8 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "replication": (1, None),
     "allowed_lateness_ms": (0, None),
     "web_port": (0, 65535),
+    "connect_timeout_s": (0.1, None),
+    "shutdown_timeout_s": (0, None),
 }
 FLAGGED = {"k", "max_distance", "shingle_n", "partitions", *(name for name in RANGES if name.startswith("min_"))}
 

@@ -53,15 +53,16 @@ def _worker(args: argparse.Namespace) -> int:
     from worker.stream.app import create_app, worker_name
     from worker.stream.shutdown import BoundedWorker
 
+    name = worker_name(args.name)  # a bad name fails before anything connects
     settings = _kafka_settings(args, state_dir=args.state, partitions=args.partitions)
     _check_web_port(settings)
     _ensure_topics(settings)
-    app, metrics = create_app(settings, args.name)
+    app, metrics = create_app(settings, name)
     logging.getLogger("neardup").setLevel(args.loglevel.upper())
     # At the default log level nothing else says the worker came up, or where to look at it.
     web = f"{settings.web_address}/ (live page, /metrics, /healthz)" if settings.web_port else "off"
     print(
-        f"neardup worker {worker_name(args.name)}: reading {settings.topic_prefix}.events from "
+        f"neardup worker {name}: reading {settings.topic_prefix}.events from "
         f"{settings.connection.bootstrap} in group {app.conf.id}; state in {app.conf.datadir}; HTTP {web}",
         file=sys.stderr,
         flush=True,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 from pathlib import Path
 from typing import Any
@@ -64,9 +65,19 @@ def _shorten_fetch_wait() -> None:
     driver.AIOKafkaConsumerThread._create_worker_consumer = create_worker_consumer  # type: ignore[method-assign]
 
 
+_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
 def worker_name(explicit: str | None = None) -> str:
-    """``--name``, else ``NEARDUP_WORKER_NAME``, else the host name: names the state directory."""
-    return explicit or os.environ.get("NEARDUP_WORKER_NAME") or socket.gethostname()
+    """``--name``, else ``NEARDUP_WORKER_NAME``, else the host name: names the state directory,
+    so it is one path component ("../etc" would put a worker's stores outside ``state_dir``)."""
+    name = explicit or os.environ.get("NEARDUP_WORKER_NAME") or socket.gethostname()
+    if not _NAME.fullmatch(name) or name in (".", ".."):
+        raise ValueError(
+            f"worker name {name!r} (--name or NEARDUP_WORKER_NAME) must be letters, digits, '.', '_' or '-' "
+            "(at most 64): it names the worker's state directory"
+        )
+    return name
 
 
 class _RetriedLookups(logging.Filter):
