@@ -178,8 +178,8 @@ def parse_ts(value: Any) -> int | None:
     if isinstance(value, bool):
         raise InvalidEvent("field 'ts' must be epoch milliseconds or an ISO-8601 string, got a boolean")
     if isinstance(value, (int, float)):
-        if not value == value:
-            raise InvalidEvent("field 'ts' is not a number")
+        if not math.isfinite(value):
+            raise InvalidEvent("field 'ts' is not a finite number")
         return _epoch_ms(math.floor(value), value)
     if isinstance(value, str):
         try:

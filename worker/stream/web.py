@@ -8,7 +8,6 @@ traceback, and no request can stop the worker (:func:`_json_errors`).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -19,6 +18,7 @@ from aiohttp import web as aioweb
 from faust.web import Request, Response, View
 from faust.web.drivers.aiohttp import Web as AiohttpWeb
 
+from topology import codec
 from topology.validate import InvalidEvent
 from worker.settings import Settings
 from worker.stream.inspect import Inspector
@@ -118,7 +118,7 @@ class _BadRequest(Exception):
 async def _json_body(request: Request) -> dict[str, Any]:
     raw = await request.read()
     try:
-        body = json.loads(raw)
+        body = codec.loads(raw)  # as strict as the stream's parser: no NaN, no number out of range
     except ValueError as exc:
         raise _BadRequest(400, f"request body is not JSON: {exc}") from None
     if not isinstance(body, dict):
