@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from aiokafka import errors
 
-from worker.stream.app import _quiet_retried_lookups
+from worker.stream.app import _quiet_retried_lookups, _Repeats
 
 
 class _Kept(logging.Handler):
@@ -41,3 +41,36 @@ def test_a_fresh_brokers_missing_coordinator_is_a_warning_that_says_it_is_retrie
     assert retried.getMessage().endswith("(retriable: retrying)")
     assert "retrying" not in refused.getMessage()
     assert len(logger.filters) == 1
+
+
+def test_a_connection_error_repeated_while_the_broker_is_away_passes_once_every_ten_seconds() -> None:
+    """About 120 lines a second while the broker was down: the first is seen at once, then one
+    every ten seconds that counts the ones left out."""
+    now = [0.0]
+    repeats = _Repeats(every_s=10.0, clock=lambda: now[0])
+    logger = logging.getLogger("test.repeats")
+    logger.propagate = False
+    kept = _Kept()
+    logger.addHandler(kept)
+    logger.addFilter(repeats)
+    try:
+        for i in range(1200):  # ten seconds of them
+            now[0] = i / 120
+            logger.error("Unable connect to node with id %s: %s", i % 3, "Connect call failed")
+        logger.error("another message")
+        now[0] = 10.5
+        logger.error("Unable connect to node with id %s: %s", 1, "Connect call failed")
+    finally:
+        logger.removeHandler(kept)
+        logger.removeFilter(repeats)
+    assert [r.getMessage() for r in kept.records] == [
+        "Unable connect to node with id 0: Connect call failed",
+        "another message",
+        "Unable connect to node with id 1: Connect call failed (1199 more like it in the last 10 s)",
+    ]
+
+
+def test_the_workers_kafka_client_log_gets_one_such_filter() -> None:
+    _quiet_retried_lookups()
+    _quiet_retried_lookups()
+    assert sum(isinstance(f, _Repeats) for f in logging.getLogger("aiokafka.client").filters) == 1

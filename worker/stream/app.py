@@ -11,6 +11,8 @@ import logging
 import os
 import re
 import socket
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,10 +95,35 @@ class _RetriedLookups(logging.Filter):
         return True
 
 
+class _Repeats(logging.Filter):
+    """A message logged again and again (aiokafka's "Unable connect to node" about 120 times a
+    second while the broker is down) passes once every ``every_s`` seconds, saying how many
+    like it were left out since: the first failure is seen at once, and a log stays readable."""
+
+    def __init__(self, every_s: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.every_s, self.clock = every_s, clock
+        self._last: dict[str, tuple[float, int]] = {}  # message template -> (when it last passed, left out since)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now, template = self.clock(), str(record.msg)
+        passed, left_out = self._last.get(template, (float("-inf"), 0))
+        if now - passed < self.every_s:
+            self._last[template] = (passed, left_out + 1)
+            return False
+        if left_out:
+            record.msg = f"{record.msg} ({left_out} more like it in the last {now - passed:.0f} s)"
+        self._last[template] = (now, 0)
+        return True
+
+
 def _quiet_retried_lookups() -> None:
     coordinator = logging.getLogger("aiokafka.consumer.group_coordinator")
     if not any(isinstance(f, _RetriedLookups) for f in coordinator.filters):
         coordinator.addFilter(_RetriedLookups())
+    client = logging.getLogger("aiokafka.client")  # its connection errors, while a broker is away
+    if not any(isinstance(f, _Repeats) for f in client.filters):
+        client.addFilter(_Repeats())
 
 
 def create_app(
