@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from aiokafka import errors
 
-from worker.stream.app import _quiet_retried_lookups, _Repeats
+from worker.stream.app import _filter_logs, _Repeats
 
 
 class _Kept(logging.Handler):
@@ -25,8 +25,8 @@ def coordinator_log() -> Iterator[_Kept]:
     logger = logging.getLogger("aiokafka.consumer.group_coordinator")
     kept = _Kept()
     logger.addHandler(kept)
-    _quiet_retried_lookups()
-    _quiet_retried_lookups()  # twice, as two apps in one process would: one filter
+    _filter_logs()
+    _filter_logs()  # twice, as two apps in one process would: one filter
     yield kept
     logger.removeHandler(kept)
 
@@ -70,7 +70,9 @@ def test_a_connection_error_repeated_while_the_broker_is_away_passes_once_every_
     ]
 
 
-def test_the_workers_kafka_client_log_gets_one_such_filter() -> None:
-    _quiet_retried_lookups()
-    _quiet_retried_lookups()
+def test_the_kafka_clients_and_the_late_events_logs_get_one_such_filter_each() -> None:
+    _filter_logs()
+    _filter_logs()
     assert sum(isinstance(f, _Repeats) for f in logging.getLogger("aiokafka.client").filters) == 1
+    [late] = [f for f in logging.getLogger("neardup.late").filters if isinstance(f, _Repeats)]
+    assert late.every_s == 60.0, "late events: a line a minute with the running count"

@@ -117,13 +117,16 @@ class _Repeats(logging.Filter):
         return True
 
 
-def _quiet_retried_lookups() -> None:
-    coordinator = logging.getLogger("aiokafka.consumer.group_coordinator")
-    if not any(isinstance(f, _RetriedLookups) for f in coordinator.filters):
-        coordinator.addFilter(_RetriedLookups())
-    client = logging.getLogger("aiokafka.client")  # its connection errors, while a broker is away
-    if not any(isinstance(f, _Repeats) for f in client.filters):
-        client.addFilter(_Repeats())
+def _filter_logs() -> None:
+    """Install the filters above, once a process (two apps in one process share loggers)."""
+    for name, kind, make in (
+        ("aiokafka.consumer.group_coordinator", _RetriedLookups, _RetriedLookups),
+        ("aiokafka.client", _Repeats, _Repeats),  # its connection errors, while a broker is away
+        ("neardup.late", _Repeats, lambda: _Repeats(every_s=60.0)),  # worker.Worker.index_step
+    ):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, kind) for f in logger.filters):
+            logger.addFilter(make())
 
 
 def create_app(
@@ -164,7 +167,7 @@ def create_app(
         broker_heartbeat_interval=_HEARTBEAT_S,
     )
     _shorten_fetch_wait()
-    _quiet_retried_lookups()
+    _filter_logs()
     # Load the dictionaries and tables now, not on the first event after joining; with the
     # fingerprint helper on, only the helper fingerprints (/check and /explain too), and this
     # process does without its own copy of them.

@@ -53,6 +53,7 @@ from worker.stream.verdict import VERDICT_GROUP_S, VerdictStage
 from worker.stream.web import install_web
 
 log = logging.getLogger("neardup.worker")
+late_log = logging.getLogger("neardup.late")  # at most once a minute (worker.stream.app)
 
 _TAKE_MAX = 500  # input events per fingerprint batch
 _UNDER_WAY = 3  # input batches at once: one fingerprinting, one indexing, one deciding
@@ -236,7 +237,14 @@ class Worker:
         started = time.perf_counter()
         result = self.index.process(tx.touched, messages)
         self.metrics.stage_done("index", time.perf_counter() - started)
-        self.metrics.late += result.late
+        if result.late:
+            self.metrics.late += result.late
+            late_log.warning(
+                "%d events so far older than the retention window (%g days) behind the newest indexed "
+                "one: decided, not indexed, so nothing later matches them (old data replayed?)",
+                self.metrics.late,
+                self.settings.retention_days,
+            )
         await self.sends.dead_letter(result.dead)
         local = await self.handoff.answers(result.replies, holds.hold())
         await tx.commit(self.sends.changelog(self.names.index_changelog), holds.hold(), self.sends.write_failed)
