@@ -8,6 +8,7 @@ replay, bad requests answered in JSON, and ``/healthz`` through a forced restore
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import threading
@@ -40,6 +41,15 @@ pytestmark = pytest.mark.kafka
 
 PARTITIONS = 4
 EVENTS = 1500
+# The feed's last event: a month old when the rest are from now, so behind the window (late).
+LATE_ID = "op-late"
+LATE = json.dumps(
+    {
+        "id": LATE_ID,
+        "text": "A month-old notice about a library closing early.",
+        "ts": int(time.time() * 1000) - 30 * 86_400_000,
+    }
+).encode()
 
 
 @dataclass
@@ -66,7 +76,7 @@ def run(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         env = worker_env(kafka_bootstrap, prefix, PARTITIONS, tmp / "state", lateness_ms=20, web_port=port)
         workers.append(WorkerProcess.start(env, name, tmp))
     urls = [f"http://127.0.0.1:{port}" for port in ports]
-    feed = real_feed(EVENTS, "op", seed=11, variant_share=0.25)
+    feed = [*real_feed(EVENTS - 1, "op", seed=11, variant_share=0.25), LATE]
     reader = OutputReader(kafka_bootstrap, names)
     try:
         for worker, url in zip(workers, urls, strict=True):
@@ -90,8 +100,6 @@ def run(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 def _json(line: bytes) -> dict[str, object]:
-    import json
-
     value = json.loads(line)
     assert isinstance(value, dict)
     return value
@@ -128,6 +136,16 @@ def test_counters_equal_the_records_on_the_output_topics_and_lag_reaches_zero(ru
         assert total(s, "neardup_index_entries") > 0 and total(s, "neardup_state_bytes", store="index") > 0
         assert total(s, "neardup_recovering") == 0
         assert ("neardup_index_purges_pending", ()) in s
+
+
+def test_a_late_event_is_counted_and_explained_as_out_of_the_window(run: Run) -> None:
+    assert sum(total(scrape(url), "neardup_events_late_total") for url in run.urls) == 1
+    late = [call(f"{url}/explain/{LATE_ID}") for url in run.urls]
+    assert all(status == 200 and found["verdict"] == "unique" for status, found in late), late
+    assert [found.get("in_window") for _, found in late] == [False, False]
+    unique = next(str(r.key) for r in run.reader.records if r.topic == run.names.unique and r.key != LATE_ID)
+    status, found = call(f"{run.urls[0]}/explain/{quote(unique, safe='')}")
+    assert (status, found["in_window"]) == (200, True)
 
 
 def test_explain_names_the_original_the_topics_name_whichever_worker_is_asked(run: Run) -> None:

@@ -68,7 +68,6 @@ class _Seen:
     probe: Fingerprint
     keep: Keep
     packed: Packed | None = None
-    late: bool = False  # a partition did not store it: older than its window behind the newest
 
 
 @dataclass
@@ -77,7 +76,9 @@ class IndexResult:
 
     replies: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     dead: list[bytes] = field(default_factory=list)
-    late: int = 0  # events a partition did not store (:attr:`_Seen.late`)
+    # Events not stored, late (older than the window behind the newest): each counted by the
+    # partition that carries its intro, so once whichever workers hold its other shares.
+    late: int = 0
 
 
 class IndexStage:
@@ -100,17 +101,20 @@ class IndexStage:
             # An event's share of one partition is handled as one: one query over its
             # tables, one write of its rows, one answer.
             shares: dict[tuple[str, int], Share] = {}
+            introduced: set[tuple[str, int]] = set()
             for batch, intros in values:
                 for share in batch:
                     key = (share.id, share.order)
                     shares[key] = share if key not in shares else shares[key].joined(share)
                 for intro in intros:  # forwarded to the verdict stage with the answers
                     out.replies[answer_partition(str(intro["id"]), self.partitions)].append(intro)
+                    introduced.add((str(intro["id"]), int(intro["order"])))
             # The partition's adds in one write, seen by the next event at once; its exact keys in one read.
             with stores[part].deferred(key for share in shares.values() for key in share.looked_up):
                 for share in shares.values():
                     try:
-                        self._index_event(stores[part], share, seen, answers, out.replies, verified)
+                        late = self._index_event(stores[part], share, seen, answers, out.replies, verified)
+                        out.late += late and (share.id, share.order) in introduced
                     except Exception as exc:  # one event's failure is that event's alone
                         log.exception("index stage: event %r failed", share.id)
                         dead = deadletter.for_event("index", share.id, share.order, exc, self.events_topic)
@@ -119,7 +123,6 @@ class IndexStage:
             earlier = [] if answer.earliest is None else [answer.earliest.to_dict()]
             item = answer_item(event_id, order, answer.tables, earlier)
             out.replies[answer_partition(event_id, self.partitions)].append(item)
-        out.late = sum(event.late for event in seen.values())
         return out
 
     def _index_event(
@@ -130,8 +133,9 @@ class IndexStage:
         answers: dict[tuple[str, int], _Answer],
         replies: dict[int, list[dict[str, Any]]],
         verified: Verified,
-    ) -> None:
-        """One event's share of this partition: match its buckets, store it there, answer it."""
+    ) -> bool:
+        """One event's share of this partition: match its buckets, store it there, answer it.
+        True when the partition did not store it: late."""
         key = (share.id, share.order)
         event = seen.get(key)
         if event is None:
@@ -141,15 +145,16 @@ class IndexStage:
         earlier, later, present = self._match(share, found, verified, event.probe)
         # A replayed share, or a re-sent id, does not re-add (its first order stays); a share of
         # lookups alone stores nothing here.
+        late = False
         if not present and (tables or exact_keys):
             if event.packed is None:
                 event.packed = pack(Entry(share.id, share.fingerprint, share.order, share.ts, share.sketch))
-            if not store.add(event.packed, tables=tables, exact_keys=exact_keys):
-                event.late = True
+            late = not store.add(event.packed, tables=tables, exact_keys=exact_keys)
         answers[key].add(share.answered, earlier)
         for later_id, later_order, ref in later:
             note = note_item(later_id, later_order, ref.to_dict())
             replies[answer_partition(later_id, self.partitions)].append(note)
+        return late
 
     def _found(self, store: IndexPartition, share: Share, tables: list[int], keep: Keep | None) -> list[Candidate]:
         """The stored entries near one event in this partition: by its ``tables``' keys, then its

@@ -119,7 +119,7 @@ class Inspector:
             "corrections": record["corrections"],
         }
         if current is None:
-            return shown | {"duplicate_of": None, "chain": [event_id]}
+            return shown | {"duplicate_of": None, "chain": [event_id]} | self._window(int(record["ts"]))
         original = await self.record(current.id)
         original_text = await self.text(current.order)
         shown |= {
@@ -136,6 +136,14 @@ class Inspector:
             "chain": [event_id, *await self._chain(current.id, original)],
         }
         return shown
+
+    def _window(self, ts: int) -> dict[str, Any]:
+        """Whether event time ``ts`` is inside the retention window behind the newest event this
+        worker's index partitions hold: a unique event behind it is not matched by anything
+        later (and was not indexed at all if it was already behind when it came: late)."""
+        stores = (self.index_stores.owned_store(part) for part in self.index_stores.owned())
+        horizons = [h for store in stores if store is not None and (h := store.index.horizon) is not None]
+        return {"in_window": ts >= max(horizons)} if horizons else {}
 
     async def _chain(self, first_id: str, first: dict[str, Any] | None) -> list[str]:
         """Original after original, up to the root (an event that is not a duplicate)."""
