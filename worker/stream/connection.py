@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import ssl
+import struct
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,8 @@ class Connection:
     def __post_init__(self) -> None:
         if not self.servers:
             raise ValueError("NEARDUP_BOOTSTRAP names no broker")
+        for server in self.servers:
+            _check_port(server)
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"unknown NEARDUP_SECURITY_PROTOCOL {self.protocol!r} (one of {', '.join(PROTOCOLS)})")
         if self.protocol.startswith("SASL") and not self.sasl_mechanism:
@@ -115,14 +118,41 @@ class Connection:
         for server in self.servers:
             host, port = _host_port(server)
             try:
-                with socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic())):
-                    return
+                with socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic())) as conn:
+                    if self.protocol != "PLAINTEXT" or _answers_as_kafka(conn, deadline):
+                        return
+                    failures.append(f"{server} (it accepts connections but does not answer as a Kafka broker)")
             except OSError as exc:
                 failures.append(f"{server} ({exc.strerror or type(exc).__name__.lower()})")
         raise Unreachable(
             f"cannot reach Kafka at {', '.join(failures)}; start the local broker with `make kafka-start`, "
             "or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
         )
+
+
+# An ApiVersions request, version 0, correlation id 0x6E44 ("nD"), no client id: every broker
+# answers it, with an error code when it no longer serves that version, so that clients can
+# find the versions it does.
+_API_VERSIONS = struct.pack(">ihhih", 10, 18, 0, 0x6E44, -1)
+
+
+def _answers_as_kafka(conn: socket.socket, deadline: float) -> bool:
+    """Whether the server on ``conn`` answers an ApiVersions request as a Kafka broker does:
+    a port that accepts connections (a worker's HTTP port, say) otherwise held the clients
+    for their own 30-second timeouts and ended in "Unable to bootstrap"."""
+    conn.settimeout(max(0.1, deadline - time.monotonic()))
+    try:
+        conn.sendall(_API_VERSIONS)
+        head = b""
+        while len(head) < 8:
+            chunk = conn.recv(8 - len(head))
+            if not chunk:
+                return False
+            head += chunk
+    except OSError:
+        return False
+    size, correlation = struct.unpack(">ii", head)
+    return size >= 4 and correlation == 0x6E44
 
 
 def _host_port(server: str) -> tuple[str, int]:
@@ -133,3 +163,14 @@ def _host_port(server: str) -> tuple[str, int]:
         return host, int(rest[1:]) if rest.startswith(":") else _DEFAULT_PORT
     host, sep, port = address.rpartition(":")
     return (host, int(port)) if sep and port.isdigit() else (address, _DEFAULT_PORT)
+
+
+def _check_port(server: str) -> None:
+    """A bootstrap server's port, when given, is a number from 1 to 65535."""
+    address = server.split("://", 1)[-1]
+    port = address.rpartition("]")[2] if address.startswith("[") else address
+    if ":" not in port:
+        return
+    digits = port.rpartition(":")[2]
+    if not digits.isdigit() or not 0 < int(digits) < 65536:
+        raise ValueError(f"bootstrap server {server!r} has no valid port (host:port, port 1-65535)")
