@@ -75,7 +75,8 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 def _check_web_port(settings: Settings) -> None:
-    """A taken port fails now, in one line, not after the worker has joined its group."""
+    """A taken port or a wrong address fails now, in one line, not after the worker has joined its group."""
+    import errno
     import socket
 
     if not settings.web_port:
@@ -85,10 +86,13 @@ def _check_web_port(settings: Settings) -> None:
         try:
             sock.bind((settings.web_bind, settings.web_port))
         except OSError as exc:
-            raise OSError(
-                f"cannot serve HTTP on {settings.web_bind}:{settings.web_port} ({exc.strerror}); another worker "
-                "on this host needs its own NEARDUP_WEB_PORT (0 = no HTTP server)"
-            ) from None
+            hint = (
+                "another worker on this host needs its own NEARDUP_WEB_PORT (0 = no HTTP server)"
+                if exc.errno == errno.EADDRINUSE
+                else "NEARDUP_WEB_BIND must be an address of this host (0.0.0.0 = every interface)"
+            )
+            reason = exc.strerror or str(exc)
+            raise OSError(f"cannot serve HTTP on {settings.web_bind}:{settings.web_port} ({reason}); {hint}") from None
 
 
 def _produce(args: argparse.Namespace) -> int:
