@@ -18,16 +18,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import cast
 
-from rocksdict import (
-    Cache,
-    Options,
-    Rdict,
-    ReadOptions,
-    WriteBatch,
-    WriteOptions,
-)
+from rocksdict import Cache, Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
-from worker.engine.blocks import MAX_TABLES, Plan
+from worker.engine.blocks import Plan
 from worker.engine.match import Entry, EntryFields
 from worker.state.layout import (
     BUCKET_KEY,
@@ -49,6 +42,7 @@ from worker.state.layout import (
     Bucket,
     Packed,
     bucket_width,
+    check_fits,
     exact_prefix,
     pack,
     read_only,
@@ -84,7 +78,7 @@ class BlockIndex(Reads):
         statistics: bool = False,
         recent_entries: int = RECENT_ENTRIES,
     ) -> None:
-        _check_arguments(plan, compression)
+        check_fits(plan, compression)
         self.plan = plan
         self.path = Path(path)
         self.retention_ms = retention_ms
@@ -448,13 +442,3 @@ class BlockIndex(Reads):
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _check_arguments(plan: Plan, compression: str) -> None:
-    """Refuse a plan whose keys do not fit the layout, or an unknown compression, before any file is made."""
-    if plan.f > 64:
-        raise ValueError(f"plan f={plan.f}: stored fingerprints are at most 64 bits")
-    if len(plan.tables) > MAX_TABLES:
-        raise ValueError(f"plan has {len(plan.tables)} tables; table ids are one byte (at most {MAX_TABLES})")
-    if compression not in COMPRESSION:
-        raise ValueError(f"compression {compression!r} is not one of {sorted(COMPRESSION)}")

@@ -59,6 +59,7 @@ from rocksdict import (
     Rdict,
 )
 
+from worker.engine.blocks import MAX_TABLES, Plan
 from worker.engine.match import Entry
 
 PLAN_KEY = b"neardup:plan"
@@ -100,6 +101,17 @@ COMPRESSION = {
     "zstd": DBCompressionType.zstd,
     "snappy": DBCompressionType.snappy,
 }
+
+
+def check_fits(plan: Plan, compression: str) -> None:
+    """Refuse a plan whose keys this layout cannot hold, or an unknown compression, before
+    any file of an index is made."""
+    if plan.f > 64:
+        raise ValueError(f"plan f={plan.f}: stored fingerprints are at most 64 bits")
+    if len(plan.tables) > MAX_TABLES:
+        raise ValueError(f"plan has {len(plan.tables)} tables; table ids are one byte (at most {MAX_TABLES})")
+    if compression not in COMPRESSION:
+        raise ValueError(f"compression {compression!r} is not one of {sorted(COMPRESSION)}")
 
 
 @contextmanager
