@@ -200,10 +200,12 @@ def _scan_parser(commands: Any) -> None:
         "file and stderr; the exit status is 2 if any line was rejected.",
     )
     scan.add_argument("input", help="JSON-lines events {id, text, ts?}; '-' for stdin; 'sample' for the shipped sample")
-    scan.add_argument("-o", "--output", help="verdicts file (default: stdout)")
+    scan.add_argument("-o", "--output", help="verdicts file; '-' for stdout (default: stdout)")
     scan.add_argument("--state", help="RocksDB index directory kept between runs (default: a temporary one)")
     scan.add_argument(
-        "--dead-letter", help="rejected lines (default: OUTPUT.deadletter.jsonl or ./neardup-deadletter.jsonl)"
+        "--dead-letter",
+        help="rejected lines (default: OUTPUT.deadletter.jsonl beside a regular OUTPUT file, else "
+        "./neardup-deadletter.jsonl, as for stdout or /dev/null)",
     )
     _plan_arguments(scan)
     scan.add_argument("--max-distance", type=int, help="loosest Hamming distance a candidate may have")

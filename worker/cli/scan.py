@@ -272,11 +272,8 @@ def run(
 ) -> int:
     """CLI entry: returns the exit status (2 when lines were rejected)."""
     source_path = Path(input_path)
-    if output_path:
-        dead_default = Path(output_path).with_suffix(".deadletter.jsonl")
-    else:
-        dead_default = Path("neardup-deadletter.jsonl")
-    dead_letter = Path(dead_letter_path) if dead_letter_path else dead_default
+    to_stdout = output_path in (None, "", "-")
+    dead_letter = Path(dead_letter_path) if dead_letter_path else default_dead_letter(output_path)
     if state:
         check_state_dir(Path(state))
     progress = sys.stderr if sys.stderr.isatty() else None
@@ -285,7 +282,7 @@ def run(
         source = stack.enter_context(
             open(sys.stdin.fileno(), "rb", closefd=False) if input_path == "-" else source_path.open("rb")
         )
-        out = stack.enter_context(open(output_path, "wb")) if output_path else sys.stdout.buffer
+        out = sys.stdout.buffer if to_stdout else stack.enter_context(open(str(output_path), "wb"))
         state_dir = Path(state) if state else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="neardup-")))
         ahead = (os.cpu_count() or 1) > 1 and total is not None and total >= AHEAD_BYTES
         summary = scan(source, out, dead_letter, settings, state_dir, progress, total, ahead)
@@ -301,6 +298,15 @@ def run(
         print(f"neardup scan: {_count(summary.rejected, 'rejected line')} written to {dead_letter}", file=sys.stderr)
         return 2
     return 0
+
+
+def default_dead_letter(output_path: str | None) -> Path:
+    """``OUTPUT.deadletter.jsonl`` beside a regular output file; otherwise (stdout, ``-``, or a
+    device such as /dev/null, where no file can sit beside it) ``./neardup-deadletter.jsonl``."""
+    beside = Path(output_path) if output_path and output_path != "-" else None
+    if beside is None or (beside.exists() and not beside.is_file()):
+        return Path("neardup-deadletter.jsonl")
+    return beside.with_suffix(".deadletter.jsonl")
 
 
 def check_state_dir(path: Path) -> None:
