@@ -1,12 +1,17 @@
-"""``neardup produce --rate`` is a paced replay in the file's order, on the real broker."""
+"""``neardup produce``: a paced replay in the file's order (on the real broker), its input's lines."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import uuid
 
+import kafka
+import pytest
 from kafka import KafkaConsumer, TopicPartition
 
+from tests.kafka_broker import free_port_pair
 from topology.stages import Topics
 from topology.topics import create_topics, topic_map
 from worker.cli.produce import produce
@@ -42,3 +47,44 @@ def test_a_paced_replay_reaches_the_broker_in_the_files_order(kafka_bootstrap: s
     assert [json.loads(r.value)["id"] for r in in_order] == ids
     assert len({r.timestamp for r in records}) == len(ids)  # no two lines in one millisecond
     assert len({r.partition for r in records}) > 1  # keyed by id: the lines do cross partitions
+
+
+class FakeProducer:
+    """Stands in for ``KafkaProducer``: keeps what was sent."""
+
+    sent: list[tuple[str, bytes | None, bytes]] = []
+
+    def __init__(self, **_: object) -> None:
+        FakeProducer.sent = []
+
+    def partitions_for(self, topic: str) -> set[int]:
+        return {0}
+
+    def send(self, topic: str, key: bytes | None, value: bytes) -> None:
+        self.sent.append((topic, key, value))
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_leading_byte_order_mark_is_not_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kafka, "KafkaProducer", FakeProducer)
+    lines = [b'\xef\xbb\xbf{"id": "a", "text": "one"}\n', b'{"id": "b", "text": "two"}\n']
+    assert produce(lines, Settings(topic_prefix="p")) == 2
+    assert FakeProducer.sent == [
+        ("p.events", b"a", b'{"id": "a", "text": "one"}'),
+        ("p.events", b"b", b'{"id": "b", "text": "two"}'),
+    ]
+
+
+def test_a_missing_input_is_refused_before_any_broker_is_asked() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "produce", "nope.jsonl", "--bootstrap", f"127.0.0.1:{free_port_pair()}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stderr) == (1, "neardup produce: nope.jsonl: no such file\n")

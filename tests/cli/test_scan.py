@@ -442,3 +442,17 @@ def test_output_to_a_device_puts_dead_letters_in_the_current_directory(tmp_path:
     explicit = tmp_path / "mine.jsonl"
     proc = scan_in(tmp_path, str(source), "-o", "-", "--dead-letter", str(explicit))
     assert proc.returncode == 2 and f"written to {explicit}" in proc.stderr and explicit.exists()
+
+
+def test_a_missing_input_is_one_line_naming_it(tmp_path: Path) -> None:
+    proc = scan_in(tmp_path, "nope.jsonl")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "neardup scan: nope.jsonl: no such file\n")
+
+
+def test_a_leading_byte_order_mark_is_not_part_of_line_one(tmp_path: Path) -> None:
+    lines = [event("first", "a post saved by a Windows editor"), event("second", "another post entirely")]
+    status, verdicts, stderr = run_scan(tmp_path, [b"\xef\xbb\xbf" + lines[0].encode(), lines[1]])
+    assert status == 0, stderr
+    assert [v["id"] for v in verdicts] == ["first", "second"]
+    proc = scan_in(tmp_path, "-", stdin="\ufeff" + lines[0] + "\n")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["id"] == "first"

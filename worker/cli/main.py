@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, BinaryIO
 
 from worker.settings import Settings
 
@@ -94,8 +95,9 @@ def _produce(args: argparse.Namespace) -> int:
     from worker.cli import produce
     from worker.cli.scan import default_sample
 
-    source = default_sample() if args.input == "sample" else args.input
-    return produce.run(source, _kafka_settings(args), args.rate, args.topic)
+    # The input is opened first: a missing file is the user's to fix before any broker is asked.
+    with open_input(default_sample() if args.input == "sample" else args.input) as source:
+        return produce.run(source, _kafka_settings(args), args.rate, args.topic)
 
 
 def _tail(args: argparse.Namespace) -> int:
@@ -341,6 +343,33 @@ def _positive(raw: str) -> float:
     return value
 
 
+# Shared by the subcommands' modules: this one is loaded by every command anyway, and is light.
+
+
+def open_input(path: str) -> BinaryIO:
+    """An input file of JSON lines, read as bytes ('-': stdin); a missing one is one line
+    naming it, not ``[Errno 2] No such file or directory: 'x'``."""
+    if path == "-":
+        return open(sys.stdin.fileno(), "rb", closefd=False)
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{path}: is a directory, not a file of JSON lines") from None
+
+
+def without_bom(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines with a leading UTF-8 byte-order mark dropped, as ``utf-8-sig`` reads them:
+    editors on Windows write one, and JSON may not start with it (line 1 was refused)."""
+    rest = iter(lines)
+    first = next(rest, None)
+    if first is None:
+        return
+    yield first.removeprefix(codecs.BOM_UTF8)
+    yield from rest
+
+
 def _version() -> str:
     from importlib import metadata
 
@@ -364,8 +393,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.debug or not (isinstance(exc, (OSError, ValueError)) or _kafka_failure(exc)):
             raise
-        print(f"neardup {args.command}: {exc or type(exc).__name__}", file=sys.stderr)
+        print(f"neardup {args.command}: {_message(exc)}", file=sys.stderr)
         return 1
+
+
+def _message(exc: Exception) -> str:
+    """The error as one line: a system error on a file reads ``PATH: reason``, not
+    ``[Errno 13] Permission denied: 'PATH'``."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror[0].lower()}{exc.strerror[1:]}"
+    return str(exc) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -18,10 +18,10 @@ import json
 import sys
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from topology.stages import Topics
+from worker.cli.main import without_bom
 from worker.settings import Settings
 
 
@@ -52,7 +52,7 @@ def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = Non
     sent = 0
     started = time.perf_counter()
     try:
-        for raw in lines:
+        for raw in without_bom(lines):
             line = raw.rstrip(b"\r\n")
             if not line.strip():
                 continue
@@ -79,16 +79,11 @@ def _acknowledged(producer: Any) -> None:
         time.sleep(0.0002)
 
 
-def run(path: str, settings: Settings, rate: float | None, topic: str | None) -> int:
-    """CLI entry: returns the exit status."""
+def run(source: BinaryIO, settings: Settings, rate: float | None, topic: str | None) -> int:
+    """CLI entry (``source``: the opened input, see :func:`worker.cli.main.open_input`): returns
+    the exit status."""
     started = time.perf_counter()
-    source: BinaryIO
-    if path == "-":
-        source = sys.stdin.buffer
-        sent = produce(source, settings, rate, topic)
-    else:
-        with Path(path).open("rb") as source:
-            sent = produce(source, settings, rate, topic)
+    sent = produce(source, settings, rate, topic)
     seconds = time.perf_counter() - started
     target = topic or Topics(settings.topic_prefix).events
     print(f"neardup produce: {sent} records to {target} in {seconds:.1f} s", file=sys.stderr)

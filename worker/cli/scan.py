@@ -25,6 +25,7 @@ from topology.records import Event
 from topology.validate import InvalidEvent, parse_event
 from worker import collector
 from worker.cli.deduplicator import Deduplicator
+from worker.cli.main import open_input, without_bom
 from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
 from worker.state.index import BlockIndex
@@ -131,7 +132,7 @@ class _Line:
 
 def _chunks(source: BinaryIO) -> Iterator[list[_Line]]:
     chunk: list[_Line] = []
-    for number, raw in enumerate(source, start=1):
+    for number, raw in enumerate(without_bom(source), start=1):
         chunk.append(_Line(number, len(raw), raw.rstrip(b"\r\n")))
         if len(chunk) == CHUNK_LINES:
             yield chunk
@@ -279,9 +280,7 @@ def run(
     progress = sys.stderr if sys.stderr.isatty() else None
     total = source_path.stat().st_size if source_path.is_file() else None
     with ExitStack() as stack:
-        source = stack.enter_context(
-            open(sys.stdin.fileno(), "rb", closefd=False) if input_path == "-" else source_path.open("rb")
-        )
+        source = stack.enter_context(open_input(input_path))
         out = sys.stdout.buffer if to_stdout else stack.enter_context(open(str(output_path), "wb"))
         state_dir = Path(state) if state else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="neardup-")))
         ahead = (os.cpu_count() or 1) > 1 and total is not None and total >= AHEAD_BYTES
