@@ -143,12 +143,20 @@ def _check(args: argparse.Namespace) -> int:
 
     if (args.text is None) == (args.file is None):
         _SUBPARSERS["check"].error("give a TEXT or --file F.jsonl (one of them)")
-    events = ask.read_events(args.file) if args.file else [{"text": args.text}]
-    return ask.check(_web_url(args), events, args.json or bool(args.file))
+    url = _web_url(args)
+    if args.text is not None:
+        return ask.check(url, args.text, args.json)
+    with open_input(args.file) as source:
+        return ask.check_file(url, source, "stdin" if args.file == "-" else args.file, Settings.from_env())
 
 
 def _web_url(args: argparse.Namespace) -> str:
-    return str(args.url or Settings.from_env().web_address)
+    """The worker to ask, refused in one line when it cannot be an HTTP address."""
+    from worker.cli.ask import worker_url
+
+    if args.url is not None:
+        return worker_url(args.url, "--url")
+    return worker_url(Settings.from_env().web_address, "NEARDUP_WEB_URL")
 
 
 _DEBUG_HELP = "show the full traceback of an error"
@@ -314,7 +322,8 @@ def _ask_parsers(commands: Any) -> None:
         "check",
         help="the verdict a text would get now (nothing is indexed or published)",
         description="Asks a running worker: its candidates and the verdict the decision rule gives. "
-        "With --file, one JSON line per input line.",
+        "With --file, one JSON line per valid input line, in order; each bad line is one line on stderr "
+        "naming its number, and the exit status is 2 if any line was bad.",
     )
     check.add_argument("text", nargs="?", help="the text to check")
     check.add_argument("--file", help="JSON-lines events {id?, text, ts?} to check ('-' for stdin)")
