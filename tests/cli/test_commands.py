@@ -107,3 +107,26 @@ def test_a_rate_below_zero_is_refused_before_any_broker_is_asked() -> None:
     assert (
         proc.stderr.strip().splitlines()[-1] == "neardup produce: error: argument --rate: -5 is not a rate above zero"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["produce", "x", "--rate", "abc"], "argument --rate: 'abc' is not a number"),
+        (["tail", "--max", "-1"], "argument --max: -1 is not a number of records (1 or more)"),
+        (["tail", "--max", "0"], "argument --max: 0 is not a number of records (1 or more)"),
+        (["tail", "--max", "2.5"], "argument --max: '2.5' is not a whole number"),
+        (["tail", "--timeout", "-5"], "argument --timeout: -5 is not a number of seconds (0 or more)"),
+        (["tail", "--timeout", "soon"], "argument --timeout: 'soon' is not a number"),
+    ],
+)
+def test_a_bad_value_is_refused_in_the_users_words(args: list[str], error: str) -> None:
+    proc, took = neardup(*args, "--bootstrap", f"127.0.0.1:{free_port_pair()}")
+    assert proc.returncode == 2 and took < 10
+    assert proc.stderr.strip().splitlines()[-1] == f"neardup {args[0]}: error: {error}"
+    assert "_positive" not in proc.stderr
+
+
+def test_a_timeout_of_zero_is_taken_it_ends_tail_at_the_first_empty_poll() -> None:
+    args = build_parser().parse_args(["tail", "--timeout", "0", "--max", "1"])
+    assert (args.timeout, args.max) == (0.0, 1)

@@ -6,7 +6,7 @@ import argparse
 import codecs
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from worker.settings import Settings
 
@@ -287,8 +287,12 @@ def _tail_parser(commands: Any) -> None:
         description="Readable lines on a terminal, JSON lines when piped.",
     )
     tail.add_argument("--from-beginning", action="store_true", help="start at the oldest record, not the newest")
-    tail.add_argument("--max", type=int, help="stop after this many records")
-    tail.add_argument("--timeout", type=float, help="stop after this many seconds without a record")
+    tail.add_argument("--max", type=_records, help="stop after this many records (1 or more)")
+    tail.add_argument(
+        "--timeout",
+        type=_seconds,
+        help="stop after this many seconds without a record (0: as soon as none is waiting)",
+    )
     tail.add_argument("--pretty", action="store_true", help="readable lines even when piped")
     tail.set_defaults(func=_tail)
 
@@ -344,12 +348,42 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+# argparse types: each refusal is a message of its own (argparse names the flag), since a
+# ValueError would read "invalid _positive value", naming this module's function.
+
+
 def _positive(raw: str) -> float:
-    """A rate: a number above zero (argparse names the flag when this refuses)."""
-    value = float(raw)
+    """A rate: a number above zero."""
+    value = _number(raw, float)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{raw} is not a rate above zero")
     return value
+
+
+def _records(raw: str) -> int:
+    """``tail --max``: a count of one or more (0 would end before the first record)."""
+    value = _number(raw, int)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{raw} is not a number of records (1 or more)")
+    return value
+
+
+def _seconds(raw: str) -> float:
+    """``tail --timeout``: 0 or more seconds (0: end at the first poll that brings nothing)."""
+    value = _number(raw, float)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{raw} is not a number of seconds (0 or more)")
+    return value
+
+
+_Number = TypeVar("_Number", int, float)
+
+
+def _number(raw: str, kind: type[_Number]) -> _Number:
+    try:
+        return kind(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not {'a whole number' if kind is int else 'a number'}") from None
 
 
 # Shared by the subcommands' modules: this one is loaded by every command anyway, and is light.
