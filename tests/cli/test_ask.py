@@ -183,3 +183,16 @@ def test_an_empty_id_is_refused_before_the_worker_is_asked(worker: str) -> None:
     proc = neardup("explain", "a/2", "--url", worker)
     assert (proc.returncode, proc.stdout) == (0, "a/2  no verdict yet (its answers are still being gathered)\n")
     assert FakeWorker.bodies == [{"path": "/explain/a%2F2"}]
+
+
+def test_explain_into_a_closed_pipe_ends_quietly(worker: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "worker.cli", "explain", "a2", "--url", worker],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    stderr = proc.stderr.read()
+    assert (proc.wait(timeout=60), stderr) == (141, "")

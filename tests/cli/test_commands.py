@@ -130,3 +130,15 @@ def test_a_bad_value_is_refused_in_the_users_words(args: list[str], error: str) 
 def test_a_timeout_of_zero_is_taken_it_ends_tail_at_the_first_empty_poll() -> None:
     args = build_parser().parse_args(["tail", "--timeout", "0", "--max", "1"])
     assert (args.timeout, args.max) == (0.0, 1)
+
+
+@pytest.mark.parametrize("command", [["plan"], ["scan", "sample"]], ids=lambda c: c[0])
+def test_a_reader_that_goes_away_ends_the_command_quietly(command: list[str]) -> None:
+    """``neardup … | head -1``: no "Broken pipe" message, the status of a command SIGPIPE ended."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "worker.cli", *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # gone before the first line is written
+    stderr = proc.stderr.read()
+    assert (proc.wait(timeout=60), stderr) == (141, "")

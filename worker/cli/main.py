@@ -430,7 +430,11 @@ def _kafka_failure(exc: BaseException) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        sys.stdout.flush()  # a reader gone is found here, not at exit in an "Exception ignored" trace
+        return status
+    except BrokenPipeError:
+        return _stdout_closed()
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
@@ -438,6 +442,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"neardup {args.command}: {_message(exc)}", file=sys.stderr)
         return 1
+
+
+def _stdout_closed() -> int:
+    """End quietly when whoever read stdout has gone (``neardup explain x | head -1``), with the
+    status of a process ended by SIGPIPE (128 + 13), as the shell's own commands end. Stdout
+    then points at /dev/null, so the interpreter's last flush has nowhere left to fail."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
 
 
 def _message(exc: Exception) -> str:
