@@ -142,3 +142,11 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(command: list[str]) ->
     proc.stdout.close()  # gone before the first line is written
     stderr = proc.stderr.read()
     assert (proc.wait(timeout=60), stderr) == (141, "")
+
+
+def test_every_command_says_what_it_does_in_its_help() -> None:
+    subcommands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    undescribed = [name for name, sub in subcommands.choices.items() if not (sub.description or "").strip()]
+    assert undescribed == []
+    proc, _ = neardup("plan", "--help")
+    assert proc.returncode == 0 and "How the index cuts the 64-bit fingerprint" in proc.stdout

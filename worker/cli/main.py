@@ -237,7 +237,15 @@ def _plan_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _plan_parser(commands: Any) -> None:
-    plan = _command(commands, "plan", help="show the block-table plan and why it was chosen")
+    plan = _command(
+        commands,
+        "plan",
+        help="show the block-table plan and why it was chosen",
+        description="How the index cuts the 64-bit fingerprint into blocks and tables so that every "
+        "fingerprint within --k bits is found: the tables, their key bits, the expected bucket and the "
+        "rows a probe reads at --expected fingerprints, and the alternatives. Reads no data and needs "
+        "no Kafka; scan and the worker take the same plan from the same settings.",
+    )
     _plan_arguments(plan)
     plan.add_argument("--expected", type=int, help="fingerprints the index is sized for (default: 10,000,000)")
     plan.set_defaults(func=_plan)
@@ -265,7 +273,13 @@ def _worker_parser(commands: Any) -> None:
 
 def _produce_parser(commands: Any) -> None:
     produce = _command(
-        commands, "produce", kafka=True, help="send a JSON-lines file to {prefix}.events (key = event id)"
+        commands,
+        "produce",
+        kafka=True,
+        help="send a JSON-lines file to {prefix}.events (key = event id)",
+        description="One record per non-blank line, byte for byte (invalid lines too, for the worker's "
+        "dead letters), keyed by the line's id so a re-sent id follows its first copy. The topic must "
+        "exist: `neardup topics create` makes it.",
     )
     produce.add_argument("input", help="JSON-lines events; '-' for stdin; 'sample' for the shipped sample")
     produce.add_argument(
@@ -298,7 +312,14 @@ def _tail_parser(commands: Any) -> None:
 
 
 def _topics_parser(commands: Any) -> None:
-    topics = _command(commands, "topics", kafka=True, help="create, describe or delete neardup's topics")
+    topics = _command(
+        commands,
+        "topics",
+        kafka=True,
+        help="create, describe or delete neardup's topics",
+        description="The topics of one deployment, all named {prefix}.* ($NEARDUP_TOPIC_PREFIX, default "
+        "neardup): its input {prefix}.events, its outputs and its internal topics.",
+    )
     topics.add_argument(
         "action",
         choices=["create", "describe", "delete"],
@@ -400,6 +421,11 @@ def open_input(path: str) -> BinaryIO:
         raise FileNotFoundError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise IsADirectoryError(f"{path}: is a directory, not a file of JSON lines") from None
+
+
+def count(n: int, noun: str) -> str:
+    """``1 event``, ``2 events``: a summary line's numbers with their nouns."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def without_bom(lines: Iterable[bytes]) -> Iterator[bytes]:

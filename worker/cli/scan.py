@@ -25,7 +25,7 @@ from topology.records import Event
 from topology.validate import InvalidEvent, parse_event
 from worker import collector
 from worker.cli.deduplicator import Deduplicator
-from worker.cli.main import open_input, without_bom
+from worker.cli.main import count, open_input, without_bom
 from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
 from worker.state.index import BlockIndex
@@ -63,13 +63,9 @@ class Summary:
     def line(self) -> str:
         rate = self.events / self.seconds if self.seconds > 0 else 0.0
         return (
-            f"{_count(self.events, 'event')}: {self.unique} unique, {_count(self.duplicates, 'duplicate')}, "
+            f"{count(self.events, 'event')}: {self.unique} unique, {count(self.duplicates, 'duplicate')}, "
             f"{self.rejected} rejected in {self.seconds:.1f} s ({rate:,.0f} docs/s)"
         )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def scan(
@@ -288,13 +284,13 @@ def run(
     print(f"neardup scan: {summary.line()}", file=sys.stderr)
     if summary.late:
         print(
-            f"neardup scan: {_count(summary.late, 'event')} older than the retention window "
+            f"neardup scan: {count(summary.late, 'event')} older than the retention window "
             f"({settings.retention_days:g} days) behind the newest event: decided, but not stored, "
             "so no later event can match them",
             file=sys.stderr,
         )
     if summary.rejected:
-        print(f"neardup scan: {_count(summary.rejected, 'rejected line')} written to {dead_letter}", file=sys.stderr)
+        print(f"neardup scan: {count(summary.rejected, 'rejected line')} written to {dead_letter}", file=sys.stderr)
         return 2
     return 0
 
