@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any, BinaryIO
 
 from topology.stages import Topics
@@ -44,6 +44,7 @@ def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = Non
     from kafka import KafkaProducer
 
     target = topic or Topics(settings.topic_prefix).events
+    require_topic(target, broker_topics(settings), settings)
     producer = KafkaProducer(linger_ms=5, acks="all", max_request_size=8 << 20, **settings.connection.kafka_python())
     # The first send waits for the topic's metadata: paced from before it, every line read
     # meanwhile went out in one burst, the broker stamped them in the same millisecond, and
@@ -68,6 +69,51 @@ def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = Non
     finally:
         producer.close()
     return sent
+
+
+class MissingTopic(ValueError):
+    """The topic to produce to is not on the broker."""
+
+
+def require_topic(target: str, existing: Collection[str], settings: Settings) -> None:
+    """Refuse at once, in one line, a topic the broker lacks: neardup's broker creates none on
+    its own, and the producer waited 60 s for its metadata, then failed in a traceback."""
+    if target in existing:
+        return
+    raise MissingTopic(
+        f"topic {target!r} does not exist on {settings.connection.bootstrap} ({_create_hint(target, settings)})"
+    )
+
+
+def _create_hint(target: str, settings: Settings) -> str:
+    """How to make ``target``: ``topics create`` makes ``{prefix}.events`` (with the rest of a
+    deployment's topics) for the prefix in ``NEARDUP_TOPIC_PREFIX``, and no other topic."""
+    command = f"neardup topics create --bootstrap {settings.connection.bootstrap}"
+    if target == Topics(settings.topic_prefix).events:
+        return f"create it: {command}"
+    if target.endswith(".events"):
+        return f"create it: NEARDUP_TOPIC_PREFIX={target.removesuffix('.events')} {command}"
+    return (
+        f"the worker reads {Topics(settings.topic_prefix).events}, which `{command}` makes; "
+        "create other topics with Kafka's own tools"
+    )
+
+
+def broker_topics(settings: Settings) -> set[str]:
+    """The topics on the broker, asked within the connect timeout the other commands use."""
+    from kafka import KafkaAdminClient
+
+    timeout_ms = int(settings.connect_timeout_s * 1000)
+    admin = KafkaAdminClient(
+        client_id="neardup-produce",
+        request_timeout_ms=timeout_ms,
+        bootstrap_timeout_ms=timeout_ms,
+        **settings.connection.kafka_python(),
+    )
+    try:
+        return set(admin.list_topics())
+    finally:
+        admin.close()
 
 
 def _acknowledged(producer: Any) -> None:
