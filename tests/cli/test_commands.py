@@ -149,4 +149,4 @@ def test_every_command_says_what_it_does_in_its_help() -> None:
     undescribed = [name for name, sub in subcommands.choices.items() if not (sub.description or "").strip()]
     assert undescribed == []
     proc, _ = neardup("plan", "--help")
-    assert proc.returncode == 0 and "How the index cuts the 64-bit fingerprint" in proc.stdout
+    assert proc.returncode == 0 and "How the fingerprint is cut into block tables" in proc.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -133,3 +134,10 @@ def test_producing_to_a_missing_topic_fails_at_once_in_one_line(kafka_bootstrap:
         f"neardup.events, which `neardup topics create --bootstrap {kafka_bootstrap}` makes; "
         "create other topics with Kafka's own tools)"
     ]
+
+
+def test_the_summary_says_one_record(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(kafka, "KafkaProducer", FakeProducer)
+    monkeypatch.setattr(produce_module, "broker_topics", lambda settings: {"p.events"})
+    assert produce_module.run(io.BytesIO(b'{"id": "a", "text": "one"}\n'), Settings(topic_prefix="p"), None, None) == 0
+    assert capsys.readouterr().err.startswith("neardup produce: 1 record to p.events in ")

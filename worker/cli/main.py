@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import codecs
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, BinaryIO, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from worker.settings import Settings
 
@@ -93,6 +92,7 @@ def _check_web_port(settings: Settings) -> None:
 
 def _produce(args: argparse.Namespace) -> int:
     from worker.cli import produce
+    from worker.cli.produce import open_input
     from worker.cli.scan import default_sample
 
     # The input is opened first: a missing file is the user's to fix before any broker is asked.
@@ -140,6 +140,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from worker.cli import ask
+    from worker.cli.produce import open_input
 
     if (args.text is None) == (args.file is None):
         _SUBPARSERS["check"].error("give a TEXT or --file F.jsonl (one of them)")
@@ -241,10 +242,8 @@ def _plan_parser(commands: Any) -> None:
         commands,
         "plan",
         help="show the block-table plan and why it was chosen",
-        description="How the index cuts the 64-bit fingerprint into blocks and tables so that every "
-        "fingerprint within --k bits is found: the tables, their key bits, the expected bucket and the "
-        "rows a probe reads at --expected fingerprints, and the alternatives. Reads no data and needs "
-        "no Kafka; scan and the worker take the same plan from the same settings.",
+        description="How the fingerprint is cut into block tables that find every one within --k bits, what "
+        "a probe reads at --expected fingerprints, and the other plans. Needs no data and no Kafka.",
     )
     _plan_arguments(plan)
     plan.add_argument("--expected", type=int, help="fingerprints the index is sized for (default: 10,000,000)")
@@ -277,9 +276,8 @@ def _produce_parser(commands: Any) -> None:
         "produce",
         kafka=True,
         help="send a JSON-lines file to {prefix}.events (key = event id)",
-        description="One record per non-blank line, byte for byte (invalid lines too, for the worker's "
-        "dead letters), keyed by the line's id so a re-sent id follows its first copy. The topic must "
-        "exist: `neardup topics create` makes it.",
+        description="One record per non-blank line, byte for byte (invalid ones too), keyed by its id. "
+        "The topic must exist: `neardup topics create` makes it.",
     )
     produce.add_argument("input", help="JSON-lines events; '-' for stdin; 'sample' for the shipped sample")
     produce.add_argument(
@@ -303,9 +301,7 @@ def _tail_parser(commands: Any) -> None:
     tail.add_argument("--from-beginning", action="store_true", help="start at the oldest record, not the newest")
     tail.add_argument("--max", type=_records, help="stop after this many records (1 or more)")
     tail.add_argument(
-        "--timeout",
-        type=_seconds,
-        help="stop after this many seconds without a record (0: as soon as none is waiting)",
+        "--timeout", type=_seconds, help="stop after this many seconds without a record (0: once none waits)"
     )
     tail.add_argument("--pretty", action="store_true", help="readable lines even when piped")
     tail.set_defaults(func=_tail)
@@ -317,8 +313,7 @@ def _topics_parser(commands: Any) -> None:
         "topics",
         kafka=True,
         help="create, describe or delete neardup's topics",
-        description="The topics of one deployment, all named {prefix}.* ($NEARDUP_TOPIC_PREFIX, default "
-        "neardup): its input {prefix}.events, its outputs and its internal topics.",
+        description="A deployment's topics are all named {prefix}.* ($NEARDUP_TOPIC_PREFIX, else neardup).",
     )
     topics.add_argument(
         "action",
@@ -369,74 +364,31 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-# argparse types: each refusal is a message of its own (argparse names the flag), since a
-# ValueError would read "invalid _positive value", naming this module's function.
-
-
-def _positive(raw: str) -> float:
-    """A rate: a number above zero."""
-    value = _number(raw, float)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{raw} is not a rate above zero")
-    return value
-
-
-def _records(raw: str) -> int:
-    """``tail --max``: a count of one or more (0 would end before the first record)."""
-    value = _number(raw, int)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{raw} is not a number of records (1 or more)")
-    return value
-
-
-def _seconds(raw: str) -> float:
-    """``tail --timeout``: 0 or more seconds (0: end at the first poll that brings nothing)."""
-    value = _number(raw, float)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"{raw} is not a number of seconds (0 or more)")
-    return value
-
-
 _Number = TypeVar("_Number", int, float)
 
 
-def _number(raw: str, kind: type[_Number]) -> _Number:
-    try:
-        return kind(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{raw!r} is not {'a whole number' if kind is int else 'a number'}") from None
+def _bounded(kind: type[_Number], least: _Number, above: bool, what: str) -> Callable[[str], _Number]:
+    """An argparse type: a number from ``least`` on (past it when ``above``). Every refusal is a
+    message of its own: a ValueError read "invalid _positive value", naming a function of ours."""
+
+    def parse(raw: str) -> _Number:
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{raw!r} is not {'a whole number' if kind is int else 'a number'}"
+            ) from None
+        if not (value > least if above else value >= least):  # NaN is neither
+            raise argparse.ArgumentTypeError(f"{raw} is not {what}")
+        return value
+
+    return parse
 
 
-# Shared by the subcommands' modules: this one is loaded by every command anyway, and is light.
-
-
-def open_input(path: str) -> BinaryIO:
-    """An input file of JSON lines, read as bytes ('-': stdin); a missing one is one line
-    naming it, not ``[Errno 2] No such file or directory: 'x'``."""
-    if path == "-":
-        return open(sys.stdin.fileno(), "rb", closefd=False)
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise IsADirectoryError(f"{path}: is a directory, not a file of JSON lines") from None
-
-
-def count(n: int, noun: str) -> str:
-    """``1 event``, ``2 events``: a summary line's numbers with their nouns."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def without_bom(lines: Iterable[bytes]) -> Iterator[bytes]:
-    """The lines with a leading UTF-8 byte-order mark dropped, as ``utf-8-sig`` reads them:
-    editors on Windows write one, and JSON may not start with it (line 1 was refused)."""
-    rest = iter(lines)
-    first = next(rest, None)
-    if first is None:
-        return
-    yield first.removeprefix(codecs.BOM_UTF8)
-    yield from rest
+_positive = _bounded(float, 0.0, True, "a rate above zero")
+# tail: --max 0 would end before the first record; --timeout 0 ends once nothing is waiting.
+_records = _bounded(int, 1, False, "a number of records (1 or more)")
+_seconds = _bounded(float, 0.0, False, "a number of seconds (0 or more)")
 
 
 def _version() -> str:
@@ -471,9 +423,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _stdout_closed() -> int:
-    """End quietly when whoever read stdout has gone (``neardup explain x | head -1``), with the
-    status of a process ended by SIGPIPE (128 + 13), as the shell's own commands end. Stdout
-    then points at /dev/null, so the interpreter's last flush has nowhere left to fail."""
+    """The reader of stdout has gone (``neardup explain x | head -1``): end as SIGPIPE ends a
+    command, quietly, 128 + 13; stdout to /dev/null, so the exit's flush cannot fail too."""
     import os
 
     devnull = os.open(os.devnull, os.O_WRONLY)
