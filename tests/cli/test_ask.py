@@ -1,9 +1,86 @@
-"""``neardup ask check`` as a person reads it: the verdict, then why each candidate counts or not."""
+"""``neardup explain`` and ``neardup check`` as a person reads them, against a stand-in worker
+that answers ``/check`` and ``/explain`` as a real one does."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+
+from tests.kafka_broker import free_port_pair
 from worker.cli.ask import check_lines
 from worker.engine.sketch import NUMBERS_DIFFER
+
+REFUSED_BY_THE_WORKER = "no fingerprint for this text"
+
+
+class FakeWorker(BaseHTTPRequestHandler):
+    """Answers ``POST /check`` (unique, or 400 for the text "refuse me") and ``GET /explain/ID``;
+    keeps the bodies it was sent and counts connections."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, as the worker's aiohttp server
+    bodies: list[dict[str, Any]] = []
+    connections = 0
+
+    def setup(self) -> None:
+        super().setup()
+        FakeWorker.connections += 1
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.bodies.append(body)
+        if body["text"] == "refuse me":
+            self._answer(400, {"error": REFUSED_BY_THE_WORKER})
+        else:
+            self._answer(200, {"verdict": "unique", "fingerprint": "0f", "candidates": []})
+
+    def do_GET(self) -> None:
+        self.bodies.append({"path": self.path})
+        self._answer(200, {"id": unquote(self.path.rsplit("/", 1)[-1]), "verdict": None})
+
+    def _answer(self, status: int, value: dict[str, Any]) -> None:
+        raw = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def worker() -> Iterator[str]:
+    FakeWorker.bodies, FakeWorker.connections = [], 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeWorker)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def neardup(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The command as a user runs it, from ``cwd`` (this tree's code still)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "worker.cli", *args], capture_output=True, text=True, timeout=60, cwd=cwd, env=env
+    )
 
 
 def test_a_unique_text_lists_its_refused_candidates_with_the_reason() -> None:
@@ -35,3 +112,87 @@ def test_a_duplicate_names_its_original_and_its_verified_candidate() -> None:
         "duplicate of story  (distance 2, similarity 0.912)",
         "  candidate story  distance 2  (verified)",
     ]
+
+
+def test_check_file_answers_every_good_line_and_names_each_bad_one(tmp_path: Path, worker: str) -> None:
+    source = tmp_path / "events.jsonl"
+    lines = [
+        '\ufeff{"id": "c1", "text": "a post"}',  # a byte-order mark before line 1 is not part of it
+        '{"id": "c2"}',
+        '{"id": 7, "text": "a numeric id"}',
+        '{"id": "c4", "text": "a post", "ts": "bad"}',
+        "",
+        '{"text": "no id is fine", "ts": 1700000000000}',
+        '{"id": "c7", "text": "refuse me"}',
+        "{broken",
+    ]
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = neardup("check", "--file", str(source), "--url", worker)
+    assert proc.returncode == 2
+    assert [(a.get("id"), a["verdict"]) for a in map(json.loads, proc.stdout.splitlines())] == [
+        ("c1", "unique"),
+        (None, "unique"),
+    ]
+    assert proc.stderr.splitlines() == [
+        f"neardup check: {source}:2: missing field 'text'",
+        f"neardup check: {source}:3: field 'id' must be a string, got int",
+        f"neardup check: {source}:4: field 'ts' 'bad' is not ISO-8601",
+        f"neardup check: {source}:7: the worker refused it: {REFUSED_BY_THE_WORKER}",
+        f"neardup check: {source}:8: invalid JSON: Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)",
+    ]
+    # A line refused here costs no request; the others share one kept-alive connection.
+    assert FakeWorker.bodies == [
+        {"text": "a post"},
+        {"text": "no id is fine", "ts": 1700000000000},
+        {"text": "refuse me"},
+    ]
+    assert FakeWorker.connections == 1
+
+
+def test_check_file_of_good_lines_exits_zero_and_a_missing_file_is_one_line(tmp_path: Path, worker: str) -> None:
+    (tmp_path / "ok.jsonl").write_text('{"id": "a", "text": "one"}\n{"id": "b", "text": "two"}\n', "utf-8")
+    proc = neardup("check", "--file", "ok.jsonl", "--url", worker, cwd=tmp_path)
+    assert (proc.returncode, proc.stderr, len(proc.stdout.splitlines())) == (0, "", 2)
+    proc = neardup("check", "--file", "nope.jsonl", "--url", worker, cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (1, "neardup check: nope.jsonl: no such file\n")
+
+
+def test_a_worker_that_cannot_be_reached_ends_check_file_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "ok.jsonl").write_text('{"id": "a", "text": "one"}\n{"id": "b", "text": "two"}\n', "utf-8")
+    url = f"http://127.0.0.1:{free_port_pair()}"
+    proc = neardup("check", "--file", "ok.jsonl", "--url", url, cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"neardup check: cannot reach a worker at {url} ")
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://host:1", "http://", "http://host:port"])
+def test_a_url_that_is_no_http_address_is_refused_in_one_line(url: str) -> None:
+    proc = neardup("check", "some text", "--url", url)
+    assert (proc.returncode, proc.stderr) == (
+        1,
+        f"neardup check: --url {url!r} is not a worker's address: give http://HOST:PORT (or https://), "
+        "e.g. http://127.0.0.1:6066\n",
+    )
+
+
+def test_an_empty_id_is_refused_before_the_worker_is_asked(worker: str) -> None:
+    proc = neardup("explain", "", "--url", worker)
+    assert (proc.returncode, proc.stderr) == (1, "neardup explain: give an event id (an empty one names no event)\n")
+    assert FakeWorker.bodies == []
+    proc = neardup("explain", "a/2", "--url", worker)
+    assert (proc.returncode, proc.stdout) == (0, "a/2  no verdict yet (its answers are still being gathered)\n")
+    assert FakeWorker.bodies == [{"path": "/explain/a%2F2"}]
+
+
+def test_explain_into_a_closed_pipe_ends_quietly(worker: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "worker.cli", "explain", "a2", "--url", worker],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    stderr = proc.stderr.read()
+    assert (proc.wait(timeout=60), stderr) == (141, "")

@@ -107,3 +107,46 @@ def test_a_rate_below_zero_is_refused_before_any_broker_is_asked() -> None:
     assert (
         proc.stderr.strip().splitlines()[-1] == "neardup produce: error: argument --rate: -5 is not a rate above zero"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["produce", "x", "--rate", "abc"], "argument --rate: 'abc' is not a number"),
+        (["tail", "--max", "-1"], "argument --max: -1 is not a number of records (1 or more)"),
+        (["tail", "--max", "0"], "argument --max: 0 is not a number of records (1 or more)"),
+        (["tail", "--max", "2.5"], "argument --max: '2.5' is not a whole number"),
+        (["tail", "--timeout", "-5"], "argument --timeout: -5 is not a number of seconds (0 or more)"),
+        (["tail", "--timeout", "soon"], "argument --timeout: 'soon' is not a number"),
+    ],
+)
+def test_a_bad_value_is_refused_in_the_users_words(args: list[str], error: str) -> None:
+    proc, took = neardup(*args, "--bootstrap", f"127.0.0.1:{free_port_pair()}")
+    assert proc.returncode == 2 and took < 10
+    assert proc.stderr.strip().splitlines()[-1] == f"neardup {args[0]}: error: {error}"
+    assert "_positive" not in proc.stderr
+
+
+def test_a_timeout_of_zero_is_taken_it_ends_tail_at_the_first_empty_poll() -> None:
+    args = build_parser().parse_args(["tail", "--timeout", "0", "--max", "1"])
+    assert (args.timeout, args.max) == (0.0, 1)
+
+
+@pytest.mark.parametrize("command", [["plan"], ["scan", "sample"]], ids=lambda c: c[0])
+def test_a_reader_that_goes_away_ends_the_command_quietly(command: list[str]) -> None:
+    """``neardup … | head -1``: no "Broken pipe" message, the status of a command SIGPIPE ended."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "worker.cli", *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # gone before the first line is written
+    stderr = proc.stderr.read()
+    assert (proc.wait(timeout=60), stderr) == (141, "")
+
+
+def test_every_command_says_what_it_does_in_its_help() -> None:
+    subcommands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    undescribed = [name for name, sub in subcommands.choices.items() if not (sub.description or "").strip()]
+    assert undescribed == []
+    proc, _ = neardup("plan", "--help")
+    assert proc.returncode == 0 and "How the fingerprint is cut into block tables" in proc.stdout

@@ -1,15 +1,25 @@
-"""``neardup produce --rate`` is a paced replay in the file's order, on the real broker."""
+"""``neardup produce``: a paced replay in the file's order (on the real broker), its input's lines."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import subprocess
+import sys
+import time
 import uuid
+from pathlib import Path
 
+import kafka
+import pytest
 from kafka import KafkaConsumer, TopicPartition
 
+from tests.kafka_broker import free_port_pair
 from topology.stages import Topics
 from topology.topics import create_topics, topic_map
-from worker.cli.produce import produce
+from worker.cli import produce as produce_module
+from worker.cli.produce import MissingTopic, produce, require_topic
 from worker.settings import Settings
 
 
@@ -42,3 +52,92 @@ def test_a_paced_replay_reaches_the_broker_in_the_files_order(kafka_bootstrap: s
     assert [json.loads(r.value)["id"] for r in in_order] == ids
     assert len({r.timestamp for r in records}) == len(ids)  # no two lines in one millisecond
     assert len({r.partition for r in records}) > 1  # keyed by id: the lines do cross partitions
+
+
+class FakeProducer:
+    """Stands in for ``KafkaProducer``: keeps what was sent."""
+
+    sent: list[tuple[str, bytes | None, bytes]] = []
+
+    def __init__(self, **_: object) -> None:
+        FakeProducer.sent = []
+
+    def partitions_for(self, topic: str) -> set[int]:
+        return {0}
+
+    def send(self, topic: str, key: bytes | None, value: bytes) -> None:
+        self.sent.append((topic, key, value))
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_leading_byte_order_mark_is_not_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kafka, "KafkaProducer", FakeProducer)
+    monkeypatch.setattr(produce_module, "broker_topics", lambda settings: {"p.events"})
+    lines = [b'\xef\xbb\xbf{"id": "a", "text": "one"}\n', b'{"id": "b", "text": "two"}\n']
+    assert produce(lines, Settings(topic_prefix="p")) == 2
+    assert FakeProducer.sent == [
+        ("p.events", b"a", b'{"id": "a", "text": "one"}'),
+        ("p.events", b"b", b'{"id": "b", "text": "two"}'),
+    ]
+
+
+def test_a_missing_input_is_refused_before_any_broker_is_asked() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "produce", "nope.jsonl", "--bootstrap", f"127.0.0.1:{free_port_pair()}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stderr) == (1, "neardup produce: nope.jsonl: no such file\n")
+
+
+@pytest.mark.parametrize(
+    ("topic", "hint"),
+    [
+        ("p.events", "create it: neardup topics create --bootstrap b:9"),
+        ("q.events", "create it: NEARDUP_TOPIC_PREFIX=q neardup topics create --bootstrap b:9"),
+        (
+            "nosuch.topic",
+            "the worker reads p.events, which `neardup topics create --bootstrap b:9` makes; "
+            "create other topics with Kafka's own tools",
+        ),
+    ],
+)
+def test_a_missing_topic_is_refused_with_how_to_create_it(topic: str, hint: str) -> None:
+    settings = Settings(bootstrap="b:9", topic_prefix="p")
+    require_topic(topic, {topic, "other"}, settings)
+    with pytest.raises(MissingTopic) as refused:
+        require_topic(topic, {"other"}, settings)
+    assert str(refused.value) == f"topic {topic!r} does not exist on b:9 ({hint})"
+
+
+def test_producing_to_a_missing_topic_fails_at_once_in_one_line(kafka_bootstrap: str, tmp_path: Path) -> None:
+    feed = tmp_path / "feed.jsonl"
+    feed.write_text('{"id": "a", "text": "one"}\n', encoding="utf-8")
+    topic = f"nosuch{uuid.uuid4().hex[:8]}.topic"
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "produce", str(feed), "--topic", topic, "--bootstrap", kafka_bootstrap],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NEARDUP_TOPIC_PREFIX": "neardup"},
+    )
+    assert proc.returncode == 1 and time.monotonic() - started < 15
+    assert proc.stderr.splitlines() == [
+        f"neardup produce: topic {topic!r} does not exist on {kafka_bootstrap} (the worker reads "
+        f"neardup.events, which `neardup topics create --bootstrap {kafka_bootstrap}` makes; "
+        "create other topics with Kafka's own tools)"
+    ]
+
+
+def test_the_summary_says_one_record(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(kafka, "KafkaProducer", FakeProducer)
+    monkeypatch.setattr(produce_module, "broker_topics", lambda settings: {"p.events"})
+    assert produce_module.run(io.BytesIO(b'{"id": "a", "text": "one"}\n'), Settings(topic_prefix="p"), None, None) == 0
+    assert capsys.readouterr().err.startswith("neardup produce: 1 record to p.events in ")

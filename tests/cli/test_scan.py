@@ -400,3 +400,59 @@ def test_an_id_of_an_earlier_run_gets_its_first_verdict_again(tmp_path: Path, en
     assert status == 0 and verdicts[1]["duplicate_of"] == "x1"
     status, again, _ = run_scan(second, [event("x2", en[1])], "--state", str(state))  # re-sent id, other text
     assert status == 0 and again == verdicts[1:]
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def scan_in(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``neardup scan`` run from ``cwd`` (this tree's code still), as a user in their directory."""
+    return subprocess.run(
+        [sys.executable, "-m", "worker.cli", "scan", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def test_output_dash_is_stdout_and_dead_letters_go_to_the_current_directory(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(event("a", "first post") + "\n" + '{"id": 7, "text": "x"}\n' + event("b", "other"), "utf-8")
+    proc = scan_in(tmp_path, str(source), "-o", "-")
+    assert proc.returncode == 2
+    assert [json.loads(line)["id"] for line in proc.stdout.splitlines()] == ["a", "b"]
+    assert "neardup scan: 2 events: 2 unique" in proc.stderr  # the summary stays on stderr
+    assert "neardup scan: 1 rejected line written to neardup-deadletter.jsonl" in proc.stderr
+    assert not (tmp_path / "-").exists()
+    assert json.loads((tmp_path / "neardup-deadletter.jsonl").read_text("utf-8"))["line"] == 2
+
+
+def test_output_to_a_device_puts_dead_letters_in_the_current_directory(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(event("a", "first post") + "\n" + '{"id": "no-text"}\n', "utf-8")
+    proc = scan_in(tmp_path, str(source), "-o", os.devnull)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert "1 rejected line written to neardup-deadletter.jsonl" in proc.stderr
+    assert (tmp_path / "neardup-deadletter.jsonl").exists()
+    assert not Path(os.devnull + ".deadletter.jsonl").exists()
+    explicit = tmp_path / "mine.jsonl"
+    proc = scan_in(tmp_path, str(source), "-o", "-", "--dead-letter", str(explicit))
+    assert proc.returncode == 2 and f"written to {explicit}" in proc.stderr and explicit.exists()
+
+
+def test_a_missing_input_is_one_line_naming_it(tmp_path: Path) -> None:
+    proc = scan_in(tmp_path, "nope.jsonl")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "neardup scan: nope.jsonl: no such file\n")
+
+
+def test_a_leading_byte_order_mark_is_not_part_of_line_one(tmp_path: Path) -> None:
+    lines = [event("first", "a post saved by a Windows editor"), event("second", "another post entirely")]
+    status, verdicts, stderr = run_scan(tmp_path, [b"\xef\xbb\xbf" + lines[0].encode(), lines[1]])
+    assert status == 0, stderr
+    assert [v["id"] for v in verdicts] == ["first", "second"]
+    proc = scan_in(tmp_path, "-", stdin="\ufeff" + lines[0] + "\n")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["id"] == "first"

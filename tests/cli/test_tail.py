@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from worker.cli.tail import OriginalsFirst, Record, pretty
+from collections import Counter
+
+from worker.cli.tail import OriginalsFirst, Record, pretty, summary
 
 
 def unique(event_id: str) -> Record:
@@ -45,3 +47,12 @@ def test_a_duplicate_whose_original_never_comes_is_shown_after_the_wait() -> Non
 
 def test_the_line_says_what_the_distance_counts() -> None:
     assert "distance 3/64 bits  similarity 0.9" in pretty(duplicate("b", "a"), "p")
+
+
+def test_the_summary_says_one_record_not_one_records() -> None:
+    one = Counter({"unique": 1, "duplicates": 1, "corrections": 1, "deadletter": 1})
+    assert summary(one) == "4 records: 1 unique, 1 duplicate, 1 correction, 1 dead letter"
+    assert summary(Counter({"duplicates": 1})) == "1 record: 0 unique, 1 duplicate, 0 corrections, 0 dead letters"
+    assert summary(Counter({"unique": 2, "deadletter": 2})) == (
+        "4 records: 2 unique, 0 duplicates, 0 corrections, 2 dead letters"
+    )

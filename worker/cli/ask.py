@@ -8,43 +8,111 @@ says: readable lines, or its JSON with ``--json``.
 
 from __future__ import annotations
 
+import http.client
 import json
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any, TextIO
-from urllib import error, request
-from urllib.parse import quote
+from typing import Any, BinaryIO, TextIO
+from urllib.parse import quote, urlsplit
+
+from topology.validate import InvalidEvent, Limits, validate
+from worker.cli.produce import without_bom
 
 _TIMEOUT_S = 30.0
 _SHOWN = 160  # characters of a text shown on one line
+# What a kept-alive connection raises when the worker closed it since the last call.
+_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
 
 class AskError(ValueError):
     """What the worker answered instead (its JSON error), or why it could not be reached."""
 
+    def __init__(self, message: str, status: int | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.status, self.reason = status, reason or message
+
+
+def worker_url(url: str, named: str) -> str:
+    """``url`` when it can be a worker's address; ``named`` says where it came from. Refused
+    in one line here: urllib said only ``unknown url type: 'x/check'``."""
+    parts = urlsplit(url.strip())
+    try:
+        has_host = bool(parts.hostname) and (parts.port or 0) >= 0
+    except ValueError:  # a port that is not a number, or past 65535
+        has_host = False
+    if parts.scheme not in ("http", "https") or not has_host:
+        raise AskError(
+            f"{named} {url!r} is not a worker's address: give http://HOST:PORT (or https://), "
+            "e.g. http://127.0.0.1:6066"
+        )
+    return url.strip().rstrip("/")
+
+
+class Worker:
+    """A worker's HTTP API over one kept-alive connection: ``check --file`` asks once a line,
+    and a connection a call cost a handshake (and a socket left in TIME_WAIT) for each."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        parts = urlsplit(url)
+        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self._connection = kind(parts.hostname or "", parts.port, timeout=_TIMEOUT_S)
+        self._base = parts.path.rstrip("/")
+
+    def call(self, path: str, body: Any = None) -> Any:
+        """The worker's JSON answer to GET ``path`` (or POST ``body``)."""
+        data = None if body is None else json.dumps(body).encode()
+        try:
+            status, raw = self._exchange(path, data)
+        except (http.client.HTTPException, OSError) as exc:
+            self._connection.close()
+            raise AskError(
+                f"cannot reach a worker at {self.url} ({exc}); start one with `neardup worker`, or pass --url"
+            ) from None
+        if status >= 400:
+            try:
+                reason = str(json.loads(raw).get("error", http.client.responses.get(status, "")))
+            except (ValueError, AttributeError):
+                reason = http.client.responses.get(status, "error")
+            raise AskError(f"{reason} (HTTP {status})", status, reason)
+        return json.loads(raw)
+
+    def _exchange(self, path: str, data: bytes | None) -> tuple[int, bytes]:
+        """One request and its answer, sent again once on a new connection when the kept one
+        was closed by the worker meanwhile (both calls are reads: asking twice is harmless)."""
+        for retry in (True, False):
+            try:
+                self._connection.request(
+                    "GET" if data is None else "POST",
+                    self._base + path,
+                    body=data,
+                    headers={"Content-Type": "application/json"},
+                )
+                response = self._connection.getresponse()
+                return response.status, response.read()
+            except _STALE:
+                self._connection.close()
+                if not retry:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self._connection.close()
+
 
 def call(url: str, path: str, body: Any = None) -> Any:
-    """The worker's JSON answer to GET ``path`` (or POST ``body``)."""
-    data = None if body is None else json.dumps(body).encode()
-    req = request.Request(url.rstrip("/") + path, data=data, headers={"Content-Type": "application/json"})
+    """The worker's JSON answer to GET ``path`` (or POST ``body``), on a connection of its own."""
+    worker = Worker(url)
     try:
-        with request.urlopen(req, timeout=_TIMEOUT_S) as response:
-            return json.loads(response.read())
-    except error.HTTPError as exc:
-        try:
-            reason = json.loads(exc.read()).get("error", exc.reason)
-        except ValueError:
-            reason = exc.reason
-        raise AskError(f"{reason} (HTTP {exc.code})") from None
-    except (error.URLError, OSError) as exc:
-        why = getattr(exc, "reason", exc)
-        raise AskError(
-            f"cannot reach a worker at {url} ({why}); start one with `neardup worker`, or pass --url"
-        ) from None
+        return worker.call(path, body)
+    finally:
+        worker.close()
 
 
 def explain(url: str, event_id: str, as_json: bool, out: TextIO = sys.stdout) -> int:
+    if not event_id.strip():
+        raise AskError("give an event id (an empty one names no event)")
     found = call(url, f"/explain/{quote(event_id, safe='')}")
     if as_json:
         print(json.dumps(found, ensure_ascii=False), file=out)
@@ -82,19 +150,69 @@ def explanation_lines(found: dict[str, Any]) -> Iterator[str]:
         yield f"  its time   {_time(original.get('event_time'))}"
 
 
-def check(url: str, events: list[dict[str, Any]], as_json: bool, out: TextIO = sys.stdout) -> int:
-    """Ask for each event's would-be verdict; one line (or JSON line) each."""
-    for event in events:
-        body = {"text": event["text"]} | ({"ts": event["ts"]} if event.get("ts") is not None else {})
-        answer = call(url, "/check", body)
-        if "id" in event:
-            answer = {"id": event["id"]} | answer
-        if as_json:
-            print(json.dumps(answer, ensure_ascii=False), file=out)
-            continue
-        for line in check_lines(answer):
-            print(line, file=out)
+def check(url: str, text: str, as_json: bool, out: TextIO = sys.stdout) -> int:
+    """Ask for one text's would-be verdict."""
+    _show(call(url, "/check", {"text": text}), as_json, out)
     return 0
+
+
+def check_file(
+    url: str,
+    source: BinaryIO,
+    name: str,
+    settings: Limits,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    """One JSON line per valid line of ``source``, in order, as scan gives; each bad line is one
+    line on ``err`` naming ``name`` and its number, and makes the status 2. A line is refused
+    here as scan and the worker refuse it (no request is spent on it), or by the worker."""
+    worker = Worker(url)
+    bad = 0
+    try:
+        for number, raw in enumerate(without_bom(source), 1):
+            if not raw.strip():
+                continue
+            try:
+                answer = _check_line(worker, raw, settings)
+            except InvalidEvent as exc:
+                bad += 1
+                print(f"neardup check: {name}:{number}: {exc.reason}", file=err, flush=True)
+                continue
+            _show(answer, True, out)
+    finally:
+        worker.close()
+    return 2 if bad else 0
+
+
+def _check_line(worker: Worker, raw: bytes, settings: Limits) -> dict[str, Any]:
+    """The worker's answer for one ``{id?, text, ts?}`` line; ``InvalidEvent`` when the line, or
+    the worker, refuses it (an unreachable worker is an ``AskError``: it ends the run)."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InvalidEvent(f"invalid UTF-8 at byte {exc.start}") from None
+    except ValueError as exc:
+        raise InvalidEvent(f"invalid JSON: {exc}") from None
+    # The id is optional here (nothing is stored under it); when given, it is held to the rules.
+    anonymous = isinstance(data, dict) and "id" not in data
+    event = validate({"id": "check"} | data if anonymous else data, settings)
+    body: dict[str, Any] = {"text": event.text} | ({} if event.ts is None else {"ts": event.ts})
+    try:
+        answer: dict[str, Any] = worker.call("/check", body)
+    except AskError as exc:
+        if exc.status not in (400, 413):  # not about this line: the worker is away or elsewhere
+            raise
+        raise InvalidEvent(f"the worker refused it: {exc.reason}") from None
+    return answer if anonymous else {"id": event.id} | answer
+
+
+def _show(answer: dict[str, Any], as_json: bool, out: TextIO) -> None:
+    if as_json:
+        print(json.dumps(answer, ensure_ascii=False), file=out)
+        return
+    for line in check_lines(answer):
+        print(line, file=out)
 
 
 def check_lines(answer: dict[str, Any]) -> Iterator[str]:
@@ -113,24 +231,6 @@ def check_lines(answer: dict[str, Any]) -> Iterator[str]:
         if not candidate["in_window"]:
             why += ", older than the retention window"
         yield f"  candidate {candidate['id']}  distance {candidate['distance']}  ({why})"
-
-
-def read_events(path: str) -> list[dict[str, Any]]:
-    """JSON lines ``{id?, text, ts?}`` from a file ('-' for stdin)."""
-    stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
-    with stream:
-        events = []
-        for number, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError as exc:
-                raise AskError(f"{path}:{number}: not JSON ({exc})") from None
-            if not isinstance(event, dict) or not isinstance(event.get("text"), str):
-                raise AskError(f"{path}:{number}: expected an object with a string 'text'")
-            events.append(event)
-        return events
 
 
 def _short(text: str | None) -> str:

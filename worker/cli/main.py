@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from worker.settings import Settings
 
@@ -97,10 +97,12 @@ def _check_web_port(settings: Settings) -> None:
 
 def _produce(args: argparse.Namespace) -> int:
     from worker.cli import produce
+    from worker.cli.produce import open_input
     from worker.cli.scan import default_sample
 
-    source = default_sample() if args.input == "sample" else args.input
-    return produce.run(source, _kafka_settings(args), args.rate, args.topic)
+    # The input is opened first: a missing file is the user's to fix before any broker is asked.
+    with open_input(default_sample() if args.input == "sample" else args.input) as source:
+        return produce.run(source, _kafka_settings(args), args.rate, args.topic)
 
 
 def _tail(args: argparse.Namespace) -> int:
@@ -143,15 +145,24 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from worker.cli import ask
+    from worker.cli.produce import open_input
 
     if (args.text is None) == (args.file is None):
         _SUBPARSERS["check"].error("give a TEXT or --file F.jsonl (one of them)")
-    events = ask.read_events(args.file) if args.file else [{"text": args.text}]
-    return ask.check(_web_url(args), events, args.json or bool(args.file))
+    url = _web_url(args)
+    if args.text is not None:
+        return ask.check(url, args.text, args.json)
+    with open_input(args.file) as source:
+        return ask.check_file(url, source, "stdin" if args.file == "-" else args.file, Settings.from_env())
 
 
 def _web_url(args: argparse.Namespace) -> str:
-    return str(args.url or Settings.from_env().web_address)
+    """The worker to ask, refused in one line when it cannot be an HTTP address."""
+    from worker.cli.ask import worker_url
+
+    if args.url is not None:
+        return worker_url(args.url, "--url")
+    return worker_url(Settings.from_env().web_address, "NEARDUP_WEB_URL")
 
 
 _DEBUG_HELP = "show the full traceback of an error"
@@ -205,10 +216,12 @@ def _scan_parser(commands: Any) -> None:
         "file and stderr; the exit status is 2 if any line was rejected.",
     )
     scan.add_argument("input", help="JSON-lines events {id, text, ts?}; '-' for stdin; 'sample' for the shipped sample")
-    scan.add_argument("-o", "--output", help="verdicts file (default: stdout)")
+    scan.add_argument("-o", "--output", help="verdicts file; '-' for stdout (default: stdout)")
     scan.add_argument("--state", help="RocksDB index directory kept between runs (default: a temporary one)")
     scan.add_argument(
-        "--dead-letter", help="rejected lines (default: OUTPUT.deadletter.jsonl or ./neardup-deadletter.jsonl)"
+        "--dead-letter",
+        help="rejected lines (default: OUTPUT.deadletter.jsonl beside a regular OUTPUT file, else "
+        "./neardup-deadletter.jsonl, as for stdout or /dev/null)",
     )
     _plan_arguments(scan)
     scan.add_argument("--max-distance", type=int, help="loosest Hamming distance a candidate may have")
@@ -230,7 +243,13 @@ def _plan_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _plan_parser(commands: Any) -> None:
-    plan = _command(commands, "plan", help="show the block-table plan and why it was chosen")
+    plan = _command(
+        commands,
+        "plan",
+        help="show the block-table plan and why it was chosen",
+        description="How the fingerprint is cut into block tables that find every one within --k bits, what "
+        "a probe reads at --expected fingerprints, and the other plans. Needs no data and no Kafka.",
+    )
     _plan_arguments(plan)
     plan.add_argument("--expected", type=int, help="fingerprints the index is sized for (default: 10,000,000)")
     plan.set_defaults(func=_plan)
@@ -258,7 +277,12 @@ def _worker_parser(commands: Any) -> None:
 
 def _produce_parser(commands: Any) -> None:
     produce = _command(
-        commands, "produce", kafka=True, help="send a JSON-lines file to {prefix}.events (key = event id)"
+        commands,
+        "produce",
+        kafka=True,
+        help="send a JSON-lines file to {prefix}.events (key = event id)",
+        description="One record per non-blank line, byte for byte (invalid ones too), keyed by its id. "
+        "The topic must exist: `neardup topics create` makes it.",
     )
     produce.add_argument("input", help="JSON-lines events; '-' for stdin; 'sample' for the shipped sample")
     produce.add_argument(
@@ -280,14 +304,22 @@ def _tail_parser(commands: Any) -> None:
         description="Readable lines on a terminal, JSON lines when piped.",
     )
     tail.add_argument("--from-beginning", action="store_true", help="start at the oldest record, not the newest")
-    tail.add_argument("--max", type=int, help="stop after this many records")
-    tail.add_argument("--timeout", type=float, help="stop after this many seconds without a record")
+    tail.add_argument("--max", type=_records, help="stop after this many records (1 or more)")
+    tail.add_argument(
+        "--timeout", type=_seconds, help="stop after this many seconds without a record (0: once none waits)"
+    )
     tail.add_argument("--pretty", action="store_true", help="readable lines even when piped")
     tail.set_defaults(func=_tail)
 
 
 def _topics_parser(commands: Any) -> None:
-    topics = _command(commands, "topics", kafka=True, help="create, describe or delete neardup's topics")
+    topics = _command(
+        commands,
+        "topics",
+        kafka=True,
+        help="create, describe or delete neardup's topics",
+        description="A deployment's topics are all named {prefix}.* ($NEARDUP_TOPIC_PREFIX, else neardup).",
+    )
     topics.add_argument(
         "action",
         choices=["create", "describe", "delete"],
@@ -315,7 +347,8 @@ def _ask_parsers(commands: Any) -> None:
         "check",
         help="the verdict a text would get now (nothing is indexed or published)",
         description="Asks a running worker: its candidates and the verdict the decision rule gives. "
-        "With --file, one JSON line per input line.",
+        "With --file, one JSON line per valid input line, in order; each bad line is one line on stderr "
+        "naming its number, and the exit status is 2 if any line was bad.",
     )
     check.add_argument("text", nargs="?", help="the text to check")
     check.add_argument("--file", help="JSON-lines events {id?, text, ts?} to check ('-' for stdin)")
@@ -336,12 +369,31 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _positive(raw: str) -> float:
-    """A rate: a number above zero (argparse names the flag when this refuses)."""
-    value = float(raw)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{raw} is not a rate above zero")
-    return value
+_Number = TypeVar("_Number", int, float)
+
+
+def _bounded(kind: type[_Number], least: _Number, above: bool, what: str) -> Callable[[str], _Number]:
+    """An argparse type: a number from ``least`` on (past it when ``above``). Every refusal is a
+    message of its own: a ValueError read "invalid _positive value", naming a function of ours."""
+
+    def parse(raw: str) -> _Number:
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{raw!r} is not {'a whole number' if kind is int else 'a number'}"
+            ) from None
+        if not (value > least if above else value >= least):  # NaN is neither
+            raise argparse.ArgumentTypeError(f"{raw} is not {what}")
+        return value
+
+    return parse
+
+
+_positive = _bounded(float, 0.0, True, "a rate above zero")
+# tail: --max 0 would end before the first record; --timeout 0 ends once nothing is waiting.
+_records = _bounded(int, 1, False, "a number of records (1 or more)")
+_seconds = _bounded(float, 0.0, False, "a number of seconds (0 or more)")
 
 
 def _version() -> str:
@@ -361,14 +413,37 @@ def _kafka_failure(exc: BaseException) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        sys.stdout.flush()  # a reader gone is found here, not at exit in an "Exception ignored" trace
+        return status
+    except BrokenPipeError:
+        return _stdout_closed()
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
         if args.debug or not (isinstance(exc, (OSError, ValueError)) or _kafka_failure(exc)):
             raise
-        print(f"neardup {args.command}: {exc or type(exc).__name__}", file=sys.stderr)
+        print(f"neardup {args.command}: {_message(exc)}", file=sys.stderr)
         return 1
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout has gone (``neardup explain x | head -1``): end as SIGPIPE ends a
+    command, quietly, 128 + 13; stdout to /dev/null, so the exit's flush cannot fail too."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
+
+
+def _message(exc: Exception) -> str:
+    """The error as one line: a system error on a file reads ``PATH: reason``, not
+    ``[Errno 13] Permission denied: 'PATH'``."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror[0].lower()}{exc.strerror[1:]}"
+    return str(exc) or type(exc).__name__
 
 
 if __name__ == "__main__":

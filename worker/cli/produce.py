@@ -14,15 +14,47 @@ the broker takes them.
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 import time
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any, BinaryIO
 
 from topology.stages import Topics
 from worker.settings import Settings
+
+# Shared with the other commands that read JSON lines or count what they did (this module loads
+# no more than they do: Kafka's client only when it produces).
+
+
+def open_input(path: str) -> BinaryIO:
+    """An input file of JSON lines, read as bytes ('-': stdin); a missing one is one line
+    naming it, not ``[Errno 2] No such file or directory: 'x'``."""
+    if path == "-":
+        return open(sys.stdin.fileno(), "rb", closefd=False)
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{path}: is a directory, not a file of JSON lines") from None
+
+
+def count(n: int, noun: str) -> str:
+    """``1 event``, ``2 events``: a summary line's numbers with their nouns."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def without_bom(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines with a leading UTF-8 byte-order mark dropped, as ``utf-8-sig`` reads them:
+    editors on Windows write one, and JSON may not start with it (line 1 was refused)."""
+    rest = iter(lines)
+    first = next(rest, None)
+    if first is None:
+        return
+    yield first.removeprefix(codecs.BOM_UTF8)
+    yield from rest
 
 
 def event_key(line: bytes) -> bytes | None:
@@ -44,6 +76,7 @@ def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = Non
     from kafka import KafkaProducer
 
     target = topic or Topics(settings.topic_prefix).events
+    require_topic(target, broker_topics(settings), settings)
     producer = KafkaProducer(linger_ms=5, acks="all", max_request_size=8 << 20, **settings.connection.kafka_python())
     # The first send waits for the topic's metadata: paced from before it, every line read
     # meanwhile went out in one burst, the broker stamped them in the same millisecond, and
@@ -52,7 +85,7 @@ def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = Non
     sent = 0
     started = time.perf_counter()
     try:
-        for raw in lines:
+        for raw in without_bom(lines):
             line = raw.rstrip(b"\r\n")
             if not line.strip():
                 continue
@@ -70,6 +103,51 @@ def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = Non
     return sent
 
 
+class MissingTopic(ValueError):
+    """The topic to produce to is not on the broker."""
+
+
+def require_topic(target: str, existing: Collection[str], settings: Settings) -> None:
+    """Refuse at once, in one line, a topic the broker lacks: neardup's broker creates none on
+    its own, and the producer waited 60 s for its metadata, then failed in a traceback."""
+    if target in existing:
+        return
+    raise MissingTopic(
+        f"topic {target!r} does not exist on {settings.connection.bootstrap} ({_create_hint(target, settings)})"
+    )
+
+
+def _create_hint(target: str, settings: Settings) -> str:
+    """How to make ``target``: ``topics create`` makes ``{prefix}.events`` (with the rest of a
+    deployment's topics) for the prefix in ``NEARDUP_TOPIC_PREFIX``, and no other topic."""
+    command = f"neardup topics create --bootstrap {settings.connection.bootstrap}"
+    if target == Topics(settings.topic_prefix).events:
+        return f"create it: {command}"
+    if target.endswith(".events"):
+        return f"create it: NEARDUP_TOPIC_PREFIX={target.removesuffix('.events')} {command}"
+    return (
+        f"the worker reads {Topics(settings.topic_prefix).events}, which `{command}` makes; "
+        "create other topics with Kafka's own tools"
+    )
+
+
+def broker_topics(settings: Settings) -> set[str]:
+    """The topics on the broker, asked within the connect timeout the other commands use."""
+    from kafka import KafkaAdminClient
+
+    timeout_ms = int(settings.connect_timeout_s * 1000)
+    admin = KafkaAdminClient(
+        client_id="neardup-produce",
+        request_timeout_ms=timeout_ms,
+        bootstrap_timeout_ms=timeout_ms,
+        **settings.connection.kafka_python(),
+    )
+    try:
+        return set(admin.list_topics())
+    finally:
+        admin.close()
+
+
 def _acknowledged(producer: Any) -> None:
     """Wait for the record just sent, then for the clock's next millisecond: the next record
     is appended after this one, at a later append time."""
@@ -79,17 +157,12 @@ def _acknowledged(producer: Any) -> None:
         time.sleep(0.0002)
 
 
-def run(path: str, settings: Settings, rate: float | None, topic: str | None) -> int:
-    """CLI entry: returns the exit status."""
+def run(source: BinaryIO, settings: Settings, rate: float | None, topic: str | None) -> int:
+    """CLI entry (``source``: the opened input, see :func:`worker.cli.main.open_input`): returns
+    the exit status."""
     started = time.perf_counter()
-    source: BinaryIO
-    if path == "-":
-        source = sys.stdin.buffer
-        sent = produce(source, settings, rate, topic)
-    else:
-        with Path(path).open("rb") as source:
-            sent = produce(source, settings, rate, topic)
+    sent = produce(source, settings, rate, topic)
     seconds = time.perf_counter() - started
     target = topic or Topics(settings.topic_prefix).events
-    print(f"neardup produce: {sent} records to {target} in {seconds:.1f} s", file=sys.stderr)
+    print(f"neardup produce: {count(sent, 'record')} to {target} in {seconds:.1f} s", file=sys.stderr)
     return 0

@@ -25,6 +25,7 @@ from topology.records import Event
 from topology.validate import InvalidEvent, parse_event
 from worker import collector
 from worker.cli.deduplicator import Deduplicator
+from worker.cli.produce import count, open_input, without_bom
 from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
 from worker.state.index import BlockIndex
@@ -62,13 +63,9 @@ class Summary:
     def line(self) -> str:
         rate = self.events / self.seconds if self.seconds > 0 else 0.0
         return (
-            f"{_count(self.events, 'event')}: {self.unique} unique, {_count(self.duplicates, 'duplicate')}, "
+            f"{count(self.events, 'event')}: {self.unique} unique, {count(self.duplicates, 'duplicate')}, "
             f"{self.rejected} rejected in {self.seconds:.1f} s ({rate:,.0f} docs/s)"
         )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def scan(
@@ -131,7 +128,7 @@ class _Line:
 
 def _chunks(source: BinaryIO) -> Iterator[list[_Line]]:
     chunk: list[_Line] = []
-    for number, raw in enumerate(source, start=1):
+    for number, raw in enumerate(without_bom(source), start=1):
         chunk.append(_Line(number, len(raw), raw.rstrip(b"\r\n")))
         if len(chunk) == CHUNK_LINES:
             yield chunk
@@ -272,35 +269,39 @@ def run(
 ) -> int:
     """CLI entry: returns the exit status (2 when lines were rejected)."""
     source_path = Path(input_path)
-    if output_path:
-        dead_default = Path(output_path).with_suffix(".deadletter.jsonl")
-    else:
-        dead_default = Path("neardup-deadletter.jsonl")
-    dead_letter = Path(dead_letter_path) if dead_letter_path else dead_default
+    to_stdout = output_path in (None, "", "-")
+    dead_letter = Path(dead_letter_path) if dead_letter_path else default_dead_letter(output_path)
     if state:
         check_state_dir(Path(state))
     progress = sys.stderr if sys.stderr.isatty() else None
     total = source_path.stat().st_size if source_path.is_file() else None
     with ExitStack() as stack:
-        source = stack.enter_context(
-            open(sys.stdin.fileno(), "rb", closefd=False) if input_path == "-" else source_path.open("rb")
-        )
-        out = stack.enter_context(open(output_path, "wb")) if output_path else sys.stdout.buffer
+        source = stack.enter_context(open_input(input_path))
+        out = sys.stdout.buffer if to_stdout else stack.enter_context(open(str(output_path), "wb"))
         state_dir = Path(state) if state else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="neardup-")))
         ahead = (os.cpu_count() or 1) > 1 and total is not None and total >= AHEAD_BYTES
         summary = scan(source, out, dead_letter, settings, state_dir, progress, total, ahead)
     print(f"neardup scan: {summary.line()}", file=sys.stderr)
     if summary.late:
         print(
-            f"neardup scan: {_count(summary.late, 'event')} older than the retention window "
+            f"neardup scan: {count(summary.late, 'event')} older than the retention window "
             f"({settings.retention_days:g} days) behind the newest event: decided, but not stored, "
             "so no later event can match them",
             file=sys.stderr,
         )
     if summary.rejected:
-        print(f"neardup scan: {_count(summary.rejected, 'rejected line')} written to {dead_letter}", file=sys.stderr)
+        print(f"neardup scan: {count(summary.rejected, 'rejected line')} written to {dead_letter}", file=sys.stderr)
         return 2
     return 0
+
+
+def default_dead_letter(output_path: str | None) -> Path:
+    """``OUTPUT.deadletter.jsonl`` beside a regular output file; otherwise (stdout, ``-``, or a
+    device such as /dev/null, where no file can sit beside it) ``./neardup-deadletter.jsonl``."""
+    beside = Path(output_path) if output_path and output_path != "-" else None
+    if beside is None or (beside.exists() and not beside.is_file()):
+        return Path("neardup-deadletter.jsonl")
+    return beside.with_suffix(".deadletter.jsonl")
 
 
 def check_state_dir(path: Path) -> None:

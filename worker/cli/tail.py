@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from topology.stages import Topics
+from worker.cli.produce import count
 from worker.settings import Settings
 
 _POLL_MS = 200
@@ -219,6 +220,14 @@ def run(
             show(order.add(record, time.monotonic()))
         show(order.due(time.monotonic(), everything=True))
     finally:
-        summary = ", ".join(f"{counts[kind]} {kind}" for kind in ("unique", "duplicates", "corrections", "deadletter"))
-        print(f"neardup tail: {sum(counts.values())} records: {summary}", file=sys.stderr)
+        print(f"neardup tail: {summary(counts)}", file=sys.stderr)
     return 0
+
+
+def summary(counts: Counter[str]) -> str:
+    """What was shown, by output topic (``counts`` is keyed by the topic name without its prefix)."""
+    return (
+        f"{count(sum(counts.values()), 'record')}: {counts['unique']} unique, "
+        f"{count(counts['duplicates'], 'duplicate')}, {count(counts['corrections'], 'correction')}, "
+        f"{count(counts['deadletter'], 'dead letter')}"
+    )
