@@ -17,7 +17,7 @@ from typing import Any, BinaryIO, TextIO
 from urllib.parse import quote, urlsplit
 
 from topology.validate import InvalidEvent, Limits, validate
-from worker.cli.produce import without_bom
+from worker.cli.inputs import without_bom
 
 _TIMEOUT_S = 30.0
 _SHOWN = 160  # characters of a text shown on one line

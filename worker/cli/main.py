@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
+from worker.cli.arguments import positive_rate, record_count, seconds
 from worker.settings import Settings
 
 
@@ -97,7 +98,7 @@ def _check_web_port(settings: Settings) -> None:
 
 def _produce(args: argparse.Namespace) -> int:
     from worker.cli import produce
-    from worker.cli.produce import open_input
+    from worker.cli.inputs import open_input
     from worker.cli.scan import default_sample
 
     # The input is opened first: a missing file is the user's to fix before any broker is asked.
@@ -145,7 +146,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from worker.cli import ask
-    from worker.cli.produce import open_input
+    from worker.cli.inputs import open_input
 
     if (args.text is None) == (args.file is None):
         _SUBPARSERS["check"].error("give a TEXT or --file F.jsonl (one of them)")
@@ -287,7 +288,7 @@ def _produce_parser(commands: Any) -> None:
     produce.add_argument("input", help="JSON-lines events; '-' for stdin; 'sample' for the shipped sample")
     produce.add_argument(
         "--rate",
-        type=_positive,
+        type=positive_rate,
         help="records per second, each acknowledged before the next, in the file's order "
         "(default: in batches, as fast as possible)",
     )
@@ -304,9 +305,9 @@ def _tail_parser(commands: Any) -> None:
         description="Readable lines on a terminal, JSON lines when piped.",
     )
     tail.add_argument("--from-beginning", action="store_true", help="start at the oldest record, not the newest")
-    tail.add_argument("--max", type=_records, help="stop after this many records (1 or more)")
+    tail.add_argument("--max", type=record_count, help="stop after this many records (1 or more)")
     tail.add_argument(
-        "--timeout", type=_seconds, help="stop after this many seconds without a record (0: once none waits)"
+        "--timeout", type=seconds, help="stop after this many seconds without a record (0: once none waits)"
     )
     tail.add_argument("--pretty", action="store_true", help="readable lines even when piped")
     tail.set_defaults(func=_tail)
@@ -367,33 +368,6 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
         print(f"neardup {_version()}")
         parser.exit()
-
-
-_Number = TypeVar("_Number", int, float)
-
-
-def _bounded(kind: type[_Number], least: _Number, above: bool, what: str) -> Callable[[str], _Number]:
-    """An argparse type: a number from ``least`` on (past it when ``above``). Every refusal is a
-    message of its own: a ValueError read "invalid _positive value", naming a function of ours."""
-
-    def parse(raw: str) -> _Number:
-        try:
-            value = kind(raw)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{raw!r} is not {'a whole number' if kind is int else 'a number'}"
-            ) from None
-        if not (value > least if above else value >= least):  # NaN is neither
-            raise argparse.ArgumentTypeError(f"{raw} is not {what}")
-        return value
-
-    return parse
-
-
-_positive = _bounded(float, 0.0, True, "a rate above zero")
-# tail: --max 0 would end before the first record; --timeout 0 ends once nothing is waiting.
-_records = _bounded(int, 1, False, "a number of records (1 or more)")
-_seconds = _bounded(float, 0.0, False, "a number of seconds (0 or more)")
 
 
 def _version() -> str:

@@ -14,47 +14,15 @@ the broker takes them.
 
 from __future__ import annotations
 
-import codecs
 import json
 import sys
 import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable
 from typing import Any, BinaryIO
 
 from topology.stages import Topics
+from worker.cli.inputs import count, without_bom
 from worker.settings import Settings
-
-# Shared with the other commands that read JSON lines or count what they did (this module loads
-# no more than they do: Kafka's client only when it produces).
-
-
-def open_input(path: str) -> BinaryIO:
-    """An input file of JSON lines, read as bytes ('-': stdin); a missing one is one line
-    naming it, not ``[Errno 2] No such file or directory: 'x'``."""
-    if path == "-":
-        return open(sys.stdin.fileno(), "rb", closefd=False)
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise IsADirectoryError(f"{path}: is a directory, not a file of JSON lines") from None
-
-
-def count(n: int, noun: str) -> str:
-    """``1 event``, ``2 events``: a summary line's numbers with their nouns."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def without_bom(lines: Iterable[bytes]) -> Iterator[bytes]:
-    """The lines with a leading UTF-8 byte-order mark dropped, as ``utf-8-sig`` reads them:
-    editors on Windows write one, and JSON may not start with it (line 1 was refused)."""
-    rest = iter(lines)
-    first = next(rest, None)
-    if first is None:
-        return
-    yield first.removeprefix(codecs.BOM_UTF8)
-    yield from rest
 
 
 def event_key(line: bytes) -> bytes | None:
@@ -158,7 +126,7 @@ def _acknowledged(producer: Any) -> None:
 
 
 def run(source: BinaryIO, settings: Settings, rate: float | None, topic: str | None) -> int:
-    """CLI entry (``source``: the opened input, see :func:`worker.cli.main.open_input`): returns
+    """CLI entry (``source``: the opened input, see :func:`worker.cli.inputs.open_input`): returns
     the exit status."""
     started = time.perf_counter()
     sent = produce(source, settings, rate, topic)

@@ -25,7 +25,7 @@ from topology.records import Event
 from topology.validate import InvalidEvent, parse_event
 from worker import collector
 from worker.cli.deduplicator import Deduplicator
-from worker.cli.produce import count, open_input, without_bom
+from worker.cli.inputs import count, open_input, without_bom
 from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
 from worker.state.index import BlockIndex

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from topology.stages import Topics
-from worker.cli.produce import count
+from worker.cli.inputs import count
 from worker.settings import Settings
 
 _POLL_MS = 200
