@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -24,6 +26,7 @@ import pytest
 from tests.stream.web_helpers import ARTIFACTS, browse, call, free_port, scrape, total, wait_http
 from tests.stream_helpers import (
     MAX_TEXT,
+    REPO,
     OutputReader,
     WorkerProcess,
     audit,
@@ -143,6 +146,14 @@ def test_a_late_event_is_counted_and_explained_as_out_of_the_window(run: Run) ->
     late = [call(f"{url}/explain/{LATE_ID}") for url in run.urls]
     assert all(status == 200 and found["verdict"] == "unique" for status, found in late), late
     assert [found.get("in_window") for _, found in late] == [False, False]
+    shown = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "explain", LATE_ID, "--url", run.urls[1]],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert f"{LATE_ID}  unique, and behind the retention window" in shown.stdout, shown.stderr
     unique = next(str(r.key) for r in run.reader.records if r.topic == run.names.unique and r.key != LATE_ID)
     status, found = call(f"{run.urls[0]}/explain/{quote(unique, safe='')}")
     assert (status, found["in_window"]) == (200, True)
@@ -262,12 +273,6 @@ def test_healthz_is_503_while_a_lost_state_is_restored_and_200_after(kafka_boots
 
 
 def test_the_cli_asks_any_worker(run: Run, tmp_path: Path) -> None:
-    import json
-    import subprocess
-    import sys
-
-    from tests.stream_helpers import REPO
-
     def neardup(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "worker.cli", *args], cwd=REPO, capture_output=True, text=True, timeout=120

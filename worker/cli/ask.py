@@ -128,7 +128,12 @@ def explanation_lines(found: dict[str, Any]) -> Iterator[str]:
     if found.get("verdict") is None:
         yield f"{event_id}  no verdict yet (its answers are still being gathered)"
         return
-    if found["verdict"] == "unique":
+    if found["verdict"] == "unique" and found.get("in_window") is False:
+        yield (
+            f"{event_id}  unique, and behind the retention window (NEARDUP_RETENTION_DAYS) of the newest "
+            "event indexed: it was not indexed, or no longer is, so nothing later matches it"
+        )
+    elif found["verdict"] == "unique":
         yield f"{event_id}  unique (no earlier event within the thresholds)"
     else:
         yield (
