@@ -158,6 +158,7 @@ def test_correction_of_a_unique_event() -> None:
     record, value = fixed
     assert value == {
         "id": "e",
+        "verdict": "duplicate",
         "duplicate_of": "orig",
         "distance": 3,
         "similarity": 0.877,

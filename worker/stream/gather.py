@@ -124,6 +124,7 @@ def correct(published: Published, ref: Ref) -> tuple[Published, dict[str, Any]] 
     current = published.current
     value = {
         "id": published.value["id"],
+        "verdict": "duplicate",  # what a correction always says, in a duplicate record's fields
         "duplicate_of": ref.id,
         "distance": ref.distance,
         "similarity": round(ref.similarity, 3),
