@@ -49,17 +49,27 @@ def _ensure_topics(settings: Settings) -> list[str]:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    import logging
+    from pathlib import Path
 
-    from worker.stream.app import create_app, worker_name
-    from worker.stream.shutdown import BoundedWorker
+    from worker.stream.app import state_dir_held, worker_name
 
     name = worker_name(args.name)  # a bad name fails before anything connects
-    settings = _kafka_settings(args, state_dir=args.state, partitions=args.partitions)
+    settings = Settings.from_env(bootstrap=args.bootstrap, state_dir=args.state, partitions=args.partitions)
+    with state_dir_held(Path(settings.state_dir) / name, name):  # nor does a name in use
+        settings.connection.check_reachable(settings.connect_timeout_s)
+        return _run_worker(settings, name, args.loglevel)
+
+
+def _run_worker(settings: Settings, name: str, loglevel: str) -> int:
+    import logging
+
+    from worker.stream.app import create_app
+    from worker.stream.shutdown import BoundedWorker
+
     _check_web_port(settings)
     _ensure_topics(settings)
     app, metrics = create_app(settings, name)
-    logging.getLogger("neardup").setLevel(args.loglevel.upper())
+    logging.getLogger("neardup").setLevel(loglevel.upper())
     # At the default log level nothing else says the worker came up, or where to look at it.
     web = f"{settings.web_address}/ (live page, /metrics, /healthz)" if settings.web_port else "off"
     print(
@@ -69,7 +79,7 @@ def _worker(args: argparse.Namespace) -> int:
         flush=True,
     )
     worker = BoundedWorker(
-        app, loglevel=args.loglevel, quiet=True, deadline_s=settings.shutdown_timeout_s, running=metrics.running
+        app, loglevel=loglevel, quiet=True, deadline_s=settings.shutdown_timeout_s, running=metrics.running
     )
     worker.execute_from_commandline()
     return 0

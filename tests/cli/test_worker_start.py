@@ -1,0 +1,49 @@
+"""A worker that cannot start says why in one line before it joins its group: a port, an
+address, a name in use."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from worker.cli.main import _check_web_port
+from worker.settings import Settings
+from worker.stream.app import state_dir_held
+
+
+def test_a_taken_port_names_the_setting_another_worker_needs() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=f"127.0.0.1:{port} .*needs its own NEARDUP_WEB_PORT"):
+            _check_web_port(Settings(web_port=port))
+
+
+@pytest.mark.parametrize("bind", ["999.1.1.1", "10.254.254.254"])
+def test_an_address_not_of_this_host_names_the_bind_setting(bind: str) -> None:
+    with pytest.raises(OSError, match="NEARDUP_WEB_BIND must be an address of this host"):
+        _check_web_port(Settings(web_bind=bind, web_port=6099))
+
+
+def test_a_second_worker_of_one_name_is_refused_before_it_touches_the_stores(tmp_path: Path) -> None:
+    """It shared the first one's state directory: RocksDB's lock failed in each stage, and the
+    events it was given were dead-lettered or lost while /healthz said healthy."""
+    with state_dir_held(tmp_path / "w1", "w1"):
+        env = {**os.environ, "NEARDUP_STATE_DIR": str(tmp_path), "NEARDUP_BOOTSTRAP": "127.0.0.1:1"}
+        second = subprocess.run(
+            [sys.executable, "-m", "worker.cli", "worker", "--name", "w1"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert second.returncode != 0
+    [line] = second.stderr.strip().splitlines()
+    assert line.startswith("neardup worker: worker name 'w1' is in use: pid ")
+    assert "own --name" in line
+    with state_dir_held(tmp_path / "w1", "w1"):  # the first let go: the name is free again
+        pass
