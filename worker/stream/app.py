@@ -144,16 +144,23 @@ class _Repeats(logging.Filter):
         return True
 
 
+# The loggers aiokafka reports a lost broker on, each error once a connection, a metadata
+# refresh, a fetch or a coordinator lookup is retried: about 110 lines a second in all.
+KAFKA_CLIENT_LOGS = ("aiokafka", "aiokafka.conn", "aiokafka.consumer.fetcher", "aiokafka.consumer.group_coordinator")
+
+
 def _filter_logs() -> None:
     """Install the filters above, once a process (two apps in one process share loggers)."""
-    for name, kind, make in (
-        ("aiokafka.consumer.group_coordinator", _RetriedLookups, _RetriedLookups),
-        ("aiokafka.client", _Repeats, _Repeats),  # its connection errors, while a broker is away
-        ("neardup.late", _Repeats, lambda: _Repeats(every_s=60.0)),  # worker.Worker.index_step
-    ):
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, kind) for f in logger.filters):
-            logger.addFilter(make())
+    _add_once("aiokafka.consumer.group_coordinator", _RetriedLookups, _RetriedLookups)
+    for name in KAFKA_CLIENT_LOGS:
+        _add_once(name, _Repeats, _Repeats)
+    _add_once("neardup.late", _Repeats, lambda: _Repeats(every_s=60.0))  # worker.Worker.index_step
+
+
+def _add_once(name: str, kind: type[logging.Filter], make: Callable[[], logging.Filter]) -> None:
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, kind) for f in logger.filters):
+        logger.addFilter(make())
 
 
 def create_app(
