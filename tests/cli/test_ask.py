@@ -125,6 +125,7 @@ def test_check_file_answers_every_good_line_and_names_each_bad_one(tmp_path: Pat
         '{"text": "no id is fine", "ts": 1700000000000}',
         '{"id": "c7", "text": "refuse me"}',
         "{broken",
+        '{"id": "c9", "text": "deep", "n": ' + "[" * 5000 + "]" * 5000 + "}",
     ]
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     proc = neardup("check", "--file", str(source), "--url", worker)
@@ -140,6 +141,7 @@ def test_check_file_answers_every_good_line_and_names_each_bad_one(tmp_path: Pat
         f"neardup check: {source}:7: the worker refused it: {REFUSED_BY_THE_WORKER}",
         f"neardup check: {source}:8: invalid JSON: Expecting property name enclosed in double quotes: "
         "line 1 column 2 (char 1)",
+        f"neardup check: {source}:9: event is nested too deeply to read",
     ]
     # A line refused here costs no request; the others share one kept-alive connection.
     assert FakeWorker.bodies == [

@@ -19,7 +19,7 @@ from tests.kafka_broker import free_port_pair
 from topology.stages import Topics
 from topology.topics import create_topics, topic_map
 from worker.cli import produce as produce_module
-from worker.cli.produce import MissingTopic, produce, require_topic
+from worker.cli.produce import MissingTopic, event_key, produce, require_topic
 from worker.settings import Settings
 
 
@@ -141,3 +141,10 @@ def test_the_summary_says_one_record(monkeypatch: pytest.MonkeyPatch, capsys: py
     monkeypatch.setattr(produce_module, "broker_topics", lambda settings: {"p.events"})
     assert produce_module.run(io.BytesIO(b'{"id": "a", "text": "one"}\n'), Settings(topic_prefix="p"), None, None) == 0
     assert capsys.readouterr().err.startswith("neardup produce: 1 record to p.events in ")
+
+
+def test_a_line_too_deep_to_read_is_sent_unkeyed_not_a_traceback() -> None:
+    """Every line goes out byte for byte, invalid ones too: the worker dead-letters this one."""
+    deep = b'{"id": "d", "text": "x", "n": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    assert event_key(deep) is None
+    assert event_key(b'{"id": "d", "text": "x"}') == b"d"

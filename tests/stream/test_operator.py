@@ -208,6 +208,8 @@ def test_bad_requests_get_json_errors_and_the_workers_keep_running(run: Run) -> 
     assert call(url + "/check", body={"text": 42})[0] == 400
     assert call(url + "/check", body={"text": "x" * (MAX_TEXT + 1)})[0] == 413
     assert call(url + "/check", body={"text": "some words here", "ts": "yesterday"})[0] == 400
+    deep = b'{"text": "some words here", "n": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    assert call(url + "/check", raw=deep)[0] == 400
     for ts in (b"1e400", b"-1e400", b"NaN"):  # what the stream's parser refuses too
         assert call(url + "/check", raw=b'{"text": "some words here", "ts": ' + ts + b"}")[0] == 400
     assert call(url + "/check?local=1", body={"probes": [{"not": "a probe"}]})[0] == 400

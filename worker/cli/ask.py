@@ -199,6 +199,8 @@ def _check_line(worker: Worker, raw: bytes, settings: Limits) -> dict[str, Any]:
         raise InvalidEvent(f"invalid UTF-8 at byte {exc.start}") from None
     except ValueError as exc:
         raise InvalidEvent(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidEvent("event is nested too deeply to read") from None
     # The id is optional here (nothing is stored under it); when given, it is held to the rules.
     anonymous = isinstance(data, dict) and "id" not in data
     event = validate({"id": "check"} | data if anonymous else data, settings)

@@ -29,7 +29,7 @@ def event_key(line: bytes) -> bytes | None:
     """The event id as the record key, or None when the line has no usable id."""
     try:
         data = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # sent as it is, unkeyed: the worker dead-letters it
         return None
     if isinstance(data, dict) and isinstance(data.get("id"), str):
         try:

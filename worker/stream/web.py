@@ -121,6 +121,8 @@ async def _json_body(request: Request) -> dict[str, Any]:
         body = codec.loads(raw)  # as strict as the stream's parser: no NaN, no number out of range
     except ValueError as exc:
         raise _BadRequest(400, f"request body is not JSON: {exc}") from None
+    except RecursionError:
+        raise _BadRequest(400, "request body is nested too deeply to read") from None
     if not isinstance(body, dict):
         raise _BadRequest(400, f"request body must be a JSON object, got {type(body).__name__}")
     return body
