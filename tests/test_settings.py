@@ -94,7 +94,7 @@ def test_one_connection_serves_every_client() -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"NEARDUP_BOOTSTRAP": " , "}, "names no broker"),
+        ({"NEARDUP_BOOTSTRAP": " , "}, "no Kafka bootstrap server given"),
         ({"NEARDUP_SECURITY_PROTOCOL": "SASL_PLAINTEXT"}, "needs NEARDUP_SASL_MECHANISM"),
         ({"NEARDUP_SECURITY_PROTOCOL": "TLS"}, "unknown NEARDUP_SECURITY_PROTOCOL"),
     ],

@@ -22,7 +22,7 @@ GUARANTEES = ("at_least_once", "exactly_once")
 # The values a setting can take and still mean something (None: no upper bound). A resemblance
 # of 5 or a distance of -4 would quietly make every event unique or every event a duplicate.
 RANGES: dict[str, tuple[float, float | None]] = {
-    "k": (0, 64),
+    "k": (1, 64),
     "max_distance": (0, 64),
     "min_resemblance": (0, 1),
     "min_long_resemblance": (0, 1),

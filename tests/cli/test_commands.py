@@ -62,7 +62,10 @@ def test_the_environment_picks_the_broker_too_and_debug_shows_the_traceback() ->
 def test_a_blank_bootstrap_is_refused_by_name() -> None:
     proc, _ = neardup("topics", "describe", env={"NEARDUP_BOOTSTRAP": "  "})
     assert proc.returncode == 1
-    assert proc.stderr.strip() == "neardup topics: NEARDUP_BOOTSTRAP names no broker"
+    assert (
+        proc.stderr.strip()
+        == "neardup topics: no Kafka bootstrap server given (--bootstrap host:port, or NEARDUP_BOOTSTRAP)"
+    )
 
 
 def test_version() -> None:

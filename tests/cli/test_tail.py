@@ -56,3 +56,12 @@ def test_the_summary_says_one_record_not_one_records() -> None:
     assert summary(Counter({"unique": 2, "deadletter": 2})) == (
         "4 records: 2 unique, 0 duplicates, 0 corrections, 2 dead letters"
     )
+
+
+def test_a_correction_says_what_it_replaces() -> None:
+    def correction(previous: str, of: str | None) -> Record:
+        value = {"id": "e", "verdict": "duplicate", "duplicate_of": "a"}
+        return Record("p.corrections", 0, 0, "e", value | {"previous_verdict": previous, "previous_duplicate_of": of})
+
+    assert pretty(correction("unique", None), "p").endswith("now of a  (was unique)")
+    assert pretty(correction("duplicate", "b"), "p").endswith("now of a  (was duplicate of b)")

@@ -186,7 +186,7 @@ def pretty(record: Record, prefix: str) -> str:
     if kind == "corrections":
         return (
             f"correction {record.key}  now of {v.get('duplicate_of')}  "
-            f"(was {v.get('previous_verdict')} {v.get('previous_duplicate_of') or ''})"
+            f"(was {' of '.join(str(x) for x in (v.get('previous_verdict'), v.get('previous_duplicate_of')) if x)})"
         )
     return f"rejected   {v.get('topic')}[{v.get('partition')}]@{v.get('offset')}  {v.get('reason')}"
 

@@ -79,7 +79,7 @@ def worker_name(explicit: str | None = None) -> str:
     if not _NAME.fullmatch(name) or name in (".", ".."):
         raise ValueError(
             f"worker name {name!r} (--name or NEARDUP_WORKER_NAME) must be letters, digits, '.', '_' or '-' "
-            "(at most 64): it names the worker's state directory"
+            "(at most 64, not '.' or '..'): it names the worker's state directory"
         )
     return name
 

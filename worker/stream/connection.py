@@ -35,7 +35,7 @@ class Connection:
 
     def __post_init__(self) -> None:
         if not self.servers:
-            raise ValueError("NEARDUP_BOOTSTRAP names no broker")
+            raise ValueError("no Kafka bootstrap server given (--bootstrap host:port, or NEARDUP_BOOTSTRAP)")
         for server in self.servers:
             _check_port(server)
         if self.protocol not in PROTOCOLS:

@@ -240,8 +240,8 @@ class Worker:
         if result.late:
             self.metrics.late += result.late
             late_log.warning(
-                "%d events so far older than the retention window (%g days) behind the newest indexed "
-                "one: decided, not indexed, so nothing later matches them (old data replayed?)",
+                "late events so far: %d, older than the retention window (%g days) behind the newest "
+                "indexed: decided, not indexed, so nothing later matches them (old data replayed?)",
                 self.metrics.late,
                 self.settings.retention_days,
             )
