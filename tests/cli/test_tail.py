@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import Counter
 
 from worker.cli.tail import OriginalsFirst, Record, pretty, summary
@@ -65,3 +68,19 @@ def test_a_correction_says_what_it_replaces() -> None:
 
     assert pretty(correction("unique", None), "p").endswith("now of a  (was unique)")
     assert pretty(correction("duplicate", "b"), "p").endswith("now of a  (was duplicate of b)")
+
+
+def test_tail_of_a_prefix_with_no_topics_says_so_in_one_line(kafka_bootstrap: str) -> None:
+    """It printed "0 records" and exited 0, as if the worker had published nothing."""
+    env = {**os.environ, "NEARDUP_BOOTSTRAP": kafka_bootstrap, "NEARDUP_TOPIC_PREFIX": "nosuchprefix"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "tail", "--timeout", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert proc.returncode == 1
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("neardup tail: none of nosuchprefix.unique, nosuchprefix.duplicates")
+    assert "NEARDUP_TOPIC_PREFIX" in line

@@ -43,6 +43,10 @@ class Record:
         }
 
 
+class NoOutputTopics(ValueError):
+    """No output topic of the prefix exists: tail would follow nothing and say "0 records"."""
+
+
 def follow(
     settings: Settings,
     topics: tuple[str, ...] | None = None,
@@ -68,7 +72,11 @@ def follow(
             for partition in sorted(consumer.partitions_for_topic(topic) or ()):
                 assigned.append(TopicPartition(topic, partition))
         if not assigned:
-            return
+            raise NoOutputTopics(
+                f"none of {', '.join(names)} exists on {settings.connection.bootstrap} after "
+                f"{_METADATA_WAIT_S:g} s; a worker creates them (or `neardup topics create`): is the "
+                "prefix (NEARDUP_TOPIC_PREFIX) the worker's?"
+            )
         consumer.assign(assigned)
         if from_beginning:
             consumer.seek_to_beginning(*assigned)
@@ -215,12 +223,17 @@ def run(
 
     if human:
         stream.write(LEGEND + "\n")
+    followed = True
     try:
         for record in follow(settings, None, from_beginning, max_records, timeout_s):
             show(order.add(record, time.monotonic()))
         show(order.due(time.monotonic(), everything=True))
+    except NoOutputTopics:
+        followed = False  # its one line says it all
+        raise
     finally:
-        print(f"neardup tail: {summary(counts)}", file=sys.stderr)
+        if followed:
+            print(f"neardup tail: {summary(counts)}", file=sys.stderr)
     return 0
 
 
