@@ -62,6 +62,12 @@ def record_limit(settings: Limits) -> int:
 
 def parse_event(raw: bytes | str, settings: Limits, now_ms: int | None = None) -> Event:
     """Decode and validate one serialized event (``now_ms``: the wall clock, for the future-skew check)."""
+    return validate(decode_event(raw, settings), settings, now_ms)
+
+
+def decode_event(raw: bytes | str, settings: Limits) -> Any:
+    """One serialized event's JSON value, or ``InvalidEvent`` saying why it cannot be read (its
+    size, its UTF-8, its JSON, its numbers, its depth): what :func:`validate` is then given."""
     if isinstance(raw, bytes):
         if len(raw) > record_limit(settings):
             raise InvalidEvent(
@@ -87,7 +93,7 @@ def parse_event(raw: bytes | str, settings: Limits, now_ms: int | None = None) -
         raise InvalidEvent(reason) from None
     except ValueError as exc:
         raise InvalidEvent(f"invalid JSON: {exc}") from None
-    return validate(data, settings, now_ms)
+    return data
 
 
 def _parse_int(literal: str) -> int:

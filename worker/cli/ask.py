@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, BinaryIO, TextIO
 from urllib.parse import quote, urlsplit
 
-from topology.validate import InvalidEvent, Limits, validate
+from topology.validate import InvalidEvent, Limits, decode_event, validate
 from worker.cli.inputs import without_bom
 
 _TIMEOUT_S = 30.0
@@ -193,14 +193,7 @@ def check_file(
 def _check_line(worker: Worker, raw: bytes, settings: Limits) -> dict[str, Any]:
     """The worker's answer for one ``{id?, text, ts?}`` line; ``InvalidEvent`` when the line, or
     the worker, refuses it (an unreachable worker is an ``AskError``: it ends the run)."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InvalidEvent(f"invalid UTF-8 at byte {exc.start}") from None
-    except ValueError as exc:
-        raise InvalidEvent(f"invalid JSON: {exc}") from None
-    except RecursionError:
-        raise InvalidEvent("event is nested too deeply to read") from None
+    data = decode_event(raw, settings)  # as scan and the worker read a line
     # The id is optional here (nothing is stored under it); when given, it is held to the rules.
     anonymous = isinstance(data, dict) and "id" not in data
     event = validate({"id": "check"} | data if anonymous else data, settings)
