@@ -202,6 +202,15 @@ def describe_topics(bootstrap: str, specs: Iterable[TopicSpec], **client_kwargs:
         admin.close()
 
 
+def existing_topics(bootstrap: str, **client_kwargs: Any) -> set[str]:
+    """The names of every topic on the cluster (``client_kwargs`` as for :func:`create_topics`)."""
+    admin = _admin(bootstrap, client_kwargs)
+    try:
+        return set(admin.list_topics())
+    finally:
+        admin.close()
+
+
 def delete_topics(bootstrap: str, prefix: str, **client_kwargs: Any) -> list[str]:
     """Delete one deployment's topics, ``{prefix}.*`` and Faust's own ``{prefix}-worker-*``;
     returns their names. For demos and tests: every verdict and changelog goes with them."""

@@ -101,19 +101,16 @@ def _create_hint(target: str, settings: Settings) -> str:
 
 def broker_topics(settings: Settings) -> set[str]:
     """The topics on the broker, asked within the connect timeout the other commands use."""
-    from kafka import KafkaAdminClient
+    from topology.topics import existing_topics
 
     timeout_ms = int(settings.connect_timeout_s * 1000)
-    admin = KafkaAdminClient(
+    return existing_topics(
+        settings.connection.bootstrap,
         client_id="neardup-produce",
         request_timeout_ms=timeout_ms,
         bootstrap_timeout_ms=timeout_ms,
-        **settings.connection.kafka_python(),
+        **settings.connection.kafka_python_security(),
     )
-    try:
-        return set(admin.list_topics())
-    finally:
-        admin.close()
 
 
 def _acknowledged(producer: Any) -> None:
