@@ -10,8 +10,8 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
-import kafka
 import pytest
 from kafka import KafkaConsumer, TopicPartition
 
@@ -36,53 +36,44 @@ def test_a_paced_replay_reaches_the_broker_in_the_files_order(kafka_bootstrap: s
 
     assert produce(lines, settings, rate=2000) == len(ids)
 
-    consumer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, consumer_timeout_ms=10_000)
-    try:
-        partitions = [TopicPartition(events.name, p) for p in range(4)]
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        records = []
-        for record in consumer:
-            records.append(record)
-            if len(records) == len(ids):
-                break
-    finally:
-        consumer.close()
+    records = read_back(kafka_bootstrap, events.name, 4, len(ids))
     in_order = sorted(records, key=lambda r: (r.timestamp, r.partition, r.offset))
     assert [json.loads(r.value)["id"] for r in in_order] == ids
     assert len({r.timestamp for r in records}) == len(ids)  # no two lines in one millisecond
     assert len({r.partition for r in records}) > 1  # keyed by id: the lines do cross partitions
 
 
-class FakeProducer:
-    """Stands in for ``KafkaProducer``: keeps what was sent."""
-
-    sent: list[tuple[str, bytes | None, bytes]] = []
-
-    def __init__(self, **_: object) -> None:
-        FakeProducer.sent = []
-
-    def partitions_for(self, topic: str) -> set[int]:
-        return {0}
-
-    def send(self, topic: str, key: bytes | None, value: bytes) -> None:
-        self.sent.append((topic, key, value))
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
+def read_back(bootstrap: str, topic: str, partitions: int, count: int) -> list[Any]:
+    """The first ``count`` records of ``topic``, read from the broker."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=10_000)
+    try:
+        assigned = [TopicPartition(topic, p) for p in range(partitions)]
+        consumer.assign(assigned)
+        consumer.seek_to_beginning(*assigned)
+        records = []
+        for record in consumer:
+            records.append(record)
+            if len(records) == count:
+                break
+        return records
+    finally:
+        consumer.close()
 
 
-def test_a_leading_byte_order_mark_is_not_sent(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kafka, "KafkaProducer", FakeProducer)
-    monkeypatch.setattr(produce_module, "broker_topics", lambda settings: {"p.events"})
+def fresh_events_topic(bootstrap: str) -> tuple[Settings, str]:
+    """Settings of a new prefix whose events topic (one partition) exists on the broker."""
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    create_topics(bootstrap, [topic_map(prefix, partitions=1)["events"]])
+    return Settings(bootstrap=bootstrap, topic_prefix=prefix), Topics(prefix).events
+
+
+def test_a_leading_byte_order_mark_is_not_sent(kafka_bootstrap: str) -> None:
+    settings, topic = fresh_events_topic(kafka_bootstrap)
     lines = [b'\xef\xbb\xbf{"id": "a", "text": "one"}\n', b'{"id": "b", "text": "two"}\n']
-    assert produce(lines, Settings(topic_prefix="p")) == 2
-    assert FakeProducer.sent == [
-        ("p.events", b"a", b'{"id": "a", "text": "one"}'),
-        ("p.events", b"b", b'{"id": "b", "text": "two"}'),
+    assert produce(lines, settings) == 2
+    assert [(r.key, r.value) for r in read_back(kafka_bootstrap, topic, 1, 2)] == [
+        (b"a", b'{"id": "a", "text": "one"}'),
+        (b"b", b'{"id": "b", "text": "two"}'),
     ]
 
 
@@ -136,11 +127,10 @@ def test_producing_to_a_missing_topic_fails_at_once_in_one_line(kafka_bootstrap:
     ]
 
 
-def test_the_summary_says_one_record(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(kafka, "KafkaProducer", FakeProducer)
-    monkeypatch.setattr(produce_module, "broker_topics", lambda settings: {"p.events"})
-    assert produce_module.run(io.BytesIO(b'{"id": "a", "text": "one"}\n'), Settings(topic_prefix="p"), None, None) == 0
-    assert capsys.readouterr().err.startswith("neardup produce: 1 record to p.events in ")
+def test_the_summary_says_one_record(kafka_bootstrap: str, capsys: pytest.CaptureFixture[str]) -> None:
+    settings, topic = fresh_events_topic(kafka_bootstrap)
+    assert produce_module.run(io.BytesIO(b'{"id": "a", "text": "one"}\n'), settings, None, None) == 0
+    assert capsys.readouterr().err.startswith(f"neardup produce: 1 record to {topic} in ")
 
 
 def test_a_line_too_deep_to_read_is_sent_unkeyed_not_a_traceback() -> None:
