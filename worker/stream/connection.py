@@ -37,7 +37,7 @@ class Connection:
         if not self.servers:
             raise ValueError("no Kafka bootstrap server given (--bootstrap host:port, or NEARDUP_BOOTSTRAP)")
         for server in self.servers:
-            _check_port(server)
+            _host_port(server)  # refuses a bad port now, not at the first connection
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"unknown NEARDUP_SECURITY_PROTOCOL {self.protocol!r} (one of {', '.join(PROTOCOLS)})")
         if self.protocol.startswith("SASL") and not self.sasl_mechanism:
@@ -156,21 +156,17 @@ def _answers_as_kafka(conn: socket.socket, deadline: float) -> bool:
 
 
 def _host_port(server: str) -> tuple[str, int]:
-    """``kafka://host:port``, ``host:port``, ``[v6]:port`` or ``host`` as (host, port)."""
+    """``kafka://host:port``, ``host:port``, ``[v6]:port`` or ``host`` as (host, port); a port
+    given that is not a number from 1 to 65535 is refused (it was looked up as part of a host name)."""
     address = server.split("://", 1)[-1]
     if address.startswith("["):
         host, _, rest = address[1:].partition("]")
-        return host, int(rest[1:]) if rest.startswith(":") else _DEFAULT_PORT
-    host, sep, port = address.rpartition(":")
-    return (host, int(port)) if sep and port.isdigit() else (address, _DEFAULT_PORT)
-
-
-def _check_port(server: str) -> None:
-    """A bootstrap server's port, when given, is a number from 1 to 65535."""
-    address = server.split("://", 1)[-1]
-    port = address.rpartition("]")[2] if address.startswith("[") else address
-    if ":" not in port:
-        return
-    digits = port.rpartition(":")[2]
-    if not digits.isdigit() or not 0 < int(digits) < 65536:
+        port = rest[1:] if rest.startswith(":") else None
+    else:
+        host, sep, port_or_none = address.rpartition(":")
+        host, port = (host, port_or_none) if sep else (address, None)
+    if port is None:
+        return host, _DEFAULT_PORT
+    if not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"bootstrap server {server!r} has no valid port (host:port, port 1-65535)")
+    return host, int(port)
