@@ -49,13 +49,11 @@ def _ensure_topics(settings: Settings) -> list[str]:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from worker.stream.app import state_dir_held, worker_name
+    from worker.stream.app import state_dir_held, worker_dir, worker_name
 
     name = worker_name(args.name)  # a bad name fails before anything connects
     settings = Settings.from_env(bootstrap=args.bootstrap, state_dir=args.state, partitions=args.partitions)
-    with state_dir_held(Path(settings.state_dir) / name, name):  # nor does a name in use
+    with state_dir_held(worker_dir(settings, name), name):  # nor does a name in use
         settings.connection.check_reachable(settings.connect_timeout_s)
         return _run_worker(settings, name, args.loglevel)
 

@@ -84,6 +84,11 @@ def worker_name(explicit: str | None = None) -> str:
     return name
 
 
+def worker_dir(settings: Settings, name: str) -> Path:
+    """The state directory of the worker called ``name`` (:func:`worker_name`)."""
+    return Path(settings.state_dir) / name
+
+
 @contextmanager
 def state_dir_held(path: Path, name: str) -> Iterator[None]:
     """Hold ``path`` (a worker's state directory) for this process while the block runs.
@@ -167,7 +172,8 @@ def create_app(
     settings: Settings, name: str | None = None, windows: Windows | None = None
 ) -> tuple[faust.App, Metrics]:
     """A configured app with the three stages installed (see :mod:`worker.stream.worker`), and their metrics."""
-    datadir = Path(settings.state_dir) / worker_name(name)
+    name = worker_name(name)
+    datadir = worker_dir(settings, name)
     datadir.mkdir(parents=True, exist_ok=True)
     app = App(
         f"{settings.topic_prefix}-worker",
@@ -217,7 +223,7 @@ def create_app(
     if settings.exactly_once:
         names = Topics(settings.topic_prefix)
         transactions = Transactions(client, settings.topic_prefix, names.verdict_changelog)
-    metrics = install(app, settings, datadir, reader, windows or Windows(), transactions, worker_name(name))
+    metrics = install(app, settings, datadir, reader, windows or Windows(), transactions, name)
     if settings.web_port:
         init_server(app)
     return app, metrics
