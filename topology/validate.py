@@ -17,6 +17,8 @@ import json
 import math
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -62,24 +64,41 @@ def record_limit(settings: Limits) -> int:
 
 def parse_event(raw: bytes | str, settings: Limits, now_ms: int | None = None) -> Event:
     """Decode and validate one serialized event (``now_ms``: the wall clock, for the future-skew check)."""
-    return validate(decode_event(raw, settings), settings, now_ms)
+    # json.loads is called here, not in a helper: a frame more under it is a level less of
+    # nesting the parser reads (tests/faults/test_poison_pill.py walks that boundary).
+    with _reading(settings):
+        data = json.loads(_record_text(raw, settings), **_HOOKS)
+    return validate(data, settings, now_ms)
 
 
 def decode_event(raw: bytes | str, settings: Limits) -> Any:
     """One serialized event's JSON value, or ``InvalidEvent`` saying why it cannot be read (its
-    size, its UTF-8, its JSON, its numbers, its depth): what :func:`validate` is then given."""
-    if isinstance(raw, bytes):
-        if len(raw) > record_limit(settings):
-            raise InvalidEvent(
-                f"record is {len(raw)} bytes, over the limit of {record_limit(settings)} bytes for a record "
-                f"({settings.max_text_bytes} bytes of text and {_ENVELOPE_BYTES} for the other fields)"
-            )
-        try:
-            raw = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidEvent(f"invalid UTF-8 at byte {exc.start}") from None
+    size, its UTF-8, its JSON, its numbers, its depth), as :func:`parse_event` reads it."""
+    with _reading(settings):
+        return json.loads(_record_text(raw, settings), **_HOOKS)
+
+
+def _record_text(raw: bytes | str, settings: Limits) -> str:
+    """A record's text, refused when it is too large to be an event or not UTF-8."""
+    if isinstance(raw, str):
+        return raw
+    if len(raw) > record_limit(settings):
+        raise InvalidEvent(
+            f"record is {len(raw)} bytes, over the limit of {record_limit(settings)} bytes for a record "
+            f"({settings.max_text_bytes} bytes of text and {_ENVELOPE_BYTES} for the other fields)"
+        )
     try:
-        data = json.loads(raw, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidEvent(f"invalid UTF-8 at byte {exc.start}") from None
+
+
+@contextmanager
+def _reading(settings: Limits) -> Iterator[None]:
+    """The parser's failures as ``InvalidEvent``s (a context, not a call around the parser:
+    see :func:`parse_event`)."""
+    try:
+        yield
     except InvalidEvent:
         raise
     except RecursionError:
@@ -93,7 +112,6 @@ def decode_event(raw: bytes | str, settings: Limits) -> Any:
         raise InvalidEvent(reason) from None
     except ValueError as exc:
         raise InvalidEvent(f"invalid JSON: {exc}") from None
-    return data
 
 
 def _parse_int(literal: str) -> int:
@@ -113,6 +131,9 @@ def _parse_float(literal: str) -> float:
 
 def _parse_constant(name: str) -> float:
     raise InvalidEvent(f"invalid JSON: {name} is not a JSON number")
+
+
+_HOOKS: dict[str, Any] = {"parse_int": _parse_int, "parse_float": _parse_float, "parse_constant": _parse_constant}
 
 
 def _too_deep(limit: int) -> str:
