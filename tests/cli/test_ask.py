@@ -114,6 +114,14 @@ def test_a_duplicate_names_its_original_and_its_verified_candidate() -> None:
     ]
 
 
+def test_an_id_already_published_says_so_under_its_first_verdict() -> None:
+    answer = {"id": "story", "verdict": "unique", "already_published": True, "candidates": []}
+    assert list(check_lines(answer)) == [
+        "story  unique",
+        "  (this id is already published: a re-sent id gets its first verdict again)",
+    ]
+
+
 def test_check_file_answers_every_good_line_and_names_each_bad_one(tmp_path: Path, worker: str) -> None:
     source = tmp_path / "events.jsonl"
     lines = [
@@ -143,11 +151,12 @@ def test_check_file_answers_every_good_line_and_names_each_bad_one(tmp_path: Pat
         "line 1 column 2 (char 1)",
         f"neardup check: {source}:9: event is nested more than 32 levels deep",  # as scan says it
     ]
-    # A line refused here costs no request; the others share one kept-alive connection.
+    # A line refused here costs no request; the others share one kept-alive connection. A line's
+    # id goes with it (the worker checks it as that event, not as a copy of itself).
     assert FakeWorker.bodies == [
-        {"text": "a post"},
+        {"text": "a post", "id": "c1"},
         {"text": "no id is fine", "ts": 1700000000000},
-        {"text": "refuse me"},
+        {"text": "refuse me", "id": "c7"},
     ]
     assert FakeWorker.connections == 1
 

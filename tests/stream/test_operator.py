@@ -206,6 +206,8 @@ def test_bad_requests_get_json_errors_and_the_workers_keep_running(run: Run) -> 
     assert call(url + "/check", raw=b"{not json")[0] == 400
     assert call(url + "/check", body=["a", "list"])[0] == 400
     assert call(url + "/check", body={"text": 42})[0] == 400
+    assert call(url + "/check", body={"text": "some words here", "id": 7})[0] == 400
+    assert call(url + "/check", body={"text": "some words here", "id": "a\u0001b"})[0] == 400
     assert call(url + "/check", body={"text": "x" * (MAX_TEXT + 1)})[0] == 413
     assert call(url + "/check", body={"text": "some words here", "ts": "yesterday"})[0] == 400
     deep = b'{"text": "some words here", "n": ' + b"[" * 5000 + b"]" * 5000 + b"}"
@@ -287,16 +289,22 @@ def test_the_cli_asks_any_worker(run: Run, tmp_path: Path) -> None:
     assert "found by" in shown.stdout and "chain" in shown.stdout
     events = tmp_path / "check.jsonl"
     known = str(record.value["duplicate_of"])
-    events.write_text(
-        json.dumps({"id": "again", "text": run.texts[known]})
-        + "\n"
-        + json.dumps({"id": "new", "text": "a b c d"})
-        + "\n"
-    )
+    # The feed checked again under its own ids: each answer is the verdict the stream published
+    # (a re-sent id gets its first verdict again), never a copy of itself.
+    published = {r.key: r.value for r in run.reader.records if r.topic in (run.names.unique, run.names.duplicates)}
+    lines = [{"id": "again", "text": run.texts[known]}, {"id": "new", "text": "a b c d"}]
+    lines += [{"id": key, "text": run.texts[str(key)]} for key in (known, record.key)]
+    events.write_text("".join(json.dumps(line) + "\n" for line in lines))
     checked = neardup("check", "--file", str(events), "--url", run.urls[0])
     assert checked.returncode == 0, checked.stderr
     answers = [json.loads(line) for line in checked.stdout.splitlines()]
-    assert [(a["id"], a["verdict"]) for a in answers] == [("again", "duplicate"), ("new", "unique")]
+    assert [(a["id"], a["verdict"]) for a in answers[:2]] == [("again", "duplicate"), ("new", "unique")]
+    assert "already_published" not in answers[0]
+    for answer in answers[2:]:
+        first = published[answer["id"]]
+        assert answer["already_published"] is True
+        assert (answer["verdict"], answer.get("duplicate_of")) == (first["verdict"], first.get("duplicate_of"))
+        assert answer["id"] not in [c["id"] for c in answer["candidates"]]
     missing = neardup("explain", "never-sent", "--url", run.urls[0])
     assert missing.returncode == 1 and "no event with id 'never-sent'" in missing.stderr
     assert "Traceback" not in missing.stderr

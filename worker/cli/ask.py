@@ -198,6 +198,8 @@ def _check_line(worker: Worker, raw: bytes, settings: Limits) -> dict[str, Any]:
     anonymous = isinstance(data, dict) and "id" not in data
     event = validate({"id": "check"} | data if anonymous else data, settings)
     body: dict[str, Any] = {"text": event.text} | ({} if event.ts is None else {"ts": event.ts})
+    if not anonymous:  # checked as that event: not a copy of itself, and a published id keeps its verdict
+        body["id"] = event.id
     try:
         answer: dict[str, Any] = worker.call("/check", body)
     except AskError as exc:
@@ -226,6 +228,8 @@ def check_lines(answer: dict[str, Any]) -> Iterator[str]:
         )
     else:
         yield f"{label}unique"
+    if answer.get("already_published"):
+        yield "  (this id is already published: a re-sent id gets its first verdict again)"
     for candidate in answer["candidates"]:
         why = "verified" if candidate["verified"] else candidate.get("refused", "not similar enough")
         if not candidate["in_window"]:

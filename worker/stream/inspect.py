@@ -14,6 +14,7 @@ A partition's questions go to the worker that owns it (:mod:`worker.stream.peers
 from __future__ import annotations
 
 import time
+import uuid
 from collections import defaultdict
 from typing import Any
 
@@ -184,10 +185,15 @@ class Inspector:
             candidates.extend(shown)
         return {"earliest": earliest, "candidates": candidates}
 
-    async def check(self, text: str, ts: Any = None) -> dict[str, Any]:
+    async def check(self, text: str, ts: Any = None, event_id: str | None = None) -> dict[str, Any]:
         """The verdict ``text`` would get now (as an event of time ``ts``, default now), with its
-        candidates; nothing is stored or sent. Raises ``InvalidEvent`` as the fingerprint stage would."""
-        raw = codec.dumps({"id": "check", "text": text} | ({} if ts is None else {"ts": ts}))
+        candidates; nothing is stored or sent. Raises ``InvalidEvent`` as the fingerprint stage would.
+
+        With ``event_id``, as that event: the event itself is no candidate (a text checked after
+        the stream decided it is not a copy of itself), and an id already published gets its
+        first verdict, as the stream republishes it for a re-sent id."""
+        as_id = f"check-{uuid.uuid4().hex}" if event_id is None else event_id
+        raw = codec.dumps({"id": as_id, "text": text} | ({} if ts is None else {"ts": ts}))
         intro, shares = await self.fingerprint.fan_out(raw, MAX_PARTITION, MAX_OFFSET, time.time(), self.prints)
         by_owner: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
         for part, share in shares.items():
@@ -201,19 +207,15 @@ class Inspector:
             else:
                 answer = await self.peers.call(owner, "/check?local=1", {"probes": mine})
             earliest.extend(Ref.from_dict(ref) for ref in answer["earliest"])
-            candidates.update((c["id"], c) for c in answer["candidates"])
-        best = match.first(earliest)
-        verdict: dict[str, Any] = {
-            "verdict": "unique" if best is None else "duplicate",
-            "fingerprint": intro.fingerprint,
-        }
-        if best is not None:
-            verdict.update(duplicate_of=best.id, distance=best.distance, similarity=round(best.similarity, 3))
+            candidates.update((c["id"], c) for c in answer["candidates"] if c["id"] != as_id)
         ranked = sorted(candidates.values(), key=lambda c: match.precedence(int(c["order"]), int(c["distance"])))
-        return verdict | {
-            "candidates": ranked,
-            "index_partitions": len(shares),
-        }
+        verdict = _verdict(match.first(earliest))
+        published = None if event_id is None else await self.record(event_id)
+        if published is not None and published["state"] == "published":
+            first = published["value"]
+            verdict = {k: first[k] for k in ("verdict", "duplicate_of", "distance", "similarity") if k in first}
+            verdict["already_published"] = True
+        return verdict | {"fingerprint": intro.fingerprint, "candidates": ranked, "index_partitions": len(shares)}
 
     # ------------------------------------------------------------------ owners
     def _owned(self, stores: StoreSet[Any], assigned: set[int], part: int) -> Any:
@@ -229,6 +231,17 @@ class Inspector:
         if url is None or url == self.peers.own_url:
             raise PeerError(503, f"{topic}[{part}] has no owner yet (the group is rebalancing); ask again")
         return url
+
+
+def _verdict(best: Ref | None) -> dict[str, Any]:
+    if best is None:
+        return {"verdict": "unique"}
+    return {
+        "verdict": "duplicate",
+        "duplicate_of": best.id,
+        "distance": best.distance,
+        "similarity": round(best.similarity, 3),
+    }
 
 
 def _bare(simhash: int) -> Fingerprint:

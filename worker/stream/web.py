@@ -97,8 +97,11 @@ def install_web(app: faust.App, settings: Settings, metrics: Metrics, sampler: S
                 return self.error(400, "field 'text' must be a non-empty string")
             if len(text.encode("utf-8", "surrogatepass")) > settings.max_text_bytes:
                 return self.error(413, f"field 'text' is over the limit of {settings.max_text_bytes} bytes")
+            event_id = body.get("id")
+            if event_id is not None and not isinstance(event_id, str):
+                return self.error(400, f"field 'id' must be a string, got {type(event_id).__name__}")
             try:
-                return self.json(await inspector.check(text, body.get("ts")))
+                return self.json(await inspector.check(text, body.get("ts"), event_id))
             except InvalidEvent as exc:
                 return self.error(400, exc.reason)
 
