@@ -196,6 +196,16 @@ def test_an_empty_id_is_refused_before_the_worker_is_asked(worker: str) -> None:
     assert FakeWorker.bodies == [{"path": "/explain/a%2F2"}]
 
 
+def test_check_of_one_text_sends_the_id_it_is_given(tmp_path: Path, worker: str) -> None:
+    proc = neardup("check", "a post", "--id", "p1", "--url", worker)
+    assert (proc.returncode, proc.stdout) == (0, "p1  unique\n")
+    assert FakeWorker.bodies == [{"text": "a post", "id": "p1"}]
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"id": "p2", "text": "a post"}\n')
+    proc = neardup("check", "--file", str(events), "--id", "p1", "--url", worker)
+    assert proc.returncode == 2 and "--id goes with a TEXT" in proc.stderr
+
+
 def test_explain_into_a_closed_pipe_ends_quietly(worker: str) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "worker.cli", "explain", "a2", "--url", worker],

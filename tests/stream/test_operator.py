@@ -305,6 +305,9 @@ def test_the_cli_asks_any_worker(run: Run, tmp_path: Path) -> None:
         assert answer["already_published"] is True
         assert (answer["verdict"], answer.get("duplicate_of")) == (first["verdict"], first.get("duplicate_of"))
         assert answer["id"] not in [c["id"] for c in answer["candidates"]]
+    one = neardup("check", run.texts[known], "--id", known, "--url", run.urls[1])
+    assert one.returncode == 0, one.stderr
+    assert one.stdout.startswith(f"{known}  ") and "already published" in one.stdout
     missing = neardup("explain", "never-sent", "--url", run.urls[0])
     assert missing.returncode == 1 and "no event with id 'never-sent'" in missing.stderr
     assert "Traceback" not in missing.stderr

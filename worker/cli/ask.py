@@ -155,9 +155,10 @@ def explanation_lines(found: dict[str, Any]) -> Iterator[str]:
         yield f"  its time   {_time(original.get('event_time'))}"
 
 
-def check(url: str, text: str, as_json: bool, out: TextIO = sys.stdout) -> int:
-    """Ask for one text's would-be verdict."""
-    _show(call(url, "/check", {"text": text}), as_json, out)
+def check(url: str, text: str, as_json: bool, event_id: str | None = None, out: TextIO = sys.stdout) -> int:
+    """Ask for one text's would-be verdict (as the event ``event_id``, if given)."""
+    answer = call(url, "/check", {"text": text} | ({} if event_id is None else {"id": event_id}))
+    _show(answer if event_id is None else {"id": event_id} | answer, as_json, out)
     return 0
 
 

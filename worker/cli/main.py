@@ -160,7 +160,9 @@ def _check(args: argparse.Namespace) -> int:
         _SUBPARSERS["check"].error("give a TEXT or --file F.jsonl (one of them)")
     url = _web_url(args)
     if args.text is not None:
-        return ask.check(url, args.text, args.json)
+        return ask.check(url, args.text, args.json, args.id)
+    if args.id is not None:
+        _SUBPARSERS["check"].error("--id goes with a TEXT (a --file line carries its own id)")
     with open_input(args.file) as source:
         return ask.check_file(url, source, "stdin" if args.file == "-" else args.file, Settings.from_env())
 
@@ -361,6 +363,7 @@ def _ask_parsers(commands: Any) -> None:
     )
     check.add_argument("text", nargs="?", help="the text to check")
     check.add_argument("--file", help="JSON-lines events {id?, text, ts?} to check ('-' for stdin)")
+    check.add_argument("--id", help="check TEXT as the event of this id (not a copy of itself)")
     check.add_argument("--url", help=url_help)
     check.add_argument("--json", action="store_true", help="print the worker's JSON")
     check.set_defaults(func=_check)
