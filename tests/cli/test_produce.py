@@ -34,7 +34,7 @@ def test_a_paced_replay_reaches_the_broker_in_the_files_order(kafka_bootstrap: s
     lines = [json.dumps({"id": i, "text": f"post {i}"}).encode() for i in ids]
     settings = Settings(bootstrap=kafka_bootstrap, topic_prefix=prefix)
 
-    assert produce(lines, settings, rate=2000) == len(ids)
+    assert produce(lines, settings, rate=2000).sent == len(ids)
 
     records = read_back(kafka_bootstrap, events.name, 4, len(ids))
     in_order = sorted(records, key=lambda r: (r.timestamp, r.partition, r.offset))
@@ -70,7 +70,7 @@ def fresh_events_topic(bootstrap: str) -> tuple[Settings, str]:
 def test_a_leading_byte_order_mark_is_not_sent(kafka_bootstrap: str) -> None:
     settings, topic = fresh_events_topic(kafka_bootstrap)
     lines = [b'\xef\xbb\xbf{"id": "a", "text": "one"}\n', b'{"id": "b", "text": "two"}\n']
-    assert produce(lines, settings) == 2
+    assert produce(lines, settings).sent == 2
     assert [(r.key, r.value) for r in read_back(kafka_bootstrap, topic, 1, 2)] == [
         (b"a", b'{"id": "a", "text": "one"}'),
         (b"b", b'{"id": "b", "text": "two"}'),
@@ -131,6 +131,24 @@ def test_the_summary_says_one_record(kafka_bootstrap: str, capsys: pytest.Captur
     settings, topic = fresh_events_topic(kafka_bootstrap)
     assert produce_module.run(io.BytesIO(b'{"id": "a", "text": "one"}\n'), settings, None, None) == 0
     assert capsys.readouterr().err.startswith(f"neardup produce: 1 record to {topic} in ")
+
+
+@pytest.mark.parametrize("rate", [None, 100.0])
+def test_a_line_the_broker_refuses_is_named_and_fails_the_run(
+    kafka_bootstrap: str, capsys: pytest.CaptureFixture[str], rate: float | None
+) -> None:
+    """Over the broker's record size (1 MiB by default), a line never reaches the stream: no
+    verdict and no dead letter will say so, so produce must."""
+    settings, topic = fresh_events_topic(kafka_bootstrap)
+    huge = json.dumps({"id": "huge", "text": "word " * 400_000}).encode()
+    source = io.BytesIO(b'{"id": "a", "text": "one"}\n' + huge + b'\n{"id": "b", "text": "two"}\n')
+    assert produce_module.run(source, settings, rate, None) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("neardup produce: line 2: the broker refused it, not sent: ")
+    assert err[1].startswith(f"neardup produce: 2 records to {topic} in ") and err[1].endswith(
+        "; 1 line refused (above)"
+    )
+    assert [r.key for r in read_back(kafka_bootstrap, topic, 1, 2)] == [b"a", b"b"]
 
 
 def test_a_line_too_deep_to_read_is_sent_unkeyed_not_a_traceback() -> None:

@@ -18,6 +18,7 @@ import json
 import sys
 import time
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from topology.stages import Topics
@@ -39,36 +40,82 @@ def event_key(line: bytes) -> bytes | None:
     return None
 
 
-def produce(lines: Iterable[bytes], settings: Settings, rate: float | None = None, topic: str | None = None) -> int:
-    """Send every non-blank line; at most ``rate`` records per second when given. Returns the count."""
+@dataclass
+class Produced:
+    """What a produce run did: records the broker acknowledged, and the lines it refused
+    (line number, reason): those never reach the stream, so no verdict or dead letter follows."""
+
+    sent: int = 0
+    refused: list[tuple[int, str]] = field(default_factory=list)
+
+
+def produce(
+    lines: Iterable[bytes], settings: Settings, rate: float | None = None, topic: str | None = None
+) -> Produced:
+    """Send every non-blank line; at most ``rate`` records per second when given."""
     from kafka import KafkaProducer
 
     target = topic or Topics(settings.topic_prefix).events
     require_topic(target, broker_topics(settings), settings)
-    producer = KafkaProducer(linger_ms=5, acks="all", max_request_size=8 << 20, **settings.connection.kafka_python())
+    # Not idempotent: an idempotent producer fails every later record of a partition once the
+    # broker refused one (over its size limit), where this one fails that record alone. One
+    # request in flight keeps the file's order through retries.
+    producer = KafkaProducer(
+        linger_ms=5,
+        acks="all",
+        max_request_size=8 << 20,
+        enable_idempotence=False,
+        max_in_flight_requests_per_connection=1,
+        **settings.connection.kafka_python(),
+    )
     # The first send waits for the topic's metadata: paced from before it, every line read
     # meanwhile went out in one burst, the broker stamped them in the same millisecond, and
     # the total order fell back to the partition (an original could come after its repost).
     producer.partitions_for(target)
-    sent = 0
+    done = Produced()
+    failed: list[tuple[int, str]] = []
     started = time.perf_counter()
     try:
-        for raw in without_bom(lines):
+        for number, raw in enumerate(without_bom(lines), 1):
             line = raw.rstrip(b"\r\n")
             if not line.strip():
                 continue
             if rate:
-                ahead = sent / rate - (time.perf_counter() - started)
+                ahead = done.sent / rate - (time.perf_counter() - started)
                 if ahead > 0:
                     time.sleep(ahead)
-            producer.send(target, key=event_key(line), value=line)
-            sent += 1
+            done.sent += 1
+            _send(producer, target, number, line, failed)
             if rate:
                 _acknowledged(producer)
         producer.flush()
     finally:
         producer.close()
-    return sent
+    done.refused = sorted(failed)
+    done.sent -= len(done.refused)
+    return done
+
+
+def _send(producer: Any, target: str, number: int, line: bytes, failed: list[tuple[int, str]]) -> None:
+    """Send one line; a refusal, at once or in the broker's answer, goes into ``failed``."""
+    from kafka.errors import KafkaError
+
+    try:
+        future = producer.send(target, key=event_key(line), value=line)
+    except KafkaError as exc:  # too large to send at all
+        failed.append((number, _reason(exc, len(line))))
+        return
+    future.add_errback(lambda exc: failed.append((number, _reason(exc, len(line)))))
+
+
+def _reason(exc: BaseException, size: int) -> str:
+    from kafka.errors import MessageSizeTooLargeError
+
+    if isinstance(exc, MessageSizeTooLargeError):
+        return (
+            f"{size} bytes is over the broker's record size limit (message.max.bytes, or the topic's max.message.bytes)"
+        )
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 class MissingTopic(ValueError):
@@ -126,8 +173,11 @@ def run(source: BinaryIO, settings: Settings, rate: float | None, topic: str | N
     """CLI entry (``source``: the opened input, see :func:`worker.cli.inputs.open_input`): returns
     the exit status."""
     started = time.perf_counter()
-    sent = produce(source, settings, rate, topic)
+    done = produce(source, settings, rate, topic)
     seconds = time.perf_counter() - started
     target = topic or Topics(settings.topic_prefix).events
-    print(f"neardup produce: {count(sent, 'record')} to {target} in {seconds:.1f} s", file=sys.stderr)
-    return 0
+    for number, reason in done.refused:
+        print(f"neardup produce: line {number}: the broker refused it, not sent: {reason}", file=sys.stderr)
+    refused = f"; {count(len(done.refused), 'line')} refused (above)" if done.refused else ""
+    print(f"neardup produce: {count(done.sent, 'record')} to {target} in {seconds:.1f} s{refused}", file=sys.stderr)
+    return 2 if done.refused else 0
