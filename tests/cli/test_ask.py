@@ -167,6 +167,9 @@ def test_check_file_of_good_lines_exits_zero_and_a_missing_file_is_one_line(tmp_
     assert (proc.returncode, proc.stderr, len(proc.stdout.splitlines())) == (0, "", 2)
     proc = neardup("check", "--file", "nope.jsonl", "--url", worker, cwd=tmp_path)
     assert (proc.returncode, proc.stderr) == (1, "neardup check: nope.jsonl: no such file\n")
+    proc = neardup("check", "--file", "sample", "--url", worker, cwd=tmp_path)  # as scan and produce take it
+    shipped = (REPO / "worker" / "data" / "sample_feed.jsonl").read_text("utf-8").splitlines()
+    assert (proc.returncode, len(proc.stdout.splitlines())) == (0, len([line for line in shipped if line.strip()]))
 
 
 def test_a_worker_that_cannot_be_reached_ends_check_file_in_one_line(tmp_path: Path) -> None:

@@ -163,7 +163,9 @@ def _check(args: argparse.Namespace) -> int:
         return ask.check(url, args.text, args.json, args.id)
     if args.id is not None:
         _SUBPARSERS["check"].error("--id goes with a TEXT (a --file line carries its own id)")
-    with open_input(args.file) as source:
+    from worker.cli.scan import default_sample
+
+    with open_input(default_sample() if args.file == "sample" else args.file) as source:
         return ask.check_file(url, source, "stdin" if args.file == "-" else args.file, Settings.from_env())
 
 
@@ -362,7 +364,9 @@ def _ask_parsers(commands: Any) -> None:
         "naming its number, and the exit status is 2 if any line was bad.",
     )
     check.add_argument("text", nargs="?", help="the text to check")
-    check.add_argument("--file", help="JSON-lines events {id?, text, ts?} to check ('-' for stdin)")
+    check.add_argument(
+        "--file", help="JSON-lines events {id?, text, ts?} to check ('-' for stdin, 'sample' for the shipped sample)"
+    )
     check.add_argument("--id", help="check TEXT as the event of this id (not a copy of itself)")
     check.add_argument("--url", help=url_help)
     check.add_argument("--json", action="store_true", help="print the worker's JSON")
