@@ -170,8 +170,9 @@ class IndexStage:
     def check(self, store: IndexPartition, share: Share) -> tuple[Ref | None, list[dict[str, Any]]]:
         """What :meth:`process` would answer for one event's share of this partition, without
         storing it: its earliest earlier match, and every candidate with its similarity, or why
-        verification refused it (``/check``)."""
-        found = self._found(store, share, share.tables, None)
+        verification refused it (``/check``). The event's own entry, stored when the stream
+        decided it, is no candidate of itself (as :meth:`_match` leaves it out)."""
+        found = [c for c in self._found(store, share, share.tables, None) if c.entry.event_id != share.id]
         probe = _probe(share)
         judged = [match.judge(probe, candidate, self.settings) for candidate in found]
         # The matching reads these similarities instead of verifying each pair again.

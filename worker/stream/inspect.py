@@ -207,7 +207,7 @@ class Inspector:
             else:
                 answer = await self.peers.call(owner, "/check?local=1", {"probes": mine})
             earliest.extend(Ref.from_dict(ref) for ref in answer["earliest"])
-            candidates.update((c["id"], c) for c in answer["candidates"] if c["id"] != as_id)
+            candidates.update((c["id"], c) for c in answer["candidates"])
         ranked = sorted(candidates.values(), key=lambda c: match.precedence(int(c["order"]), int(c["distance"])))
         verdict = _verdict(match.first(earliest))
         published = None if event_id is None else await self.record(event_id)
