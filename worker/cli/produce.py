@@ -18,7 +18,7 @@ import json
 import sys
 import time
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from topology.stages import Topics
@@ -45,8 +45,8 @@ class Produced:
     """What a produce run did: records the broker acknowledged, and the lines it refused
     (line number, reason): those never reach the stream, so no verdict or dead letter follows."""
 
-    sent: int = 0
-    refused: list[tuple[int, str]] = field(default_factory=list)
+    sent: int
+    refused: list[tuple[int, str]]
 
 
 def produce(
@@ -72,7 +72,7 @@ def produce(
     # meanwhile went out in one burst, the broker stamped them in the same millisecond, and
     # the total order fell back to the partition (an original could come after its repost).
     producer.partitions_for(target)
-    done = Produced()
+    attempted = 0
     failed: list[tuple[int, str]] = []
     started = time.perf_counter()
     try:
@@ -81,19 +81,17 @@ def produce(
             if not line.strip():
                 continue
             if rate:
-                ahead = done.sent / rate - (time.perf_counter() - started)
+                ahead = attempted / rate - (time.perf_counter() - started)
                 if ahead > 0:
                     time.sleep(ahead)
-            done.sent += 1
+            attempted += 1
             _send(producer, target, number, line, failed)
             if rate:
                 _acknowledged(producer)
         producer.flush()
     finally:
         producer.close()
-    done.refused = sorted(failed)
-    done.sent -= len(done.refused)
-    return done
+    return Produced(sent=attempted - len(failed), refused=sorted(failed))
 
 
 def _send(producer: Any, target: str, number: int, line: bytes, failed: list[tuple[int, str]]) -> None:
