@@ -24,7 +24,7 @@ from pathlib import Path
 @cache
 def pieces() -> tuple[str, ...]:
     """Sentence-sized pieces of the sample texts (English and Chinese): the feed's raw material."""
-    from worker.cli.scan import default_sample
+    from worker.cli.inputs import default_sample
     from worker.engine.normalize import normalize
     from worker.engine.segment import tokenize
 

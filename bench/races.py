@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import stream  # noqa: E402
 
 from topology.stages import Topics  # noqa: E402
-from worker.cli.scan import default_sample  # noqa: E402
+from worker.cli.inputs import default_sample  # noqa: E402
 
 _PARTITIONS = 4
 _SETTLE_S = 3.0  # after the last verdict, for notes still in flight to become corrections

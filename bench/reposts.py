@@ -29,7 +29,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from worker.cli.scan import default_sample
+from worker.cli.inputs import default_sample
 from worker.engine.blocks import parse_plan
 from worker.engine.fingerprint import Fingerprint, fingerprint
 from worker.engine.match import Entry

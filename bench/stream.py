@@ -67,7 +67,7 @@ from bench.baseline import worktree  # noqa: E402
 from bench.instructions import process_counter  # noqa: E402
 from topology.stages import Topics  # noqa: E402
 from topology.topics import create_topics, topics  # noqa: E402
-from worker.cli.scan import default_sample  # noqa: E402
+from worker.cli.inputs import default_sample  # noqa: E402
 
 _WARMUP = b"warm"
 _WARMUP_EVENTS = 200

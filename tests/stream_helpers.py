@@ -24,7 +24,7 @@ from kafka.errors import CoordinatorNotAvailableError
 
 from bench import quotes
 from topology.stages import Topics, total_order
-from worker.cli.scan import default_sample
+from worker.cli.inputs import default_sample
 from worker.cli.tail import Record, follow
 from worker.settings import Settings
 

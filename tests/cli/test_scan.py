@@ -11,7 +11,7 @@ from pathlib import Path
 import opencc
 import pytest
 
-from worker.cli.scan import default_sample
+from worker.cli.inputs import default_sample
 
 SAMPLE = Path(default_sample())
 

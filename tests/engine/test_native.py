@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from bench import devfeed, devset
 from tests.engine.test_segment import people_daily_paragraphs
 from worker import _native
-from worker.cli.scan import default_sample
+from worker.cli.inputs import default_sample
 from worker.engine import leads, numbers, shorttext, t2s
 from worker.engine import normalize as normalize_module
 from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_reference, native_engine

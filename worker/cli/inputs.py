@@ -4,9 +4,20 @@ the counts of a summary line. Loads nothing of Kafka's."""
 from __future__ import annotations
 
 import codecs
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
+
+
+def default_sample() -> str:
+    """The small real sample corpus shipped with the package."""
+    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "sample_feed.jsonl")
+
+
+def named_input(name: str) -> str:
+    """The path an input argument names: 'sample' is the shipped sample, for every command."""
+    return default_sample() if name == "sample" else name
 
 
 def open_input(path: str) -> BinaryIO:

@@ -13,6 +13,7 @@ from worker.settings import Settings
 
 def _scan(args: argparse.Namespace) -> int:
     from worker.cli import scan
+    from worker.cli.inputs import named_input
 
     settings = Settings.from_env(
         k=args.k,
@@ -24,8 +25,7 @@ def _scan(args: argparse.Namespace) -> int:
         min_teaser_containment=args.min_teaser_containment,
         shingle_n=args.shingle_n,
     )
-    source = scan.default_sample() if args.input == "sample" else args.input
-    return scan.run(source, args.output, args.dead_letter, args.state, settings)
+    return scan.run(named_input(args.input), args.output, args.dead_letter, args.state, settings)
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -106,11 +106,10 @@ def _check_web_port(settings: Settings) -> None:
 
 def _produce(args: argparse.Namespace) -> int:
     from worker.cli import produce
-    from worker.cli.inputs import open_input
-    from worker.cli.scan import default_sample
+    from worker.cli.inputs import named_input, open_input
 
     # The input is opened first: a missing file is the user's to fix before any broker is asked.
-    with open_input(default_sample() if args.input == "sample" else args.input) as source:
+    with open_input(named_input(args.input)) as source:
         return produce.run(source, _kafka_settings(args), args.rate, args.topic)
 
 
@@ -154,7 +153,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from worker.cli import ask
-    from worker.cli.inputs import open_input
+    from worker.cli.inputs import named_input, open_input
 
     if (args.text is None) == (args.file is None):
         _SUBPARSERS["check"].error("give a TEXT or --file F.jsonl (one of them)")
@@ -163,9 +162,7 @@ def _check(args: argparse.Namespace) -> int:
         return ask.check(url, args.text, args.json, args.id)
     if args.id is not None:
         _SUBPARSERS["check"].error("--id goes with a TEXT (a --file line carries its own id)")
-    from worker.cli.scan import default_sample
-
-    with open_input(default_sample() if args.file == "sample" else args.file) as source:
+    with open_input(named_input(args.file)) as source:
         return ask.check_file(url, source, "stdin" if args.file == "-" else args.file, Settings.from_env())
 
 

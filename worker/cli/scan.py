@@ -313,8 +313,3 @@ def check_state_dir(path: Path) -> None:
         raise FileExistsError(
             f"--state {path} holds other files and no neardup index; give it a new or empty directory"
         )
-
-
-def default_sample() -> str:
-    """The small real sample corpus shipped with the package."""
-    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "sample_feed.jsonl")
