@@ -365,7 +365,7 @@ def test_an_event_older_than_the_window_is_answered_counted_late_and_not_stored(
     out = FingerprintStage(SETTINGS).process([event("story", STORY, 1)])
     assert stage.process(stores, as_messages(out.shares, out.intros)).late == 0
     old_ts = int(NOW_S * 1000) - 2 * SETTINGS.retention_ms
-    late = Message(json.dumps({"id": "old", "text": OTHER, "ts": old_ts}).encode(), 2)
+    late = Message(json.dumps({"id": "old", "text": OTHER, "ts": old_ts}).encode(), 2, timestamp=NOW_S + 0.002)
     out = FingerprintStage(SETTINGS).process([late])
     result = stage.process(stores, as_messages(out.shares, out.intros))
     assert result.late == 1

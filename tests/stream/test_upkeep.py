@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from topology.stages import total_order
 from worker.engine.blocks import plan_for
 from worker.engine.match import Entry
 from worker.settings import Settings
@@ -30,7 +31,8 @@ def test_expired_buckets_do_not_pile_up_under_full_batches(tmp_path: Path) -> No
     rng = random.Random(3)
     prints = [rng.getrandbits(64) for _ in range(500)]  # their block keys computed once
     stage = IndexStage(Settings(), "events")
-    stores = [IndexPartition(tmp_path / f"index-{p}", PLAN, RETENTION_MS) for p in range(2)]
+    # Expiry waits out the reorder window of arrival time (worker.state.arrivals): a batch's here.
+    stores = [IndexPartition(tmp_path / f"index-{p}", PLAN, RETENTION_MS, reorder_ms=STEP_MS) for p in range(2)]
     pending = []
     try:
         for batch in range(2 * RETENTION_MS // STEP_MS):  # two windows
@@ -38,7 +40,8 @@ def test_expired_buckets_do_not_pile_up_under_full_batches(tmp_path: Path) -> No
                 with store.deferred():  # a batch's adds in one write, as the index stage writes them
                     for n in range(BATCH):
                         ts = batch * STEP_MS + n * STEP_MS // BATCH
-                        entry = Entry(f"e{batch}-{n}", rng.choice(prints), batch * BATCH + n, ts, b"s" * 130)
+                        order = total_order(ts, 0, batch * BATCH + n)  # arrived as it happened
+                        entry = Entry(f"e{batch}-{n}", rng.choice(prints), order, ts, b"s" * 130)
                         store.add(entry, tables=[0, 1], exact_keys=[rng.getrandbits(128)])
             stage.upkeep(stores)
             pending.append(max(store.purges_pending for store in stores))

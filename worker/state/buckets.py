@@ -3,7 +3,10 @@
 An event goes to bucket ``ts // width`` with ``width = ceil(retention_ms / (buckets - 1))``
 (:mod:`worker.state.layout` for the keys). The *watermark* is the largest event ts stored;
 the *horizon* is ``watermark - retention_ms``. Entries older than the horizon are filtered
-out of every query at once. A bucket whose whole range lies before the horizon *expires*:
+out of every query at once; with adds out of arrival order (the stream), an event's query
+and add see the horizon behind the newest event that *arrived before it*
+(:mod:`worker.state.arrivals`), and the horizon that expires buckets waits until no earlier
+arrival can still come. A bucket whose whole range lies before the horizon *expires*:
 it leaves every read at once (its rows in the shared ``tables`` and ``exact`` families no
 longer name a live bucket), its table rows are deleted, and so are the exact keys that named
 its events and no later one (:meth:`TimeBuckets._purge`, from its entries' fingerprints and
@@ -55,6 +58,7 @@ from rocksdict import (
 
 from worker.engine.blocks import Plan
 from worker.engine.match import EntryFields
+from worker.state.arrivals import Arrivals
 from worker.state.layout import (
     BUCKET,
     BUCKET_KEY,
@@ -117,6 +121,7 @@ class TimeBuckets:
     _write: WriteOptions
     _watermark: int | None
     _stored_watermark: int | None  # the watermark the store holds
+    _arrivals: Arrivals  # the watermark each arrival saw, for stores reached out of arrival order
     _recent: dict[tuple[int | None, bytes], EntryFields]
     _entry_counts: dict[int | None, int]  # stored entries per bucket, counted at open, then kept up
     _exact_read: dict[bytes, bytes | None]  # exact keys' values as the last probe read them, until a write
@@ -191,6 +196,12 @@ class TimeBuckets:
         if self._watermark is None or self.retention_ms is None:
             return None
         return self._watermark - self.retention_ms
+
+    def horizon_before(self, order: int | None) -> int | None:
+        """The horizon an event of arrival ``order`` sees: behind the newest stored event that
+        arrived before it (:mod:`worker.state.arrivals`; None: behind the newest)."""
+        newest = self._arrivals.before(order) if order is not None else self._watermark
+        return None if newest is None or self.retention_ms is None else newest - self.retention_ms
 
     @property
     def live_buckets(self) -> tuple[int, ...]:
@@ -269,18 +280,20 @@ class TimeBuckets:
         # The horizon at which the oldest bucket is wholly out of the window.
         self._drop_at = (numbers[-1] + 1) * self.bucket_ms if numbers else None
 
-    def _target(self, ts: int) -> Bucket | None:
-        """The bucket an event of time ``ts`` is written to, or None if it is older than the window.
+    def _target(self, ts: int, order: int | None = None) -> Bucket | None:
+        """The bucket an event of time ``ts`` (arrival ``order``) is written to, or None if it
+        is older than the window it sees (:meth:`horizon_before`).
 
         Advances the watermark when ``ts`` is the newest so far (the next write stores it).
         """
         if not self.bucket_ms:
             return self._buckets[None]
-        horizon = self.horizon
+        horizon = self.horizon_before(order)
         if horizon is not None and ts < horizon:
             return None
         if self._watermark is None or ts > self._watermark:
             self._watermark = ts  # stored by the write (:meth:`_commit`), once however many events moved it
+        self._arrivals.add(order, ts)
         number = ts // self.bucket_ms
         bucket = self._buckets.get(number)
         return bucket if bucket is not None else self._open_bucket(number)
@@ -288,7 +301,8 @@ class TimeBuckets:
     def _expire(self) -> None:
         """Take every bucket whose whole time range is older than the horizon out of reads,
         and purge it (now, or with ``lazy_drops`` in :meth:`maintain`)."""
-        horizon = self.horizon
+        settled = self._arrivals.settled  # no event that could still see the bucket will come
+        horizon = None if settled is None or self.retention_ms is None else settled - self.retention_ms
         if horizon is None or self._drop_at is None or horizon < self._drop_at:
             return
         for number in self.live_buckets:

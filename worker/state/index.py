@@ -22,6 +22,7 @@ from rocksdict import Cache, Options, Rdict, ReadOptions, WriteBatch, WriteOptio
 
 from worker.engine.blocks import Plan
 from worker.engine.match import Entry, EntryFields
+from worker.state.arrivals import Arrivals
 from worker.state.layout import (
     BUCKET_KEY,
     COMPRESSION,
@@ -60,7 +61,8 @@ class BlockIndex(Reads):
     in ``buckets`` time buckets (see :mod:`worker.state.buckets`); ``lazy_drops`` leaves an
     expired bucket's purge for :meth:`maintain`. ``statistics`` turns on RocksDB's own counters
     (:meth:`counter`), for tests and benchmarks of what a probe costs. ``recent_entries``
-    bounds the decoded entries kept in memory (:meth:`Reads._remember`).
+    bounds the decoded entries kept in memory (:meth:`Reads._remember`). ``reorder_ms``: how
+    far out of arrival order adds may come (:mod:`worker.state.arrivals`; 0 for in order).
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class BlockIndex(Reads):
         lazy_drops: bool = False,
         statistics: bool = False,
         recent_entries: int = RECENT_ENTRIES,
+        reorder_ms: int = 0,
     ) -> None:
         check_fits(plan, compression)
         self.plan = plan
@@ -112,6 +115,7 @@ class BlockIndex(Reads):
         self._prefix_read.set_prefix_same_as_start(True)
         self._watermark: int | None = None
         self._stored_watermark: int | None = None
+        self._arrivals = Arrivals(reorder_ms)
         self._recent: dict[tuple[int | None, bytes], EntryFields] = {}
         self._recent_limit = recent_entries
         self._exact_read = {}
@@ -139,6 +143,7 @@ class BlockIndex(Reads):
         if raw is not None:
             self._watermark = int(bytes(raw))
         self._stored_watermark = self._watermark
+        self._arrivals.start(self._watermark)
         self._expire()
         self._drop_retired()  # what expired before the last close, and this expiry
 
@@ -262,7 +267,7 @@ class BlockIndex(Reads):
         table_ids = self._tables(tables)
         hashes = [exact_prefix(h) for h in exact_keys]
         entry, ref, value = item if isinstance(item, Packed) else pack(item)
-        bucket = self._target(entry.ts)
+        bucket = self._target(entry.ts, entry.order)
         if bucket is None:
             return
         pending.stored += 1

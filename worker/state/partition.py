@@ -30,6 +30,11 @@ from worker.state.reads import Keep
 
 log = logging.getLogger("neardup.worker")
 
+# How far out of arrival order a partition's shares may reach it (:mod:`worker.state.arrivals`):
+# events of several input partitions, and other workers' shares through Kafka, interleave by
+# when their batches ran; a minute covers a worker that lags its peers by that much.
+REORDER_MS = 60_000
+
 
 @lru_cache(maxsize=1 << 12)
 def _base64(sketch: bytes) -> str:
@@ -40,29 +45,43 @@ def _base64(sketch: bytes) -> str:
 class IndexPartition:
     """One partition's buckets, with the operations added since the last :meth:`take_ops`."""
 
-    def __init__(self, path: Path, plan: Plan, retention_ms: int | None = None, cache_mb: int = 64) -> None:
+    def __init__(
+        self,
+        path: Path,
+        plan: Plan,
+        retention_ms: int | None = None,
+        cache_mb: int = 64,
+        reorder_ms: int = REORDER_MS,
+    ) -> None:
         try:
-            self.index = self._open(path, plan, retention_ms, cache_mb)
+            self.index = self._open(path, plan, retention_ms, cache_mb, reorder_ms)
         except StoreLayoutError as exc:
             # The store is a copy of its changelog: without its checkpoint it is replayed whole.
             log.warning("%s; rebuilding it from its changelog", exc)
             shutil.rmtree(path)
-            self.index = self._open(path, plan, retention_ms, cache_mb)
+            self.index = self._open(path, plan, retention_ms, cache_mb, reorder_ms)
         self._ops: dict[tuple[str, int], list[Any]] = {}
         self._added = 0  # entries stored since the last take_added
 
     @staticmethod
-    def _open(path: Path, plan: Plan, retention_ms: int | None, cache_mb: int) -> BlockIndex:
-        return BlockIndex(path, plan, retention_ms=retention_ms, cache_bytes=cache_mb << 20, lazy_drops=True)
+    def _open(path: Path, plan: Plan, retention_ms: int | None, cache_mb: int, reorder_ms: int) -> BlockIndex:
+        return BlockIndex(
+            path, plan, retention_ms=retention_ms, cache_bytes=cache_mb << 20, lazy_drops=True, reorder_ms=reorder_ms
+        )
 
-    def candidates(self, fingerprint: int, tables: Sequence[int], max_distance: int) -> list[Candidate]:
-        """Entries sharing ``fingerprint``'s key in one of ``tables``, within ``max_distance``, each once."""
-        return self.index.query(fingerprint, max_distance, tables=tables) if tables else []
+    def candidates(
+        self, fingerprint: int, tables: Sequence[int], max_distance: int, order: int | None = None
+    ) -> list[Candidate]:
+        """Entries sharing ``fingerprint``'s key in one of ``tables``, within ``max_distance``, each
+        once, in the window the event of arrival ``order`` sees."""
+        return self.index.query(fingerprint, max_distance, tables=tables, order=order) if tables else []
 
-    def exact_candidates(self, fingerprint: int, keys: Sequence[int], keep: Keep | None = None) -> list[Candidate]:
+    def exact_candidates(
+        self, fingerprint: int, keys: Sequence[int], keep: Keep | None = None, order: int | None = None
+    ) -> list[Candidate]:
         """Entries stored under any of the exact ``keys`` that ``keep`` takes, each once (no distance
-        bound, as in batch mode)."""
-        found = self.index.query_exact_many(keys, keep)
+        bound, as in batch mode), in the window the event of arrival ``order`` sees."""
+        found = self.index.query_exact_many(keys, keep, order)
         return [Candidate(e, hamming(fingerprint, e.fingerprint)) for e in found]
 
     def add(self, entry: Entry | Packed, tables: Sequence[int] = (), exact_keys: Sequence[int] = ()) -> bool:

@@ -51,8 +51,11 @@ class Reads(TimeBuckets):
                 raise ValueError(f"table {t} is not in plan {self.plan.name}")
         return tables
 
-    def query(self, fingerprint: int, max_distance: int, tables: Sequence[int] | None = None) -> list[Candidate]:
-        """Every stored entry in the window sharing a key with ``fingerprint`` and within ``max_distance``, each once.
+    def query(
+        self, fingerprint: int, max_distance: int, tables: Sequence[int] | None = None, order: int | None = None
+    ) -> list[Candidate]:
+        """Every stored entry in the window sharing a key with ``fingerprint`` and within ``max_distance``, each once;
+        the window an event of arrival ``order`` sees (:meth:`horizon_before`).
 
         Completeness holds up to ``plan.k``; farther entries appear only if they share a key.
         """
@@ -61,7 +64,7 @@ class Reads(TimeBuckets):
         hits = self._scan_tables(prefixes, fingerprint, max_distance)
         if self._pending is not None:
             self._staged_rows(self._pending, hits, prefixes, fingerprint, max_distance)
-        horizon = self.horizon
+        horizon = self.horizon_before(order)
         by_bucket: dict[bytes, list[bytes]] = {}
         for row in hits:
             by_bucket.setdefault(row[-SUFFIX:], []).append(row)
@@ -160,10 +163,10 @@ class Reads(TimeBuckets):
         """Every entry in the window stored under exactly ``h``."""
         return self.query_exact_many([h])
 
-    def query_exact_many(self, keys: Sequence[int], keep: Keep | None = None) -> list[Entry]:
-        """Every entry in the window stored under any of ``keys``, each id once (its newest
-        bucket's entry ``keep`` takes): one multi-get for all of them, as a short text has a
-        dozen keys. ``keep`` (event id, sketch): entries it refuses are left out unbuilt."""
+    def query_exact_many(self, keys: Sequence[int], keep: Keep | None = None, order: int | None = None) -> list[Entry]:
+        """Every entry in the window (as for :meth:`query`) stored under any of ``keys``, each id
+        once (its newest bucket's entry ``keep`` takes): one multi-get for all of them, as a short
+        text has a dozen keys. ``keep`` (event id, sketch): entries it refuses are left out unbuilt."""
         if not keys:
             return []
         full = [exact_prefix(h) for h in keys]
@@ -186,7 +189,7 @@ class Reads(TimeBuckets):
         by_place: dict[tuple[bytes, bytes], list[bytes]] = {}  # (bucket, keyspace lead) -> refs
         for record in records:
             by_place.setdefault((record[REF : REF + SUFFIX], record[REF + SUFFIX :]), []).append(record[:REF])
-        horizon = self.horizon
+        horizon = self.horizon_before(order)
         out: dict[str, Entry] = {}
         for bucket in self._live():  # newest first, as for table rows
             for kind in (ENTRIES, ONLY):

@@ -111,7 +111,8 @@ class IndexStage:
                     introduced.add((str(intro["id"]), int(intro["order"])))
             # The partition's adds in one write, seen by the next event at once; its exact keys in one read.
             with stores[part].deferred(key for share in shares.values() for key in share.looked_up):
-                for share in shares.values():
+                # In arrival order: each sees the events before it, as in scan, and needs no note.
+                for share in sorted(shares.values(), key=_arrival):
                     try:
                         late = self._index_event(stores[part], share, seen, answers, out.replies, verified)
                         out.late += late and (share.id, share.order) in introduced
@@ -161,9 +162,9 @@ class IndexStage:
         exact keys, those ``keep`` refuses left unread (:func:`~worker.engine.sketch.plausible`;
         None reads all, as ``/check`` shows them)."""
         fingerprint = share.fingerprint
-        near = store.candidates(fingerprint, tables, self.settings.max_distance) if tables else ()
+        near = store.candidates(fingerprint, tables, self.settings.max_distance, share.order) if tables else ()
         found = {c.entry.event_id: c for c in near}
-        for candidate in store.exact_candidates(fingerprint, share.looked_up, keep):
+        for candidate in store.exact_candidates(fingerprint, share.looked_up, keep, share.order):
             found.setdefault(candidate.entry.event_id, candidate)
         return list(found.values())
 
@@ -247,6 +248,10 @@ class IndexStage:
             if store.maintain():
                 self._last_upkeep = now
                 return
+
+
+def _arrival(share: Share) -> int:
+    return share.order
 
 
 def _probe(share: Share) -> Fingerprint:

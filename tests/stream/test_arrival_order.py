@@ -1,0 +1,83 @@
+"""Shares that reach an index partition out of arrival order get the verdicts scan gives.
+
+Events of several input partitions (and other workers' shares, through Kafka) reach an
+index partition in the order their batches ran, not quite in arrival order. A backfill mixes
+event times further apart than the retention window: an event eight days newer, stored a few
+milliseconds before a copy that arrived earlier, must not move the copy's window past its
+original. Real RocksDB stores, no Kafka.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from topology.records import Event
+from worker.cli.deduplicator import Deduplicator
+from worker.settings import Settings
+from worker.state.index import BlockIndex
+from worker.state.partition import IndexPartition
+from worker.stream.fingerprint import FingerprintStage
+from worker.stream.index import IndexResult, IndexStage
+
+SETTINGS = Settings(partitions=3, topic_prefix="t")
+NOW_S = 1_760_000_000.0
+DAY = 86_400_000
+T0 = int(NOW_S * 1000) - 30 * DAY
+STORY = (
+    "The central bank raised its benchmark interest rate by a quarter point on Wednesday, "
+    "citing persistent inflation in housing and services, and signalled that further "
+    "increases remain possible if price growth does not slow in the coming months."
+)
+NEWER = (
+    "Heavy rain flooded several districts of the coastal city overnight, closing schools and "
+    "two metro lines while emergency crews pumped water from underground car parks."
+)
+# (id, text, event time, input partition); they arrive 10 ms apart in this order.
+EVENTS = [
+    ("story", STORY, T0, 0),
+    ("copy", STORY + " Read more at example.com", T0 + 60_000, 1),
+    ("newer", NEWER, T0 + 8 * DAY, 2),
+    ("late-copy", STORY + " (updated)", T0 + 120_000, 0),
+]
+
+
+class Record:
+    """What the fingerprint stage reads of an input record."""
+
+    def __init__(self, n: int, event_id: str, text: str, ts: int, partition: int) -> None:
+        self.value = json.dumps({"id": event_id, "text": text, "ts": ts}).encode()
+        self.offset, self.partition, self.topic, self.key = n, partition, "t.events", None
+        self.timestamp = NOW_S + n / 100  # its arrival: 10 ms after the one before
+
+
+def _index(stage: IndexStage, stores: dict[int, IndexPartition], n: int) -> IndexResult:
+    out = FingerprintStage(SETTINGS).process([Record(n, *EVENTS[n])])
+    messages = {p: [(shares, list(out.intros[p].values()))] for p, shares in out.shares.items()}
+    return stage.process(stores, messages)
+
+
+def _earliest(result: IndexResult) -> set[Any]:
+    return {
+        ref["id"] for items in result.replies.values() for i in items if i["kind"] == "answer" for ref in i["earlier"]
+    }
+
+
+def test_a_copy_overtaken_by_a_much_newer_event_finds_its_original_as_in_scan(tmp_path: Path) -> None:
+    with BlockIndex(tmp_path / "scan", SETTINGS.block_plan, retention_ms=SETTINGS.retention_ms) as store:
+        dedup = Deduplicator(store, SETTINGS)
+        scanned = {i: dedup.decide(Event(i, text, ts=ts)).duplicate_of for i, text, ts, _ in EVENTS}
+    assert scanned == {"story": None, "copy": "story", "newer": None, "late-copy": None}
+
+    stage = IndexStage(SETTINGS, "t.events")
+    plan = SETTINGS.block_plan
+    stores = {p: IndexPartition(tmp_path / f"index-{p}", plan, SETTINGS.retention_ms) for p in range(3)}
+    try:
+        results = {n: _index(stage, stores, n) for n in (0, 2, 1, 3)}  # "newer" overtakes "copy"
+    finally:
+        for s in stores.values():
+            s.close()
+    assert _earliest(results[1]) == {"story"} and results[1].late == 0
+    assert _earliest(results[3]) == set(), "arrived after 'newer': its window is behind it, as in scan"
+    assert results[3].late == 1
