@@ -50,11 +50,13 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class InvalidEvent(ValueError):
-    """An input that cannot be an event; ``reason`` is what the dead-letter record says."""
+    """An input that cannot be an event; ``reason`` is what the dead-letter record says, and
+    ``event_id`` the event's id when it was valid (an operator finds the record by it)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, event_id: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.event_id = event_id
 
 
 def record_limit(settings: Limits) -> int:
@@ -158,6 +160,15 @@ def _check_depth(value: Any, limit: int) -> None:
 
 def validate(data: Any, settings: Limits, now_ms: int | None = None) -> Event:
     """Check a decoded JSON value against the event schema."""
+    event_id = _valid_id(data, settings)
+    try:
+        return _valid_event(data, event_id, settings, now_ms)
+    except InvalidEvent as exc:
+        exc.event_id = event_id
+        raise
+
+
+def _valid_id(data: Any, settings: Limits) -> str:
     if not isinstance(data, dict):
         raise InvalidEvent(f"event must be a JSON object, got {type(data).__name__}")
     event_id = data.get("id")
@@ -173,6 +184,10 @@ def validate(data: Any, settings: Limits, now_ms: int | None = None) -> Event:
     control = _CONTROL.search(event_id)
     if control:
         raise InvalidEvent(f"field 'id' contains a control character (U+{ord(control.group()):04X})")
+    return event_id
+
+
+def _valid_event(data: dict[str, Any], event_id: str, settings: Limits, now_ms: int | None) -> Event:
     text = data.get("text")
     if "text" not in data:
         raise InvalidEvent("missing field 'text'")

@@ -125,6 +125,7 @@ def test_fingerprint_dead_letters_what_it_refuses_and_fans_out_the_rest() -> Non
     letters = [codec.loads(raw) for raw in out.dead]
     assert [(d["offset"], d["stage"]) for d in letters] == [(1, "fingerprint"), (2, "fingerprint"), (3, "fingerprint")]
     assert "null" in letters[1]["reason"] and "text" in letters[2]["reason"]
+    assert [d.get("id") for d in letters] == [None, None, "no-text"], "named when its id was valid"
     assert {intro["id"] for intros in out.intros.values() for intro in intros.values()} == {"ok"}
 
 

@@ -152,12 +152,16 @@ def test_unique_verdict_carries_the_original_event(single: SingleRun) -> None:
 def test_invalid_records_are_dead_lettered_with_their_reason(single: SingleRun) -> None:
     import base64
 
-    dead = [r.value for r in single.records if r.topic == single.names.deadletter]
+    letters = [r for r in single.records if r.topic == single.names.deadletter]
+    dead = [r.value for r in letters]
     assert len(dead) == len(INVALID) + 1
     by_raw = {base64.b64decode(d["raw_b64"]): d for d in dead}
     for raw, reason in INVALID:
         assert reason in by_raw[raw]["reason"], (raw[:40], by_raw[raw]["reason"])
         assert by_raw[raw]["topic"] == single.names.events
+    # A refused event whose id was valid is named by it, in the record and as its key.
+    named = {r.value["id"]: r.key for r in letters if "id" in r.value}
+    assert named == {i: i for i in ("no-text", "list-text", "huge", "blank")}
     assert "no value" in by_raw[b""]["reason"]
     assert single.worker.proc.poll() is None  # bad input never stops the worker
 

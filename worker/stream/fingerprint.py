@@ -99,7 +99,7 @@ class FingerprintStage:
             try:
                 out.accepted.append(Accepted(msg, *self.accept(msg.value, msg.partition, msg.offset, msg.timestamp)))
             except InvalidEvent as exc:
-                out.dead.append(deadletter.value("fingerprint", exc.reason, source(msg), msg.value))
+                out.dead.append(deadletter.value("fingerprint", exc.reason, source(msg), msg.value, exc.event_id))
             except Exception as exc:  # the worker never dies on one record
                 log.exception("unexpected error on %s[%d]@%d", msg.topic, msg.partition, msg.offset)
                 out.dead.append(deadletter.value("fingerprint", deadletter.failure(exc), source(msg), msg.value))

@@ -46,9 +46,14 @@ class Sends:
         return await self.app.producer.send(topic, key, value, partition, None, None)
 
     async def dead_letter(self, values: Sequence[bytes], keys: Sequence[bytes | None] | None = None) -> None:
-        self.metrics.dead(str(codec.loads(value).get("reason", "")) for value in values)
+        """Send dead letters, each keyed by ``keys`` or else by the event id it names (if any),
+        as the outputs are: a consumer finds an id's records by key."""
+        records = [codec.loads(value) for value in values]
+        self.metrics.dead(str(record.get("reason", "")) for record in records)
         for i, value in enumerate(values):
-            await self.send(self.names.deadletter, keys[i] if keys else None, value)
+            named = records[i].get("id")
+            key = keys[i] if keys else (named.encode() if isinstance(named, str) else None)
+            await self.send(self.names.deadletter, key, value)
 
     async def output(self, role: str, key: bytes, value: bytes) -> Delivery:
         return await self.send(self.outputs[role], key, value)
