@@ -70,3 +70,12 @@ def test_a_bootstrap_server_without_a_valid_port_is_refused_by_name(bootstrap: s
 
 def test_hosts_without_a_port_and_ipv6_addresses_are_kept() -> None:
     assert connection("broker1, [::1]:9093,kafka://b:19092").servers == ("broker1", "[::1]:9093", "kafka://b:19092")
+
+
+def test_a_host_given_without_a_port_is_named_with_the_port_assumed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``NEARDUP_BOOTSTRAP=localhost`` said "cannot reach Kafka at localhost", not which port it tried."""
+    with server(http_reply) as address:
+        port = int(address.rsplit(":", 1)[1])
+        monkeypatch.setattr("worker.stream.connection._DEFAULT_PORT", port)
+        with pytest.raises(Unreachable, match=f"at 127.0.0.1 \\(port {port} assumed\\) \\(it accepts"):
+            connection("127.0.0.1").check_reachable(timeout_s=1.0)

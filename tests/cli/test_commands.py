@@ -68,6 +68,15 @@ def test_a_blank_bootstrap_is_refused_by_name() -> None:
     )
 
 
+def test_topics_describe_fails_when_a_topic_is_missing(kafka_bootstrap: str) -> None:
+    proc, _ = neardup(
+        "topics", "describe", env={"NEARDUP_BOOTSTRAP": kafka_bootstrap, "NEARDUP_TOPIC_PREFIX": "nowhere"}
+    )
+    assert proc.returncode == 1
+    assert proc.stdout.count(" missing\n") == 9
+    assert proc.stderr.strip() == "neardup topics: 9 of 9 topics missing: `neardup topics create` makes them"
+
+
 def test_version() -> None:
     proc, _ = neardup("--version")
     assert proc.returncode == 0

@@ -117,13 +117,15 @@ class Connection:
         failures: list[str] = []
         for server in self.servers:
             host, port = _host_port(server)
+            given = ":" in server.split("://", 1)[-1].rsplit("]", 1)[-1]
+            named = server if given else f"{server} (port {port} assumed)"
             try:
                 with socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic())) as conn:
                     if self.protocol != "PLAINTEXT" or _answers_as_kafka(conn, deadline):
                         return
-                    failures.append(f"{server} (it accepts connections but does not answer as a Kafka broker)")
+                    failures.append(f"{named} (it accepts connections but does not answer as a Kafka broker)")
             except OSError as exc:
-                failures.append(f"{server} ({exc.strerror or type(exc).__name__.lower()})")
+                failures.append(f"{named} ({exc.strerror or type(exc).__name__.lower()})")
         raise Unreachable(
             f"cannot reach Kafka at {', '.join(failures)}; start the local broker with `make kafka-start`, "
             "or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
