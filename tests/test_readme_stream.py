@@ -68,9 +68,15 @@ def test_the_streaming_commands_give_the_scan_examples_verdicts(kafka_bootstrap:
         worker.terminate()
         worker.wait(timeout=30)
     # At the default log level, the one line that says the worker came up and where it reads.
-    started = (tmp_path / "worker.log").read_text(encoding="utf-8").splitlines()[0]
+    lines = (tmp_path / "worker.log").read_text(encoding="utf-8").splitlines()
+    started, stopped = lines[0], lines[-1]
     assert started.startswith(f"neardup worker w1: reading {env['NEARDUP_TOPIC_PREFIX']}.events from {kafka_bootstrap}")
     assert started.endswith("HTTP off")
+    # And, stopped by a signal, the one line that says what the run did.
+    valid = len(scan_steps[2][1])
+    assert stopped.startswith(
+        f"neardup worker w1: stopped; this run: events {valid}, dead-lettered 1, verdicts {valid}"
+    )
     records = [json.loads(line) for line in tailed.stdout.splitlines()]
     verdicts = {r["key"]: r["value"] for r in records if r["topic"].endswith((".unique", ".duplicates"))}
     # Four partitions: a1 and a2 may race to their shared buckets, and a2 be published unique

@@ -79,7 +79,10 @@ def _run_worker(settings: Settings, name: str, loglevel: str) -> int:
     worker = BoundedWorker(
         app, loglevel=loglevel, quiet=True, deadline_s=settings.shutdown_timeout_s, running=metrics.running
     )
-    worker.execute_from_commandline()
+    try:
+        worker.execute_from_commandline()
+    finally:  # as the start line: an operator sees what the run did without raising the log level
+        print(f"neardup worker {name}: stopped; this run: {metrics.summary()}", file=sys.stderr, flush=True)
     return 0
 
 
