@@ -81,3 +81,19 @@ def test_a_copy_overtaken_by_a_much_newer_event_finds_its_original_as_in_scan(tm
     assert _earliest(results[1]) == {"story"} and results[1].late == 0
     assert _earliest(results[3]) == set(), "arrived after 'newer': its window is behind it, as in scan"
     assert results[3].late == 1
+
+
+def test_no_note_tells_a_later_event_of_what_was_behind_its_window(tmp_path: Path) -> None:
+    """The late copy, stored here before the newer event that arrived ahead of it, meets its
+    original when that comes last: scan never lets it match (the newer event put the original
+    behind its window), so no note may tell it otherwise."""
+    stage = IndexStage(SETTINGS, "t.events")
+    plan = SETTINGS.block_plan
+    stores = {p: IndexPartition(tmp_path / f"index-{p}", plan, SETTINGS.retention_ms) for p in range(3)}
+    try:
+        results = {n: _index(stage, stores, n) for n in (3, 2, 0)}
+    finally:
+        for s in stores.values():
+            s.close()
+    notes = [i for items in results[0].replies.values() for i in items if i["kind"] == "earlier"]
+    assert notes == []

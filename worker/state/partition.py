@@ -103,6 +103,12 @@ class IndexPartition:
         op[6].extend(exact_keys)
         return stored
 
+    def behind(self, ts: int, order: int) -> bool:
+        """Whether an event of time ``ts`` is behind the window that the event of arrival ``order``
+        sees here (:meth:`BlockIndex.horizon_before`)."""
+        horizon = self.index.horizon_before(order)
+        return horizon is not None and ts < horizon
+
     def deferred(self, exact_keys: Iterable[int] = ()) -> AbstractContextManager[None]:
         """Adds in the block written once at its end, seen by its queries at once; ``exact_keys``
         read up front in one multi-get (:meth:`BlockIndex.deferred`)."""

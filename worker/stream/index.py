@@ -143,7 +143,7 @@ class IndexStage:
             event = seen[key] = _Seen(_probe(share), plausible(share.sketch, share.id))
         tables, exact_keys = share.tables, share.exact_keys
         found = self._found(store, share, tables, event.keep)
-        earlier, later, present = self._match(share, found, verified, event.probe)
+        earlier, later, present = self._match(store, share, found, verified, event.probe)
         # A replayed share, or a re-sent id, does not re-add (its first order stays); a share of
         # lookups alone stores nothing here.
         late = False
@@ -181,7 +181,7 @@ class IndexStage:
             (share.id, share.order, c.entry.event_id, c.entry.order): j.similarity
             for c, j in zip(found, judged, strict=True)
         }
-        earlier, _, _ = self._match(share, found, verified, probe)
+        earlier, _, _ = self._match(store, share, found, verified, probe)
         shown = []
         oldest_ts = share.ts - self.retention_ms
         for candidate, judgement in zip(found, judged, strict=True):
@@ -195,11 +195,11 @@ class IndexStage:
         return (earlier[0] if earlier else None), shown
 
     def _match(
-        self, share: Share, candidates: list[Candidate], verified: Verified, probe: Fingerprint
+        self, store: IndexPartition, share: Share, candidates: list[Candidate], verified: Verified, probe: Fingerprint
     ) -> tuple[list[Ref], list[tuple[str, int, Ref]], bool]:
         """The bucket's matches of ``share`` (whose sketch ``probe`` holds) by :mod:`worker.engine.match`:
-        its earliest earlier match, every later event it matches (each needs a note), and whether
-        it is stored here already."""
+        its earliest earlier match, every later event it matches (each needs a note: one whose
+        window, when it arrived, held this event), and whether it is stored here already."""
         others = [c for c in candidates if c.entry.event_id != share.id]
         if not others:  # most shares: nothing stored near them here
             return [], [], len(others) < len(candidates)
@@ -217,7 +217,7 @@ class IndexStage:
         )
         later: list[tuple[str, int, Ref]] = []
         for candidate in sorted(others, key=lambda c: match.precedence(c.entry.order, c.distance)):
-            if candidate.entry.order > share.order:
+            if candidate.entry.order > share.order and not store.behind(share.ts, candidate.entry.order):
                 similarity = match.is_later_match(share.ts, candidate, similarity_of, self.retention_ms)
                 if similarity is not None:
                     later.append(
