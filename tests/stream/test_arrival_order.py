@@ -13,27 +13,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.stream.test_stages import NOW_S, OTHER, SETTINGS, STORY, Message
 from topology.records import Event
 from worker.cli.deduplicator import Deduplicator
-from worker.settings import Settings
 from worker.state.index import BlockIndex
 from worker.state.partition import IndexPartition
 from worker.stream.fingerprint import FingerprintStage
 from worker.stream.index import IndexResult, IndexStage
 
-SETTINGS = Settings(partitions=3, topic_prefix="t")
-NOW_S = 1_760_000_000.0
 DAY = 86_400_000
 T0 = int(NOW_S * 1000) - 30 * DAY
-STORY = (
-    "The central bank raised its benchmark interest rate by a quarter point on Wednesday, "
-    "citing persistent inflation in housing and services, and signalled that further "
-    "increases remain possible if price growth does not slow in the coming months."
-)
-NEWER = (
-    "Heavy rain flooded several districts of the coastal city overnight, closing schools and "
-    "two metro lines while emergency crews pumped water from underground car parks."
-)
+NEWER = OTHER
 # (id, text, event time, input partition); they arrive 10 ms apart in this order.
 EVENTS = [
     ("story", STORY, T0, 0),
@@ -43,17 +33,15 @@ EVENTS = [
 ]
 
 
-class Record:
-    """What the fingerprint stage reads of an input record."""
-
-    def __init__(self, n: int, event_id: str, text: str, ts: int, partition: int) -> None:
-        self.value = json.dumps({"id": event_id, "text": text, "ts": ts}).encode()
-        self.offset, self.partition, self.topic, self.key = n, partition, "t.events", None
-        self.timestamp = NOW_S + n / 100  # its arrival: 10 ms after the one before
+def _record(n: int) -> Message:
+    """Event ``n`` of EVENTS as its input record, arriving 10 ms after the one before."""
+    event_id, text, ts, partition = EVENTS[n]
+    value = json.dumps({"id": event_id, "text": text, "ts": ts}).encode()
+    return Message(value, n, partition, timestamp=NOW_S + n / 100)
 
 
 def _index(stage: IndexStage, stores: dict[int, IndexPartition], n: int) -> IndexResult:
-    out = FingerprintStage(SETTINGS).process([Record(n, *EVENTS[n])])
+    out = FingerprintStage(SETTINGS).process([_record(n)])
     messages = {p: [(shares, list(out.intros[p].values()))] for p, shares in out.shares.items()}
     return stage.process(stores, messages)
 

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.stream.test_stages import SETTINGS, Message
 from topology.records import Event
 from topology.stages import Topics, answer_partition, total_order
 from worker.cli.deduplicator import Deduplicator
 from worker.cli.inputs import default_sample
-from worker.settings import Settings
 from worker.state.changelog import StoreSet
 from worker.state.index import BlockIndex
 from worker.state.partition import IndexPartition
@@ -34,21 +33,8 @@ from worker.stream.index import IndexStage
 from worker.stream.metrics import Metrics
 from worker.stream.verdict import VerdictStage
 
-SETTINGS = Settings(partitions=3, topic_prefix="r")
 SAMPLE = [json.loads(line) for line in Path(default_sample()).read_text(encoding="utf-8").splitlines() if line]
 T0_S = 1_760_000_000.0
-
-
-@dataclass(frozen=True)
-class Record:
-    """What the fingerprint stage reads of an input record."""
-
-    value: bytes
-    partition: int
-    offset: int
-    timestamp: float
-    topic: str = "r.events"
-    key: bytes | None = None
 
 
 class Sends:
@@ -66,7 +52,7 @@ class Sends:
         raise AssertionError(f"nothing is written here: {exc}")
 
 
-def _records(rng: random.Random, skew_ms: int) -> list[Record]:
+def _records(rng: random.Random, skew_ms: int) -> list[Message]:
     """The sample in its file order, each to a random input partition, some in one millisecond;
     with ``skew_ms``, each event's own time up to that far from its arrival, either way."""
     offsets = [0] * 3
@@ -78,12 +64,12 @@ def _records(rng: random.Random, skew_ms: int) -> list[Record]:
         fields = {"id": event["id"], "text": event["text"]}
         if skew_ms:
             fields["ts"] = int(T0_S * 1000) + ms + rng.randint(-skew_ms, skew_ms)
-        records.append(Record(json.dumps(fields).encode(), partition, offsets[partition], T0_S + ms / 1000))
+        records.append(Message(json.dumps(fields).encode(), offsets[partition], partition, timestamp=T0_S + ms / 1000))
         offsets[partition] += 1
     return records
 
 
-def _scan(records: list[Record], path: Path) -> dict[str, str | None]:
+def _scan(records: list[Message], path: Path) -> dict[str, str | None]:
     ordered = sorted(records, key=lambda r: total_order(int(r.timestamp * 1000), r.partition, r.offset))
     with BlockIndex(path, SETTINGS.block_plan, retention_ms=SETTINGS.retention_ms) as store:
         dedup = Deduplicator(store, SETTINGS)
@@ -95,7 +81,7 @@ def _scan(records: list[Record], path: Path) -> dict[str, str | None]:
     return {i: v.duplicate_of for i, v in decided.items()}
 
 
-def _racing_messages(records: list[Record], rng: random.Random) -> list[tuple[int, ProbeMessage]]:
+def _racing_messages(records: list[Message], rng: random.Random) -> list[tuple[int, ProbeMessage]]:
     """Each input partition's records cut into batches and fanned out; what each index partition
     receives, as (index partition, message), in a random interleaving of the input partitions
     that keeps each one's batches in order, drawn anew for every index partition."""
@@ -139,8 +125,8 @@ def test_racing_shares_end_in_the_verdicts_scan_gives(seed: int, skew_ms: int, t
     plan = SETTINGS.block_plan
     istores = {p: IndexPartition(tmp_path / f"i{p}", plan, SETTINGS.retention_ms) for p in range(SETTINGS.partitions)}
     vstores = {p: VerdictPartition(tmp_path / f"v{p}", SETTINGS.retention_ms) for p in range(SETTINGS.partitions)}
-    index = IndexStage(SETTINGS, "r.events")
-    verdict = VerdictStage(SETTINGS, StoreSet(tmp_path / "unused", "r.vc", VerdictPartition, None), Sends(), None)
+    index = IndexStage(SETTINGS, "t.events")
+    verdict = VerdictStage(SETTINGS, StoreSet(tmp_path / "unused", "t.vc", VerdictPartition, None), Sends(), None)
     try:
         for part, message in _racing_messages(records, rng):
             result = index.process(istores, {part: [message]})
