@@ -134,6 +134,7 @@ def test_check_file_answers_every_good_line_and_names_each_bad_one(tmp_path: Pat
         '{"id": "c7", "text": "refuse me"}',
         "{broken",
         '{"id": "c9", "text": "deep", "n": ' + "[" * 5000 + "]" * 5000 + "}",
+        '{"id": "c10", "text": "unterminated',
     ]
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     proc = neardup("check", "--file", str(source), "--url", worker)
@@ -150,6 +151,8 @@ def test_check_file_answers_every_good_line_and_names_each_bad_one(tmp_path: Pat
         f"neardup check: {source}:8: invalid JSON: Expecting property name enclosed in double quotes: "
         "line 1 column 2 (char 1)",
         f"neardup check: {source}:9: event is nested more than 32 levels deep",  # as scan says it
+        # The record is the line without its end, as scan and the worker read it.
+        f"neardup check: {source}:10: invalid JSON: Unterminated string starting at: line 1 column 23 (char 22)",
     ]
     # A line refused here costs no request; the others share one kept-alive connection. A line's
     # id goes with it (the worker checks it as that event, not as a copy of itself).

@@ -179,8 +179,8 @@ def check_file(
         for number, raw in enumerate(without_bom(source), 1):
             if not raw.strip():
                 continue
-            try:
-                answer = _check_line(worker, raw, settings)
+            try:  # the record a line is, as scan and produce take it: without its line end
+                answer = _check_line(worker, raw.rstrip(b"\r\n"), settings)
             except InvalidEvent as exc:
                 bad += 1
                 print(f"neardup check: {name}:{number}: {exc.reason}", file=err, flush=True)
