@@ -15,6 +15,9 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.errors import TopicAlreadyExistsError, for_code
 
 Role = Literal["input", "output", "internal", "changelog"]
+# Topics whose partition every sender computes from the count it is configured with: theirs
+# must be that count (the changelogs are co-partitioned with the internal topics).
+ROUTED: tuple[Role, ...] = ("internal", "changelog")
 
 _COMPACT = "compact"
 

@@ -135,7 +135,11 @@ class Settings:
     # --- streaming -------------------------------------------------------------------------
     bootstrap: str = _setting("127.0.0.1:9092", "Kafka bootstrap servers (comma-separated).")
     topic_prefix: str = _setting("neardup", "Prefix of every topic neardup reads, writes or creates.")
-    partitions: int = _setting(4, "Partitions of the input and internal topics.")
+    partitions: int = _setting(
+        4,
+        "Partitions of the topics created, and the count every worker routes internal messages over: "
+        "a worker refuses to start when the internal topics have another count.",
+    )
     replication: int = _setting(1, "Replication factor of created topics.")
     allowed_lateness_ms: int = _setting(
         20,

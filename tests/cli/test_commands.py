@@ -11,7 +11,9 @@ import re
 import subprocess
 import sys
 import time
+import uuid
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -75,6 +77,24 @@ def test_topics_describe_fails_when_a_topic_is_missing(kafka_bootstrap: str) -> 
     assert proc.returncode == 1
     assert proc.stdout.count(" missing\n") == 9
     assert proc.stderr.strip() == "neardup topics: 9 of 9 topics missing: `neardup topics create` makes them"
+
+
+def test_a_partition_count_other_than_the_topics_is_refused_before_anything_runs(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """A worker routing over 2 partitions beside peers routing over the topics' 4 sent shares and
+    answers where nobody gathered them: those events never got a verdict, and nothing said so."""
+    env = {"NEARDUP_BOOTSTRAP": kafka_bootstrap, "NEARDUP_TOPIC_PREFIX": f"pc{uuid.uuid4().hex[:8]}"}
+    created, _ = neardup("topics", "create", "--partitions", "4", env=env)
+    assert created.returncode == 0, created.stderr
+    proc, took = neardup("worker", "--name", "w", "--partitions", "2", "--state", str(tmp_path), env=env)
+    assert proc.returncode == 1 and took < 30
+    [line] = proc.stderr.strip().splitlines()
+    assert "probes has 4" in line and "routes over 2" in line and "start it with --partitions 4" in line
+    proc, _ = neardup("topics", "describe", "--partitions", "8", env=env)
+    assert proc.returncode == 1
+    assert proc.stdout.count("(configured: 8)") == 4  # the internal topics and changelogs
+    assert "4 topics have another partition count than 8" in proc.stderr
 
 
 def test_version() -> None:

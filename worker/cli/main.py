@@ -41,13 +41,6 @@ def _kafka_settings(args: argparse.Namespace, **overrides: Any) -> Settings:
     return settings
 
 
-def _ensure_topics(settings: Settings) -> list[str]:
-    from topology.topics import create_topics, topics
-
-    specs = topics(settings.topic_prefix, settings.partitions, settings.replication, settings.retention_ms)
-    return create_topics(settings.connection.bootstrap, specs, **settings.connection.kafka_python_security())
-
-
 def _worker(args: argparse.Namespace) -> int:
     from worker.stream.app import state_dir_held, worker_dir, worker_name
 
@@ -61,11 +54,13 @@ def _worker(args: argparse.Namespace) -> int:
 def _run_worker(settings: Settings, name: str, loglevel: str) -> int:
     import logging
 
+    from worker.cli import topics
     from worker.stream.app import create_app
     from worker.stream.shutdown import BoundedWorker
 
     _check_web_port(settings)
-    _ensure_topics(settings)
+    topics.ensure(settings)
+    topics.check_routing(settings)
     app, metrics = create_app(settings, name)
     logging.getLogger("neardup").setLevel(loglevel.upper())
     # At the default log level nothing else says the worker came up, or where to look at it.
@@ -124,35 +119,9 @@ def _tail(args: argparse.Namespace) -> int:
 
 
 def _topics(args: argparse.Namespace) -> int:
-    from topology.topics import describe_topics, topics
+    from worker.cli import topics
 
-    settings = _kafka_settings(args, partitions=args.partitions)
-    if args.action == "delete":
-        from topology.topics import delete_topics
-
-        security = settings.connection.kafka_python_security()
-        for name in delete_topics(settings.connection.bootstrap, settings.topic_prefix, **security):
-            print(f"deleted {name}")
-        return 0
-    if args.action == "create":
-        for name in _ensure_topics(settings):
-            print(f"created {name}")
-    specs = topics(settings.topic_prefix, settings.partitions, settings.replication, settings.retention_ms)
-    security = settings.connection.kafka_python_security()
-    missing = 0
-    for row in describe_topics(settings.connection.bootstrap, specs, **security):
-        if not row["exists"]:
-            print(f"{row['name']:<40} missing")
-            missing += 1
-            continue
-        config = " ".join(f"{k}={v}" for k, v in sorted(row["config"].items()))
-        print(f"{row['name']:<40} partitions={row['partitions']} replication={row['replication']} {config}".rstrip())
-    if missing:  # a script's check that a deployment's topics are there
-        print(
-            f"neardup topics: {missing} of {len(specs)} topics missing: `neardup topics create` makes them",
-            file=sys.stderr,
-        )
-    return 1 if missing else 0
+    return topics.run(_kafka_settings(args, partitions=args.partitions), args.action)
 
 
 def _explain(args: argparse.Namespace) -> int:

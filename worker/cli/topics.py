@@ -1,0 +1,82 @@
+"""`neardup topics`, and the worker's check of its topics before it starts.
+
+Every sender computes the partition of a probe or an answer from the partition count it is
+configured with (``NEARDUP_PARTITIONS``), not from the topic: a worker that counts otherwise than
+the topics (or than its peers) routes an event's shares and answers where nobody gathers them,
+and those events get no verdict at all. So the count is checked against the topics first.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from topology.topics import ROUTED, TopicSpec, create_topics, delete_topics, describe_topics, topics
+from worker.settings import Settings
+
+
+class PartitionMismatch(ValueError):
+    """The deployment's topics do not have the partition count this process routes over."""
+
+
+def declared(settings: Settings) -> list[TopicSpec]:
+    return topics(settings.topic_prefix, settings.partitions, settings.replication, settings.retention_ms)
+
+
+def ensure(settings: Settings) -> list[str]:
+    """Create the missing topics; the names of those created."""
+    security = settings.connection.kafka_python_security()
+    return create_topics(settings.connection.bootstrap, declared(settings), **security)
+
+
+def check_routing(settings: Settings) -> None:
+    """Refuse to run over topics whose partition count is not the one this worker routes over."""
+    routed = [spec for spec in declared(settings) if spec.role in ROUTED]
+    security = settings.connection.kafka_python_security()
+    rows = describe_topics(settings.connection.bootstrap, routed, **security)
+    wrong = [row for row in rows if row["exists"] and row["partitions"] != settings.partitions]
+    if wrong:
+        found = ", ".join(f"{row['name']} has {row['partitions']}" for row in wrong)
+        raise PartitionMismatch(
+            f"{found} partitions, but this worker routes over {settings.partitions} (--partitions, "
+            f"NEARDUP_PARTITIONS): every worker must use the count its topics have, or events get no "
+            f"verdict; start it with --partitions {wrong[0]['partitions']}"
+        )
+
+
+def run(settings: Settings, action: str) -> int:
+    """create, describe or delete; 1 when a declared topic is missing or a routed one has another
+    partition count than ``settings.partitions``."""
+    security = settings.connection.kafka_python_security()
+    if action == "delete":
+        for name in delete_topics(settings.connection.bootstrap, settings.topic_prefix, **security):
+            print(f"deleted {name}")
+        return 0
+    if action == "create":
+        for name in ensure(settings):
+            print(f"created {name}")
+    specs = declared(settings)
+    missing, mismatched = 0, 0
+    for spec, row in zip(specs, describe_topics(settings.connection.bootstrap, specs, **security), strict=True):
+        if not row["exists"]:
+            print(f"{row['name']:<40} missing")
+            missing += 1
+            continue
+        config = " ".join(f"{k}={v}" for k, v in sorted(row["config"].items()))
+        wrong = spec.role in ROUTED and row["partitions"] != spec.partitions
+        mismatched += wrong
+        flag = f" (configured: {spec.partitions})" if wrong else ""
+        print(
+            f"{row['name']:<40} partitions={row['partitions']}{flag} replication={row['replication']} {config}".rstrip()
+        )
+    if missing:  # a script's check that a deployment's topics are there
+        print(
+            f"neardup topics: {missing} of {len(specs)} topics missing: `neardup topics create` makes them",
+            file=sys.stderr,
+        )
+    if mismatched:
+        print(
+            f"neardup topics: {mismatched} topics have another partition count than {settings.partitions} "
+            "(--partitions, NEARDUP_PARTITIONS); workers must route over the count the topics have",
+            file=sys.stderr,
+        )
+    return 1 if missing or mismatched else 0
