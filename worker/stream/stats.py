@@ -71,6 +71,14 @@ class Point:
     p99_ms: float | None
 
 
+def _known_to_the_consumer(app: faust.App, topic: str) -> bool:
+    """Whether the cluster metadata of the worker's Kafka consumer has ``topic`` (True before the
+    consumer runs). Faust's own ``topic_partitions`` reads the group's snapshot, which keeps a
+    deleted topic; the aiokafka consumer inside Faust's consumer thread follows the metadata."""
+    consumer = getattr(getattr(app.consumer, "_thread", None), "_consumer", None)
+    return consumer is None or consumer.partitions_for_topic(topic) is not None
+
+
 class Sampler:
     """Samples a worker once a second; answers ``/stats`` and ``/healthz`` from the samples."""
 
@@ -81,6 +89,10 @@ class Sampler:
         self.history: deque[Point] = deque(maxlen=_HISTORY_S)
         self.broker_error: str | None = None
         self.assigned_once = False  # a worker is not consuming before its first assignment
+        # The topics it reads: once assigned, one the cluster no longer knows was deleted under
+        # it (its consumer then holds no partition of it, which alone reads as an idle worker).
+        self._sources = [f"{self.prefix}{suffix}" for suffix in ("events", "probes", "answers")]
+        self.missing: list[str] = []
         self._texts: OrderedDict[int, str | None] = OrderedDict()  # read back from Kafka
         self._shown: dict[tuple[str, int], dict[str, Any]] = {}  # pairs already rendered
         self._shown_at = 0.0
@@ -97,6 +109,7 @@ class Sampler:
     async def sample(self) -> None:
         m = self.metrics
         lag = await self._lag()
+        self.missing = [t for t in self._sources if not _known_to_the_consumer(self.app, t)]
         sizes = m.gauges.state_bytes
         if time.monotonic() - self._disk_at > _DISK_EVERY_S:
             sizes = {store: _disk_bytes(path) for store, path in self.observed.state_dirs().items()}
@@ -148,6 +161,8 @@ class Sampler:
             return False, "recovering: restoring state from the changelogs"
         if self.broker_error:
             return False, self.broker_error
+        if self.missing:
+            return False, f"topics missing on the cluster (deleted?): {', '.join(self.missing)}"
         return True, "recovered and consuming"
 
     async def stats(self) -> dict[str, Any]:
