@@ -222,7 +222,14 @@ def parse_ts(value: Any) -> int | None:
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
             raise InvalidEvent("field 'ts' is not a finite number")
-        return _epoch_ms(math.floor(value), value)
+        ms = _epoch_ms(math.floor(value), value)
+        if ms < _SECONDS_BELOW:  # decided as 1970, every such event would be late and never matched
+            when = datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
+            raise InvalidEvent(
+                f"field 'ts' {value} is {when} in epoch milliseconds, the unit of ts: if it is "
+                "seconds, send it x 1000 (or an ISO-8601 string)"
+            )
+        return ms
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
@@ -232,6 +239,10 @@ def parse_ts(value: Any) -> int | None:
             moment = moment.replace(tzinfo=UTC)
         return _epoch_ms(int(moment.timestamp() * 1000), value)
     raise InvalidEvent(f"field 'ts' must be epoch milliseconds or an ISO-8601 string, got {type(value).__name__}")
+
+
+# Epoch milliseconds below this (1973-03-03) are refused: they are nearly always seconds.
+_SECONDS_BELOW = 10**11
 
 
 def _epoch_ms(ms: int, shown: object) -> int:

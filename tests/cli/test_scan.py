@@ -369,15 +369,15 @@ def test_a_state_that_is_a_file_or_someone_elses_directory_is_refused_in_one_lin
 
 
 def test_events_older_than_the_window_behind_the_newest_are_counted_as_not_stored(tmp_path: Path) -> None:
-    day = 86_400_000
+    day, t0 = 86_400_000, 1_700_000_000_000
     texts = [
         "The regional water authority said on Thursday that reservoir levels had fallen below forty percent.",
         "A new rail line between the two harbour towns opened to passengers after six years of building work.",
     ]
     lines = [
-        event("new", texts[0], ts=30 * day),
-        event("old", texts[1], ts=1 * day),  # 29 days behind the newest: outside 7 days
-        event("old-copy", texts[1] + " (Reuters)", ts=1 * day + 1),
+        event("new", texts[0], ts=t0 + 30 * day),
+        event("old", texts[1], ts=t0 + 1 * day),  # 29 days behind the newest: outside 7 days
+        event("old-copy", texts[1] + " (Reuters)", ts=t0 + 1 * day + 1),
     ]
     status, verdicts, stderr = run_scan(tmp_path, lines)
     assert status == 0

@@ -46,6 +46,9 @@ SETTINGS = Settings(max_text_bytes=1000, max_id_chars=20)
         (b'{"id": "a", "text": "ok", "ts": "1900-01-01Z"}', "before 1970-01-01"),
         (b'{"id": "a", "text": "ok", "ts": -5}', "before 1970-01-01"),
         (b'{"id": "a", "text": "ok", "ts": -0.5}', "before 1970-01-01"),
+        # Seconds read as milliseconds were 1970: late, never indexed, never matched.
+        (b'{"id": "a", "text": "ok", "ts": 1795913000}', "1970-01-21 in epoch milliseconds, the unit of ts"),
+        (b'{"id": "a", "text": "ok", "ts": 1795913000.5}', "if it is seconds, send it x 1000"),
     ],
 )
 def test_rejects_with_reason(raw: bytes, reason: str) -> None:
