@@ -115,7 +115,7 @@ def test_a_short_text_probes_its_exact_keys_and_no_table() -> None:
 
 def test_fingerprint_dead_letters_what_it_refuses_and_fans_out_the_rest() -> None:
     batch = [
-        Message(b"{not json", 1),
+        Message(b"{not json", 1, key=b"post-1"),
         Message(None, 2),
         Message(json.dumps({"id": "no-text"}).encode(), 3),
         event("ok", STORY, 4),
@@ -126,6 +126,7 @@ def test_fingerprint_dead_letters_what_it_refuses_and_fans_out_the_rest() -> Non
     assert [(d["offset"], d["stage"]) for d in letters] == [(1, "fingerprint"), (2, "fingerprint"), (3, "fingerprint")]
     assert "null" in letters[1]["reason"] and "text" in letters[2]["reason"]
     assert [d.get("id") for d in letters] == [None, None, "no-text"], "named when its id was valid"
+    assert [d.get("key") for d in letters] == ["post-1", None, None], "and its record's key, if it had one"
     assert {intro["id"] for intros in out.intros.values() for intro in intros.values()} == {"ok"}
 
 

@@ -25,8 +25,11 @@ def record(
     source: tuple[str, int, int],
     raw: bytes | None,
     event_id: str | None = None,
+    key: bytes | None = None,
 ) -> dict[str, Any]:
-    """The dead-letter record of one event (``source``: topic, partition, offset of its input)."""
+    """The dead-letter record of one event (``source``: topic, partition, offset of its input;
+    ``key``: its record key, which producers set to the id, and all there is of a record too
+    large or too broken to read one from)."""
     data = raw or b""
     topic, partition, offset = source
     value: dict[str, Any] = {
@@ -38,6 +41,11 @@ def record(
     }
     if event_id is not None:
         value["id"] = event_id
+    if key is not None:
+        try:
+            value["key"] = key[:_RAW_MAX].decode("utf-8")
+        except UnicodeDecodeError:
+            value["key_b64"] = base64.b64encode(key[:_RAW_MAX]).decode("ascii")
     value.update(
         raw_bytes=len(data),
         raw_b64=base64.b64encode(data[:_RAW_MAX]).decode("ascii"),
@@ -53,9 +61,10 @@ def value(
     source: tuple[str, int, int],
     raw: bytes | None,
     event_id: str | None = None,
+    key: bytes | None = None,
 ) -> bytes:
     """:func:`record` as the bytes of a Kafka record value."""
-    return codec.dumps(record(stage, reason, source, raw, event_id))
+    return codec.dumps(record(stage, reason, source, raw, event_id, key))
 
 
 def for_event(stage: str, event_id: str, order: object, exc: BaseException, events_topic: str) -> dict[str, Any]:

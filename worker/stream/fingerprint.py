@@ -99,10 +99,12 @@ class FingerprintStage:
             try:
                 out.accepted.append(Accepted(msg, *self.accept(msg.value, msg.partition, msg.offset, msg.timestamp)))
             except InvalidEvent as exc:
-                out.dead.append(deadletter.value("fingerprint", exc.reason, source(msg), msg.value, exc.event_id))
+                dead = deadletter.value("fingerprint", exc.reason, source(msg), msg.value, exc.event_id, msg.key)
+                out.dead.append(dead)
             except Exception as exc:  # the worker never dies on one record
                 log.exception("unexpected error on %s[%d]@%d", msg.topic, msg.partition, msg.offset)
-                out.dead.append(deadletter.value("fingerprint", deadletter.failure(exc), source(msg), msg.value))
+                reason = deadletter.failure(exc)
+                out.dead.append(deadletter.value("fingerprint", reason, source(msg), msg.value, key=msg.key))
         return out
 
     def fan_out_all(self, parsed: Parsed, prints: Sequence[Fingerprint | str]) -> Fanout:
@@ -113,7 +115,8 @@ class FingerprintStage:
             msg = item.source
             if isinstance(fp, str):
                 log.error("unexpected error on %s[%d]@%d: %s", msg.topic, msg.partition, msg.offset, fp)
-                out.dead.append(deadletter.value("fingerprint", deadletter.internal(fp), source(msg), msg.value))
+                reason = deadletter.internal(fp)
+                out.dead.append(deadletter.value("fingerprint", reason, source(msg), msg.value, item.event.id, msg.key))
                 continue
             intro, shares = self.shares(item.event, item.order, item.ts, fp)
             for part, share in shares.items():

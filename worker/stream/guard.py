@@ -108,7 +108,7 @@ class Guard:
             log.exception("%s stage: batch of %d records failed; dead-lettering them", stage, len(batch))
             reason = f"{stage} stage failed on the batch: {deadletter.describe(exc)}"
             await self.sends.dead_letter(
-                [deadletter.value(stage, reason, source(e.message), e.message.value) for e in batch],
+                [deadletter.value(stage, reason, source(e.message), e.message.value, key=e.message.key) for e in batch],
                 [e.message.key for e in batch],
             )
         finally:

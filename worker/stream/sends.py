@@ -46,12 +46,13 @@ class Sends:
         return await self.app.producer.send(topic, key, value, partition, None, None)
 
     async def dead_letter(self, values: Sequence[bytes], keys: Sequence[bytes | None] | None = None) -> None:
-        """Send dead letters, each keyed by ``keys`` or else by the event id it names (if any),
-        as the outputs are: a consumer finds an id's records by key."""
+        """Send dead letters, each keyed by ``keys`` or else by the event id it names, or its
+        input record's key (producers key by id), as the outputs are: a consumer finds an id's
+        records by key."""
         records = [codec.loads(value) for value in values]
         self.metrics.dead(str(record.get("reason", "")) for record in records)
         for i, value in enumerate(values):
-            named = records[i].get("id")
+            named = records[i].get("id", records[i].get("key"))
             key = keys[i] if keys else (named.encode() if isinstance(named, str) else None)
             await self.send(self.names.deadletter, key, value)
 
