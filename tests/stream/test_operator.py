@@ -203,6 +203,8 @@ def test_bad_requests_get_json_errors_and_the_workers_keep_running(run: Run) -> 
     url = run.urls[0]
     status, body = call(url + "/explain/" + quote("no such id/ever", safe=""))
     assert status == 404 and "no event" in body["error"]
+    status, body = call(url + "/explain/" + "x" * 2000)  # longer than any id may be
+    assert status == 400 and "over the limit" in body["error"]
     assert call(url + "/check", raw=b"{not json")[0] == 400
     assert call(url + "/check", body=["a", "list"])[0] == 400
     assert call(url + "/check", body={"text": 42})[0] == 400

@@ -238,7 +238,11 @@ class _Collector(Collector):
         for (topic, partition), behind in sorted(g.lag.items()):
             lag.add_metric([topic, str(partition)], behind)
         yield lag
-        yield GaugeMetricFamily("neardup_index_entries", "Fingerprints in this worker's index stores.", g.index_entries)
+        yield GaugeMetricFamily(
+            "neardup_index_entries",
+            "Entries in this worker's index stores: an event has one in each index partition its keys reach.",
+            g.index_entries,
+        )
         yield GaugeMetricFamily(
             "neardup_index_purges_pending",
             "Expired time buckets of this worker's index stores not yet deleted (one a store: under way).",

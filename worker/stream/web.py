@@ -73,6 +73,8 @@ def install_web(app: faust.App, settings: Settings, metrics: Metrics, sampler: S
 
     @app.page("/explain/{event_id}")
     async def explain(self: View, request: Request, event_id: str) -> Response:
+        if len(event_id) > settings.max_id_chars:  # no event can have it: a wrong request, not an unknown id
+            return self.error(400, f"id is {len(event_id)} characters, over the limit of {settings.max_id_chars}")
         if _local(request):
             found = inspector.local_record(event_id)
         else:
