@@ -242,6 +242,15 @@ def test_one_events_path_from_bytes_to_verdict_without_kafka(tmp_path: Path) -> 
     assert sends.metrics.verdicts == 3
 
 
+def test_a_resent_id_is_counted_and_a_changed_text_is_told_apart(tmp_path: Path) -> None:
+    """A re-sent id gets its first verdict again; with another text, that text is never decided:
+    the operator is told (a counter, and a warning at most once a minute)."""
+    events = [("story", STORY), ("other", OTHER), ("story", STORY), ("story", OTHER + " Updated.")]
+    decided, sends = _stage_verdicts(tmp_path, events)
+    assert decided["story"]["verdict"] == "unique" and decided["story"]["text"] == STORY
+    assert (sends.metrics.republished, sends.metrics.resent_changed) == (2, 1)
+
+
 SHORT_POSTS = [
     ("post", "Flood warning for the river valley tonight"),
     ("stranger", "Great game tonight"),

@@ -160,6 +160,7 @@ def _filter_logs() -> None:
     for name in KAFKA_CLIENT_LOGS:
         _add_once(name, _Repeats, _Repeats)
     _add_once("neardup.late", _Repeats, lambda: _Repeats(every_s=60.0))  # worker.Worker.index_step
+    _add_once("neardup.resent", _Repeats, lambda: _Repeats(every_s=60.0))  # verdict_batch.VerdictBatch.item
 
 
 def _add_once(name: str, kind: type[logging.Filter], make: Callable[[], logging.Filter]) -> None:

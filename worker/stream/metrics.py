@@ -68,7 +68,8 @@ class Metrics:
         self.duplicates = 0
         self.corrections = 0
         self.deadletters: Counter[str] = Counter()
-        self.republished = 0
+        self.republished = 0  # re-sent ids: their first verdict published again
+        self.resent_changed = 0  # of those, re-sent with another text (which is not decided)
         self.replayed = 0  # intros of inputs already answered, read again (at-least-once delivery)
         # Events the index did not store: older than the retention window behind the newest it
         # stored (decided against what is left of their window; later copies cannot match them).
@@ -173,7 +174,8 @@ class Metrics:
     def summary(self) -> str:
         return (
             f"events {self.events}, dead-lettered {sum(self.deadletters.values())}, verdicts {self.verdicts} "
-            f"({self.duplicates} duplicates), republished {self.republished}, replayed {self.replayed}, "
+            f"({self.duplicates} duplicates), republished {self.republished} ({self.resent_changed} with another "
+            f"text), replayed {self.replayed}, "
             f"corrections {self.corrections}, late {self.late}"
         )
 
@@ -227,6 +229,14 @@ class _Collector(Collector):
             "Events older than the retention window behind the newest indexed: decided, not indexed.",
             value=m.late,
         )
+        resent = CounterMetricFamily(
+            "neardup_events_resent",
+            "Ids sent again, their first verdict published again, by whether the text was the same.",
+            labels=["text"],
+        )
+        resent.add_metric(["same"], m.republished - m.resent_changed)
+        resent.add_metric(["changed"], m.resent_changed)
+        yield resent
         dead = CounterMetricFamily("neardup_deadletters", "Dead-letter records, by reason.", labels=["reason"])
         for reason, count in sorted(m.deadletters.items()):
             dead.add_metric([reason], count)

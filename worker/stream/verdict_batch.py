@@ -17,6 +17,7 @@ from worker.stream.hold import HeldEntry, Hold
 from worker.stream.metrics import Metrics
 
 log = logging.getLogger("neardup.worker")
+resent_log = logging.getLogger("neardup.resent")  # at most once a minute (worker.stream.app)
 
 # One outbox entry of a verdict batch: its key in the verdict store and its outputs.
 OutboxEntry = tuple[str, list[Output]]
@@ -99,6 +100,14 @@ class VerdictBatch:
                     return
                 self._set_verdict(event_id, first._replace(copies=(*first.copies, order)))
                 self.metrics.republished += 1
+                if item.get("fingerprint") != first.fingerprint:  # not decided: only its first text is
+                    self.metrics.resent_changed += 1
+                    resent_log.warning(
+                        "id %r re-sent with another text: its first verdict is published again, the "
+                        "new text is not decided (re-sent ids with another text so far: %d)",
+                        event_id,
+                        self.metrics.resent_changed,
+                    )
                 if self.is_held(event_id):  # goes out with (after) its first verdict, as that is then
                     self.held_ids.append(event_id)
                 else:
