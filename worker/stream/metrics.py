@@ -231,7 +231,7 @@ class _Collector(Collector):
         )
         resent = CounterMetricFamily(
             "neardup_events_resent",
-            "Ids sent again, their first verdict published again, by whether the text was the same.",
+            "Ids sent again, their first verdict published again, by whether the text (its fingerprint) changed.",
             labels=["text"],
         )
         resent.add_metric(["same"], m.republished - m.resent_changed)
