@@ -38,6 +38,9 @@ log = logging.getLogger("neardup.worker")
 VERDICT_GROUP_S = 0.01
 # The hold timer deletes acknowledged outbox entries only after no batch has run this long.
 _IDLE_DELETE_S = 0.05
+# How long a revocation waits to log the deletes of what this worker sent (a rebalance waits
+# with it; past this, the next owner sends those outputs again, as at-least-once allows).
+_HAND_OVER_S = 3.0
 # Least time between two slices of verdict expiry, and the fewest and most verdicts one slice
 # of a partition deletes: EXPIRE_PER_FILED for each id filed since its last slice, so expiry
 # keeps pace with the stream at any rate (twice what was filed lets it catch up after a
@@ -206,6 +209,28 @@ class VerdictStage:
         async with self.lock:
             owned = self.stores.owned()
             await self.run({part: [] for part in sorted(self.outbox.acked_partitions() & owned)}, _nothing_to_release)
+
+    async def hand_over(self, lost: list[int]) -> None:
+        """Partitions revoked, before anyone else is given them: log the deletes of their outbox
+        entries this worker sent and saw acknowledged, within ``_HAND_OVER_S``. The next owner
+        sends again whatever its restore finds in the outbox: without this, a rebalance repeated
+        the outputs of the last moments (a newcomer's try: 4-5 of 400 each time a worker
+        rejoined). Exactly once needs none of it: the next owner fences this one."""
+        owned = [part for part in lost if part in self.stores.owned()]
+        if owned and self.transactions is None:
+            try:
+                await asyncio.wait_for(self._log_sent(owned), _HAND_OVER_S)
+            except TimeoutError:
+                log.info("revoked %s: outbox deletes not logged in time; the next owner sends them again", owned)
+        self.forget(lost)
+
+    async def _log_sent(self, parts: list[int]) -> None:
+        await self.outbox.settled()
+        async with self.lock:
+            acked = sorted(self.outbox.acked_partitions() & set(parts) & self.stores.owned())
+            if acked:
+                await self.run({part: [] for part in acked}, _nothing_to_release)
+        await self.stores.drain()
 
     def forget(self, lost: list[int]) -> None:
         """Partitions revoked: another worker may write their changelogs now."""

@@ -285,11 +285,12 @@ class Worker:
             # The partitions' first batches restore them again, and fail the same way if they must.
             log.error("restoring assigned partitions failed", exc_info=task.exception())
 
-    def revoked(self, sender: Any, revoked: set[Any], **_: Any) -> None:
-        """Another worker may write these partitions' changelogs now: restore again if they come back."""
+    async def revoked(self, sender: Any, revoked: set[Any], **_: Any) -> None:
+        """Another worker may write these partitions' changelogs once this returns: the verdict
+        stage logs what it has sent first; restore again if they come back."""
         index, verdict = self.handoff.revoked(revoked)
         self.index_stores.forget(index)
-        self.verdict.forget(verdict)
+        await self.verdict.hand_over(verdict)
 
     async def hold_ticks(self) -> None:
         """Release due held verdicts every ``tick_s`` until the worker stops.
