@@ -214,6 +214,19 @@ def existing_topics(bootstrap: str, **client_kwargs: Any) -> set[str]:
         admin.close()
 
 
+def group_members(bootstrap: str, group: str, **client_kwargs: Any) -> list[str]:
+    """The members of consumer group ``group`` now, each as ``client_id@host`` (none for a group
+    that is empty or unknown)."""
+    admin = _admin(bootstrap, client_kwargs)
+    try:
+        described = admin.describe_groups([group]).get(group, {})
+    finally:
+        admin.close()
+    return [
+        f"{m.get('client_id', '?')}@{str(m.get('client_host', '?')).lstrip('/')}" for m in described.get("members", [])
+    ]
+
+
 def delete_topics(bootstrap: str, prefix: str, **client_kwargs: Any) -> list[str]:
     """Delete one deployment's topics, ``{prefix}.*`` and Faust's own ``{prefix}-worker-*``;
     returns their names. For demos and tests: every verdict and changelog goes with them."""

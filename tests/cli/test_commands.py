@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.kafka_broker import free_port_pair
+from tests.stream_helpers import WorkerProcess, wait_for_members, worker_env
+from topology.topics import create_topics, describe_topics, topics
 from worker.cli.main import build_parser
 
 KAFKA_COMMANDS = [
@@ -95,6 +97,26 @@ def test_a_partition_count_other_than_the_topics_is_refused_before_anything_runs
     assert proc.returncode == 1
     assert proc.stdout.count("(configured: 8)") == 4  # the internal topics and changelogs
     assert "4 topics have another partition count than 8" in proc.stderr
+
+
+def test_topics_delete_refuses_while_a_worker_runs(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Deleting a running deployment's topics took its verdicts and state in half a second,
+    with no question asked; the workers then said healthy while their topics were gone."""
+    prefix = f"td{uuid.uuid4().hex[:8]}"
+    env = worker_env(kafka_bootstrap, prefix, 2, tmp_path / "state")
+    create_topics(kafka_bootstrap, topics(prefix, 2, 1))
+    worker = WorkerProcess.start(env, "w", tmp_path)
+    try:
+        worker.wait_ready()
+        wait_for_members(kafka_bootstrap, f"{prefix}-worker", 1)
+        proc, _ = neardup("topics", "delete", env=env)
+        assert proc.returncode == 1 and proc.stdout == ""
+        assert f"1 worker of {prefix}-worker running" in proc.stderr and "--force" in proc.stderr
+        assert all(row["exists"] for row in describe_topics(kafka_bootstrap, topics(prefix, 2, 1)))
+        proc, _ = neardup("topics", "delete", "--force", env=env)
+        assert proc.returncode == 0 and f"deleted {prefix}.events" in proc.stdout
+    finally:
+        worker.stop()
 
 
 def test_version() -> None:

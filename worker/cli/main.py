@@ -121,7 +121,7 @@ def _tail(args: argparse.Namespace) -> int:
 def _topics(args: argparse.Namespace) -> int:
     from worker.cli import topics
 
-    return topics.run(_kafka_settings(args, partitions=args.partitions), args.action)
+    return topics.run(_kafka_settings(args, partitions=args.partitions), args.action, args.force)
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -315,6 +315,7 @@ def _topics_parser(commands: Any) -> None:
         help="create the missing topics, describe them, or delete them all ($NEARDUP_TOPIC_PREFIX's, verdicts too)",
     )
     topics.add_argument("--partitions", type=int, help="partitions of created topics (default: $NEARDUP_PARTITIONS)")
+    topics.add_argument("--force", action="store_true", help="delete even while workers of the deployment run")
     topics.set_defaults(func=_topics)
 
 

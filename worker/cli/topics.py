@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import sys
 
-from topology.topics import ROUTED, TopicSpec, create_topics, delete_topics, describe_topics, topics
+from topology.topics import (
+    ROUTED,
+    TopicSpec,
+    create_topics,
+    delete_topics,
+    describe_topics,
+    group_members,
+    topics,
+)
 from worker.settings import Settings
 
 
@@ -43,11 +51,22 @@ def check_routing(settings: Settings) -> None:
         )
 
 
-def run(settings: Settings, action: str) -> int:
+def run(settings: Settings, action: str, force: bool = False) -> int:
     """create, describe or delete; 1 when a declared topic is missing or a routed one has another
-    partition count than ``settings.partitions``."""
+    partition count than ``settings.partitions``, or when ``delete`` finds workers running (the
+    deployment's verdicts and state go with the topics: ``force`` deletes them anyway)."""
     security = settings.connection.kafka_python_security()
     if action == "delete":
+        group = f"{settings.topic_prefix}-worker"
+        running = [] if force else group_members(settings.connection.bootstrap, group, **security)
+        if running:
+            print(
+                f"neardup topics: {len(running)} {'worker' if len(running) == 1 else 'workers'} of {group} "
+                f"running ({', '.join(running)}); "
+                "stop them first, or delete anyway with --force",
+                file=sys.stderr,
+            )
+            return 1
         for name in delete_topics(settings.connection.bootstrap, settings.topic_prefix, **security):
             print(f"deleted {name}")
         return 0
