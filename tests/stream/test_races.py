@@ -15,13 +15,12 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.stream.test_stages import SETTINGS, Message
+from tests.stream.test_stages import SETTINGS, Message, RecordingSends
 from topology.records import Event
-from topology.stages import Topics, answer_partition, total_order
+from topology.stages import answer_partition, total_order
 from worker.cli.deduplicator import Deduplicator
 from worker.cli.inputs import default_sample
 from worker.state.changelog import StoreSet
@@ -30,26 +29,10 @@ from worker.state.partition import IndexPartition
 from worker.state.verdicts import VerdictPartition
 from worker.stream.fingerprint import FingerprintStage, ProbeMessage
 from worker.stream.index import IndexStage
-from worker.stream.metrics import Metrics
 from worker.stream.verdict import VerdictStage
 
 SAMPLE = [json.loads(line) for line in Path(default_sample()).read_text(encoding="utf-8").splitlines() if line]
 T0_S = 1_760_000_000.0
-
-
-class Sends:
-    """The verdict stage's sends: nothing here is acknowledged, so held verdicts stay held (a
-    note revises them) and nothing is sent."""
-
-    def __init__(self) -> None:
-        self.metrics = Metrics()
-        self.names = Topics(SETTINGS.topic_prefix)
-
-    async def output(self, role: str, key: bytes, value: bytes) -> Any:
-        raise AssertionError("nothing is published here")
-
-    def write_failed(self, exc: BaseException) -> None:
-        raise AssertionError(f"nothing is written here: {exc}")
 
 
 def _records(rng: random.Random, skew_ms: int) -> list[Message]:
@@ -126,7 +109,9 @@ def test_racing_shares_end_in_the_verdicts_scan_gives(seed: int, skew_ms: int, t
     istores = {p: IndexPartition(tmp_path / f"i{p}", plan, SETTINGS.retention_ms) for p in range(SETTINGS.partitions)}
     vstores = {p: VerdictPartition(tmp_path / f"v{p}", SETTINGS.retention_ms) for p in range(SETTINGS.partitions)}
     index = IndexStage(SETTINGS, "t.events")
-    verdict = VerdictStage(SETTINGS, StoreSet(tmp_path / "unused", "t.vc", VerdictPartition, None), Sends(), None)
+    # Nothing here is acknowledged: held verdicts stay held (a note revises them), nothing is sent.
+    sends = RecordingSends()
+    verdict = VerdictStage(SETTINGS, StoreSet(tmp_path / "unused", "t.vc", VerdictPartition, None), sends, None)
     try:
         for part, message in _racing_messages(records, rng):
             result = index.process(istores, {part: [message]})
@@ -142,3 +127,4 @@ def test_racing_shares_end_in_the_verdicts_scan_gives(seed: int, skew_ms: int, t
             store.close()
     assert sum(v is not None for v in expected.values()) > 30, "the sample has copies to race"
     assert final == expected
+    assert sends.sent == []

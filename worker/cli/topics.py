@@ -9,6 +9,7 @@ and those events get no verdict at all. So the count is checked against the topi
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from topology.topics import (
     ROUTED,
@@ -36,12 +37,17 @@ def ensure(settings: Settings) -> list[str]:
     return create_topics(settings.connection.bootstrap, declared(settings), **security)
 
 
+def _miscounted(spec: TopicSpec, row: dict[str, Any]) -> bool:
+    """A routed topic that exists with another partition count than declared: the workers'."""
+    return spec.role in ROUTED and row["exists"] and row["partitions"] != spec.partitions
+
+
 def check_routing(settings: Settings) -> None:
     """Refuse to run over topics whose partition count is not the one this worker routes over."""
     routed = [spec for spec in declared(settings) if spec.role in ROUTED]
     security = settings.connection.kafka_python_security()
     rows = describe_topics(settings.connection.bootstrap, routed, **security)
-    wrong = [row for row in rows if row["exists"] and row["partitions"] != settings.partitions]
+    wrong = [row for spec, row in zip(routed, rows, strict=True) if _miscounted(spec, row)]
     if wrong:
         found = ", ".join(f"{row['name']} has {row['partitions']}" for row in wrong)
         raise PartitionMismatch(
@@ -81,7 +87,7 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
             missing += 1
             continue
         config = " ".join(f"{k}={v}" for k, v in sorted(row["config"].items()))
-        wrong = spec.role in ROUTED and row["partitions"] != spec.partitions
+        wrong = _miscounted(spec, row)
         mismatched += wrong
         flag = f" (configured: {spec.partitions})" if wrong else ""
         print(

@@ -24,6 +24,7 @@ import faust
 from faust.types import TP
 
 from topology import codec
+from topology.stages import Topics
 from worker.stream.metrics import TEXT_SHOWN, Gauges, Metrics, Pair
 
 log = logging.getLogger("neardup.worker")
@@ -91,7 +92,8 @@ class Sampler:
         self.assigned_once = False  # a worker is not consuming before its first assignment
         # The topics it reads: once assigned, one the cluster no longer knows was deleted under
         # it (its consumer then holds no partition of it, which alone reads as an idle worker).
-        self._sources = [f"{self.prefix}{suffix}" for suffix in ("events", "probes", "answers")]
+        names = Topics(prefix)
+        self._sources = [names.events, names.probes, names.answers]
         self.missing: list[str] = []
         self._texts: OrderedDict[int, str | None] = OrderedDict()  # read back from Kafka
         self._shown: dict[tuple[str, int], dict[str, Any]] = {}  # pairs already rendered

@@ -207,8 +207,16 @@ class VerdictStage:
         if time.monotonic() - self.last_batch < _IDLE_DELETE_S:
             return
         async with self.lock:
-            owned = self.stores.owned()
-            await self.run({part: [] for part in sorted(self.outbox.acked_partitions() & owned)}, _nothing_to_release)
+            await self._delete_acked()
+
+    async def _delete_acked(self, parts: list[int] | None = None) -> None:
+        """One batch without items over the partitions (of ``parts``) this worker owns whose
+        outbox entries were acknowledged: it deletes those entries, in its changelog record."""
+        acked = self.outbox.acked_partitions() & self.stores.owned()
+        if parts is not None:
+            acked &= set(parts)
+        if acked:
+            await self.run({part: [] for part in sorted(acked)}, _nothing_to_release)
 
     async def hand_over(self, lost: list[int]) -> None:
         """Partitions revoked, before anyone else is given them: log the deletes of their outbox
@@ -227,9 +235,7 @@ class VerdictStage:
     async def _log_sent(self, parts: list[int]) -> None:
         await self.outbox.settled()
         async with self.lock:
-            acked = sorted(self.outbox.acked_partitions() & set(parts) & self.stores.owned())
-            if acked:
-                await self.run({part: [] for part in acked}, _nothing_to_release)
+            await self._delete_acked(parts)
         await self.stores.drain()
 
     def forget(self, lost: list[int]) -> None:
@@ -257,9 +263,7 @@ class VerdictStage:
         self.emit_owned(everything=True)  # durable already: no reason to keep them back now
         try:
             await asyncio.wait_for(self.outbox.settled(), drain_timeout_s)
-            acked = sorted(self.outbox.acked_partitions() & self.stores.owned())
-            if acked:
-                await self.run({part: [] for part in acked}, _nothing_to_release)
+            await self._delete_acked()
             await asyncio.wait_for(self.stores.drain(), drain_timeout_s)
         except TimeoutError:
             log.warning("outputs still unacknowledged at shutdown; the next owner sends them again")
