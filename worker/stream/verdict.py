@@ -227,16 +227,21 @@ class VerdictStage:
         owned = [part for part in lost if part in self.stores.owned()]
         if owned and self.transactions is None:
             try:
-                await asyncio.wait_for(self._log_sent(owned), _HAND_OVER_S)
+                await self._log_sent(owned, time.monotonic() + _HAND_OVER_S)
             except TimeoutError:
                 log.info("revoked %s: outbox deletes not logged in time; the next owner sends them again", owned)
         self.forget(lost)
 
-    async def _log_sent(self, parts: list[int]) -> None:
-        await self.outbox.settled()
-        async with self.lock:
+    async def _log_sent(self, parts: list[int], deadline: float) -> None:
+        """Only the waits are bounded, as in :meth:`close`: a verdict batch cancelled half-way
+        through its commit would leave its stores to whoever comes next in that state."""
+        await asyncio.wait_for(self.outbox.settled(), deadline - time.monotonic())
+        await asyncio.wait_for(self.lock.acquire(), deadline - time.monotonic())
+        try:
             await self._delete_acked(parts)
-        await self.stores.drain()
+        finally:
+            self.lock.release()
+        await asyncio.wait_for(self.stores.drain(), max(0.0, deadline - time.monotonic()))
 
     def forget(self, lost: list[int]) -> None:
         """Partitions revoked: another worker may write their changelogs now."""
