@@ -220,6 +220,12 @@ def shared(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> It
         for w in workers:
             w.wait_ready()
         wait_for_members(kafka_bootstrap, f"{prefix}-worker", 2)
+        # Everything in input partition 0: the total order is the file order, as for `neardup
+        # scan`. Sent here, not by the first test: `make test` may run the tests of this module
+        # on two processes, each with a deployment of its own.
+        with producer(kafka_bootstrap) as out:
+            for line in SAMPLE:
+                out.send(Topics(prefix).events, key=json.loads(line)["id"].encode(), value=line, partition=0)
         yield SharedRun(Settings.from_env(env), Topics(prefix), kafka_bootstrap, tmp, workers)
     finally:
         for w in workers:
@@ -227,11 +233,8 @@ def shared(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> It
 
 
 def test_two_workers_share_partitions_with_the_verdicts_of_one(shared: SharedRun) -> None:
-    # Everything in input partition 0: the total order is the file order, as for `neardup scan`,
-    # while the index and verdict stages are split over both workers.
-    with producer(shared.bootstrap) as out:
-        for line in SAMPLE:
-            out.send(shared.names.events, key=json.loads(line)["id"].encode(), value=line, partition=0)
+    # The sample, in input partition 0 (the fixture), decided as scan decides it, while the index
+    # and verdict stages are split over both workers.
     reference = _scan_reference(SAMPLE, shared.settings, shared.tmp)
     records = _collect(shared.settings, lambda got: len(_verdicts(got, shared.names)) >= len(SAMPLE))
     verdicts = _verdicts(records, shared.names)
@@ -243,7 +246,8 @@ def test_two_workers_share_partitions_with_the_verdicts_of_one(shared: SharedRun
 
 
 def test_pointers_go_back_in_the_total_order_and_end_at_unique(shared: SharedRun) -> None:
-    # The same texts again under new ids, spread over all partitions by key: duplicates now race.
+    # The sample's texts (the fixture sent them) again under new ids, spread over all partitions
+    # by key: duplicates now race.
     with producer(shared.bootstrap) as out:
         for line in SAMPLE:
             event = json.loads(line)
