@@ -266,6 +266,25 @@ def test_fingerprints_computed_ahead_give_exactly_the_verdicts_of_one_process(tm
     assert sum(v["verdict"] == "duplicate" and v["id"].startswith("copy-") for v in verdicts) == len(lines)
 
 
+def test_a_scan_without_a_state_decides_as_one_with_it_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Without ``--state`` the index lives in a temporary directory, never flushed and released
+    without being made durable; the verdicts must be those of a kept state, the exit clean, and
+    the directory gone."""
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    copies = [json.dumps({**json.loads(line), "id": "copy-" + json.loads(line)["id"]}) for line in lines]
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    kept_dir, temp_dir = tmp_path / "kept", tmp_path / "temp"
+    kept_dir.mkdir(), temp_dir.mkdir()
+    kept = run_scan(kept_dir, [*lines, *copies], "--state", str(tmp_path / "state"))
+    temporary = run_scan(temp_dir, [*lines, *copies], env={"TMPDIR": str(temp)})
+    assert temporary[0] == kept[0] == 0, temporary[2]
+    assert temporary[1] == kept[1]
+    assert sum(v["verdict"] == "duplicate" for v in temporary[1]) >= len(lines)
+    assert "Traceback" not in temporary[2]
+    assert list(temp.iterdir()) == []
+
+
 @pytest.mark.parametrize("ahead", [False, True])
 def test_a_text_that_cannot_be_fingerprinted_is_dead_lettered_and_the_scan_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, en: list[str], ahead: bool

@@ -177,7 +177,7 @@ def test_reopen_keeps_entries_exact_hashes_and_records(tmp_path: Path, wal: bool
     e = entry(1, 0x0123456789ABCDEF, ts=5)
     with BlockIndex(tmp_path / "ix", plan, wal=wal) as index:
         index.add(e)
-        index.add_exact(42, e)
+        index.add(e, tables=[], exact_keys=[42])
         index.put_record("seen:ev-1", b"original")
     with BlockIndex(tmp_path / "ix", plan, wal=wal) as index:
         assert index.query(0x0123456789ABCDEF ^ 0b101, 3) == [Candidate(e, 2)]
@@ -203,10 +203,10 @@ def test_exact_keyspace_groups_entries_by_hash(tmp_path: Path) -> None:
     big = (1 << 128) - 1
     with BlockIndex(tmp_path / "ix", plan_for()) as index:
         a, b, c = entry(1, 10), entry(2, 11), entry(3, 12)
-        index.add_exact(7, a)
-        index.add_exact(7, b)
-        index.add_exact(8, c)
-        index.add_exact(big, c)
+        index.add(a, tables=[], exact_keys=[7])
+        index.add(b, tables=[], exact_keys=[7])
+        index.add(c, tables=[], exact_keys=[8])
+        index.add(c, tables=[], exact_keys=[big])
         assert sorted(x.event_id for x in index.query_exact(7)) == ["ev-1", "ev-2"]
         assert index.query_exact(8) == [c]
         assert index.query_exact(big) == [c]
@@ -221,10 +221,10 @@ def test_an_exact_query_leaves_out_the_entries_its_filter_refuses(tmp_path: Path
         return sorted(x.event_id for x in found)
 
     with BlockIndex(tmp_path / "ix", plan_for()) as index:
-        index.add_exact(7, entry(1, 10, sketch=b"keep"))
-        index.add_exact(7, entry(2, 11, sketch=b"drop"))
+        index.add(entry(1, 10, sketch=b"keep"), tables=[], exact_keys=[7])
+        index.add(entry(2, 11, sketch=b"drop"), tables=[], exact_keys=[7])
         with index.deferred():
-            index.add_exact(7, entry(3, 12, sketch=b"drop"))
+            index.add(entry(3, 12, sketch=b"drop"), tables=[], exact_keys=[7])
             assert kept(index, b"keep") == ["ev-1", "ev-3"], "stored and staged entries alike"
     with BlockIndex(tmp_path / "ix", plan_for()) as index:  # nothing recent: entries read from disk
         assert kept(index, b"drop") == ["ev-2", "ev-3"]
@@ -274,7 +274,7 @@ def test_an_exact_only_add_of_a_known_id_leaves_its_table_entry_alone(tmp_path: 
         long_text = entry(1, 0)
         index.add(long_text)
         short_text = Entry(long_text.event_id, FULL, 7, 0, b"short")
-        index.add_exact(5, short_text)
+        index.add(short_text, tables=[], exact_keys=[5])
         assert [c.entry for c in index.query(0, 3)] == [long_text]
         assert index.query_exact(5) == [short_text]
 

@@ -50,9 +50,10 @@ class Match:
 class Deduplicator:
     """Decides events one at a time against one :class:`BlockIndex` (batch mode and tests)."""
 
-    def __init__(self, index: BlockIndex, settings: Settings) -> None:
+    def __init__(self, index: BlockIndex, settings: Settings, durable: bool = True) -> None:
         self.index = index
         self.settings = settings
+        self.durable = durable  # False: a store deleted after the run, never flushed
         stored = index.get_record(_NEXT_ORDER)
         self._next_order = int(stored) if stored else 0
         self.late = 0  # events decided but not stored: older than the window behind the newest
@@ -119,6 +120,8 @@ class Deduplicator:
         return None if found is None else Match(*found)
 
     def flush(self) -> None:
-        """Persist pending index writes and the arrival counter."""
+        """Persist pending index writes and the arrival counter (unless not ``durable``)."""
+        if not self.durable:
+            return
         self.index.put_record(_NEXT_ORDER, str(self._next_order).encode())
         self.index.flush()

@@ -77,12 +77,14 @@ def scan(
     progress: IO[str] | None = None,
     total_bytes: int | None = None,
     ahead: bool = False,
+    temporary: bool = False,
 ) -> Summary:
     """Decide every line of ``source`` against the index in ``state_dir``.
 
     With ``ahead``, a helper process parses and fingerprints each chunk of lines while this
     one decides the chunk before it: the decision is sequential (each event against every
-    earlier one), the rest is not, and the two together used one core of two.
+    earlier one), the rest is not, and the two together used one core of two. A ``temporary``
+    state, deleted after the scan, is never flushed or synced, and released without a flush.
     """
     summary = Summary()
     started = time.perf_counter()
@@ -90,16 +92,15 @@ def scan(
     with ExitStack() as stack:
         # Forked before RocksDB starts its threads: the helper only fingerprints.
         pool = stack.enter_context(_helper(settings)) if ahead else None
-        index = stack.enter_context(
-            BlockIndex(
-                state_dir,
-                settings.block_plan,
-                retention_ms=settings.retention_ms,
-                cache_bytes=settings.cache_mb << 20,
-                recent_entries=SCAN_RECENT_ENTRIES,
-            )
+        index = BlockIndex(
+            state_dir,
+            settings.block_plan,
+            retention_ms=settings.retention_ms,
+            cache_bytes=settings.cache_mb << 20,
+            recent_entries=SCAN_RECENT_ENTRIES,
         )
-        dedup = Deduplicator(index, settings)
+        stack.callback(index.close, keep=not temporary)
+        dedup = Deduplicator(index, settings, durable=not temporary)
         collector.settle()  # a chunk's temporaries die young; the caches it fills are scanned less
         rejects = _Rejects(stack, dead_letter)
         queued: deque[tuple[list[_Line], Future[list[Prepared]] | list[Prepared]]] = deque()
@@ -280,7 +281,7 @@ def run(
         out = sys.stdout.buffer if to_stdout else stack.enter_context(open(str(output_path), "wb"))
         state_dir = Path(state) if state else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="neardup-")))
         ahead = (os.cpu_count() or 1) > 1 and total is not None and total >= AHEAD_BYTES
-        summary = scan(source, out, dead_letter, settings, state_dir, progress, total, ahead)
+        summary = scan(source, out, dead_letter, settings, state_dir, progress, total, ahead, temporary=not state)
     print(f"neardup scan: {summary.line()}", file=sys.stderr)
     if summary.late:
         print(

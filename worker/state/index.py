@@ -326,13 +326,6 @@ class BlockIndex(Reads):
             self._delete_rows(batch, before, ref, bucket.suffix)
         batched[key] = fingerprint
 
-    def add_exact(self, h: int, entry: Entry) -> bool:
-        """Store ``entry`` under the exact hash ``h`` (texts too short for a meaningful SimHash).
-
-        Returns False, storing nothing, for an entry older than the retention window.
-        """
-        return self.add(entry, tables=[], exact_keys=[h])
-
     def _shared(self) -> list[tuple[str, Rdict]]:
         return [(TABLES, self._tables_cf), (EXACT, self._exact_cf)]
 
@@ -415,27 +408,30 @@ class BlockIndex(Reads):
         """Bytes of every file in the index directory (SST, WAL, manifest)."""
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
 
-    def close(self) -> None:
-        """Release the database (idempotent); without a WAL, memtables are flushed first."""
+    def close(self, keep: bool = True) -> None:
+        """Release the database (idempotent); without a WAL, memtables are flushed first.
+        ``keep=False``, for a store deleted next (a scan's temporary state), cancels the flush
+        rocksdict makes on release (it sorts each hashed memtable); with a WAL nothing else flushes."""
         if self._closed:
             return
         self._closed = True
-        if not self._wal:
+        if not keep:
+            self._db.cancel_all_background(True)
+        elif not self._wal:
             for cf in self._families():
                 cf.flush(True)
             self._db.flush(True)
         # rocksdict keeps the DB lock while any column-family object is alive.
-        for bucket in self._buckets.values():
+        for bucket in [*self._buckets.values(), *(purge.bucket for purge in self._retired)]:
             bucket.cf.clear()
             bucket.handle.clear()
-        for purge in self._retired:
-            purge.bucket.cf.clear()
-            purge.bucket.handle.clear()
         self._buckets.clear()
         self._newest_first.clear()
         self._retired.clear()
         del self._records, self._tables_cf, self._exact_cf, self._meta, self._tables_handle, self._exact_handle
-        self._db.close()
+        if keep:
+            self._db.close()
+        del self._db  # released without a close when cancelled: rocksdict's close would raise
 
     def __enter__(self) -> BlockIndex:
         return self
