@@ -475,3 +475,36 @@ def test_a_leading_byte_order_mark_is_not_part_of_line_one(tmp_path: Path) -> No
     assert [v["id"] for v in verdicts] == ["first", "second"]
     proc = scan_in(tmp_path, "-", stdin="\ufeff" + lines[0] + "\n")
     assert proc.returncode == 0 and json.loads(proc.stdout)["id"] == "first"
+
+
+def test_chunks_prepared_here_while_the_helper_is_behind_keep_the_input_order(tmp_path: Path) -> None:
+    """While the next chunk to decide is still with the helper, the scan prepares a later one
+    itself; the chunks must still come out in input order, each with its own lines' events."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from worker.cli import scan as scan_module
+    from worker.settings import Settings
+
+    settings = Settings()
+    lines = SAMPLE.read_bytes().splitlines()
+    chunks = [
+        [scan_module._Line(at + i, len(raw), raw) for i, raw in enumerate(lines[at : at + 10])]
+        for at in range(0, 120, 10)
+    ]
+    submitted = []
+
+    def slow_prepare(raws: list[bytes], settings: Settings) -> list:
+        submitted.append(raws[0])
+        time.sleep(0.3)  # a helper far behind: this process prepares meanwhile
+        return scan_module.prepare(raws, settings)
+
+    class SlowHelper(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+            return super().submit(slow_prepare, *args, **kwargs)
+
+    with SlowHelper(max_workers=1) as helper:
+        out = list(scan_module._prepared(iter(chunks), helper, settings))
+    assert [chunk for chunk, _ in out] == chunks
+    assert [ready for _, ready in out] == [scan_module.prepare([line.raw for line in c], settings) for c in chunks]
+    assert 0 < len(submitted) < len(chunks)

@@ -15,7 +15,7 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +35,8 @@ CHUNK_LINES = 256  # lines parsed and fingerprinted ahead at a time, and decided
 # A line made ready for the decision (:func:`prepare`): its event and its text's fingerprint,
 # why it is refused, or None for a blank line.
 Prepared = tuple[Event, Fingerprint] | str | None
-_AHEAD = 4  # chunks queued for the helper before the first is decided
+_AHEAD = 4  # chunks the helper has to do at most, so that it never waits for this process
+_QUEUED = 8  # chunks prepared or under way at most (memory)
 # Inputs at least this large are fingerprinted ahead by a helper process (it takes ~1 s to
 # start and load its tables, which a small file would not win back).
 AHEAD_BYTES = 2 << 20
@@ -81,15 +82,18 @@ def scan(
 ) -> Summary:
     """Decide every line of ``source`` against the index in ``state_dir``.
 
-    With ``ahead``, a helper process parses and fingerprints each chunk of lines while this
-    one decides the chunk before it: the decision is sequential (each event against every
-    earlier one), the rest is not, and the two together used one core of two. A ``temporary``
+    With ``ahead``, a helper process parses and fingerprints chunks of lines while this one
+    decides the chunk before them, and prepares a later chunk itself while the next is not
+    back (:func:`_prepared`): the decision is sequential (each event against every earlier
+    one), the rest is not. A ``temporary``
     state, deleted after the scan, is never flushed or synced, and released without a flush.
     """
     summary = Summary()
     started = time.perf_counter()
     report = _Progress(progress, summary, started, total_bytes)
     with ExitStack() as stack:
+        if ahead:  # this process fingerprints too; loaded before the fork, the tables are shared
+            warm_up(settings)
         # Forked before RocksDB starts its threads: the helper only fingerprints.
         pool = stack.enter_context(_helper(settings)) if ahead else None
         index = BlockIndex(
@@ -103,14 +107,8 @@ def scan(
         dedup = Deduplicator(index, settings, durable=not temporary)
         collector.settle()  # a chunk's temporaries die young; the caches it fills are scanned less
         rejects = _Rejects(stack, dead_letter)
-        queued: deque[tuple[list[_Line], Future[list[Prepared]] | list[Prepared]]] = deque()
-        for chunk in _chunks(source):
-            raws = [line.raw for line in chunk]
-            queued.append((chunk, pool.submit(prepare, raws, settings) if pool else prepare(raws, settings)))
-            if len(queued) > _AHEAD:
-                _decide(*queued.popleft(), dedup, out, rejects, summary, report)
-        while queued:
-            _decide(*queued.popleft(), dedup, out, rejects, summary, report)
+        for chunk, ready in _prepared(_chunks(source), pool, settings):
+            _decide(chunk, ready, dedup, out, rejects, summary, report)
         dedup.flush()
         summary.late = dedup.late
     summary.seconds = time.perf_counter() - started
@@ -138,6 +136,33 @@ def _chunks(source: BinaryIO) -> Iterator[list[_Line]]:
         yield chunk
 
 
+def _prepared(
+    chunks: Iterator[list[_Line]], pool: Executor | None, settings: Settings
+) -> Iterator[tuple[list[_Line], list[Prepared]]]:
+    """Each chunk with its lines prepared, in input order. With a helper ``pool``, up to
+    ``_AHEAD`` chunks are with it, and while the next one to decide is not back, this process
+    prepares a later chunk itself: the fingerprints take whichever core the decision leaves."""
+    queued: deque[tuple[list[_Line], Future[list[Prepared]] | list[Prepared]]] = deque()
+    more = True
+    while True:
+        with_helper = sum(isinstance(made, Future) and not made.done() for _, made in queued)
+        while more and pool is not None and with_helper < _AHEAD and len(queued) < _QUEUED:
+            chunk = next(chunks, None)
+            if more := chunk is not None:
+                queued.append((chunk, pool.submit(prepare, [line.raw for line in chunk], settings)))
+                with_helper += 1
+        head = queued[0][1] if queued else None
+        if more and (head is None or (isinstance(head, Future) and not head.done())) and len(queued) < _QUEUED:
+            chunk = next(chunks, None)
+            if more := chunk is not None:
+                queued.append((chunk, prepare([line.raw for line in chunk], settings)))
+            continue
+        if not queued:
+            return
+        chunk, made = queued.popleft()
+        yield chunk, made.result() if isinstance(made, Future) else made
+
+
 def prepare(raws: list[bytes], settings: Settings) -> list[Prepared]:
     """Each line's event and fingerprint, or why it has none: the work of a chunk that does
     not depend on the events before it (a helper process does it ahead)."""
@@ -162,7 +187,7 @@ def _paired(event: Event, probe: Fingerprint | str) -> tuple[Event, Fingerprint]
 
 def _decide(
     chunk: list[_Line],
-    prepared: Future[list[Prepared]] | list[Prepared],
+    ready: list[Prepared],
     dedup: Deduplicator,
     out: IO[bytes],
     rejects: _Rejects,
@@ -171,7 +196,6 @@ def _decide(
 ) -> None:
     """Decide one chunk's events in order; its refused lines, and lines whose text could not be
     fingerprinted, go to the dead letters."""
-    ready = prepared.result() if isinstance(prepared, Future) else prepared
     flushed = summary.events // _FLUSH_EVERY
     # The chunk's adds in one write, each event still seeing those before it; the exact keys
     # its probes will ask for, read in one multi-get instead of one an event.
@@ -199,7 +223,7 @@ def _decide(
 def _helper(settings: Settings) -> Iterator[ProcessPoolExecutor]:
     pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
     # A pool forks at its first task: this one forks it now, before RocksDB starts its
-    # threads, and loads the helper's tables while this process opens the index.
+    # threads (the tables are loaded already where the scan warmed them up before).
     pool.submit(warm_up, settings)
     try:
         yield pool
