@@ -60,7 +60,7 @@ def test_entries_older_than_the_window_stop_being_candidates_before_any_drop(tmp
     with BlockIndex(tmp_path / "ix", PLAN, retention_ms=10 * SECOND) as index:
         old = entry(1, 0xABCDEF, ts=0)
         index.add(old)
-        index.add_exact(7, old)
+        index.add(old, tables=[], exact_keys=[7])
         index.add(entry(2, 0x111111 << 30, ts=10 * SECOND))
         assert [c.entry.event_id for c in index.query(0xABCDEF, 3)] == ["ev-1"], "exactly at the horizon: kept"
         assert index.query_exact(7) == [old]
@@ -78,7 +78,7 @@ def test_buckets_are_dropped_whole_and_their_rows_are_gone(tmp_path: Path) -> No
         stamps = [i * 50 for i in range(240)]  # 12 s of event time, 20 events a second
         for i, ts in enumerate(stamps):
             index.add(entry(i, rng.getrandbits(64), ts))
-            index.add_exact(i, entry(i, 0, ts))
+            index.add(entry(i, 0, ts), tables=[], exact_keys=[i])
             index.put_record(f"v:ev-{i}", b"verdict", ts=ts)
             assert len(index.live_buckets) <= 8
         assert index.watermark == stamps[-1]
@@ -178,7 +178,7 @@ def test_late_events_are_not_indexed_and_do_not_resurrect_a_bucket(tmp_path: Pat
         before = index.live_buckets
         assert 0 not in before
         assert not index.add(entry(3, 3, ts=5 * SECOND))
-        assert not index.add_exact(9, entry(3, 3, ts=5 * SECOND))
+        assert not index.add(entry(3, 3, ts=5 * SECOND), tables=[], exact_keys=[9])
         assert index.live_buckets == before
         assert index.query(3, 0) == [] and index.query_exact(9) == []
         assert index.add(entry(4, 4, ts=55 * SECOND)), "out of order but inside the window: indexed"
