@@ -47,3 +47,19 @@ def test_a_second_worker_of_one_name_is_refused_before_it_touches_the_stores(tmp
     assert "own --name" in line
     with state_dir_held(tmp_path / "w1", "w1"):  # the first let go: the name is free again
         pass
+
+
+def test_index_stores_of_another_plan_or_retention_are_refused_before_joining(tmp_path: Path) -> None:
+    """Opened anyway, each restore failed and every batch was dead-lettered while /healthz said
+    healthy; the worker must say which setting differs before it touches Kafka."""
+    from worker.state.index import BlockIndex
+    from worker.stream.app import check_stores
+
+    settings = Settings()
+    with BlockIndex(tmp_path / "stores" / "index" / "1", settings.block_plan, retention_ms=settings.retention_ms):
+        pass
+    check_stores(settings, tmp_path)  # its own settings fit
+    with pytest.raises(ValueError, match=r"/1 was built with time buckets of .*NEARDUP_RETENTION_DAYS"):
+        check_stores(settings.replace(retention_days=1), tmp_path)
+    with pytest.raises(ValueError, match=r"built with plan 10x.* not 4x16 .*NEARDUP_EXPECTED_FINGERPRINTS"):
+        check_stores(settings.replace(expected_fingerprints=1000), tmp_path)

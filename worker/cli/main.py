@@ -42,11 +42,12 @@ def _kafka_settings(args: argparse.Namespace, **overrides: Any) -> Settings:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from worker.stream.app import state_dir_held, worker_dir, worker_name
+    from worker.stream.app import check_stores, state_dir_held, worker_dir, worker_name
 
     name = worker_name(args.name)  # a bad name fails before anything connects
     settings = Settings.from_env(bootstrap=args.bootstrap, state_dir=args.state, partitions=args.partitions)
     with state_dir_held(worker_dir(settings, name), name):  # nor does a name in use
+        check_stores(settings, worker_dir(settings, name))  # nor stores of other settings
         settings.connection.check_reachable(settings.connect_timeout_s)
         return _run_worker(settings, name, args.loglevel)
 

@@ -77,6 +77,7 @@ from worker.state.layout import (
     WATERMARK_KEY,
     Bucket,
     StoreLayoutError,
+    StoreMismatch,
     any_live,
     bucket_family,
 )
@@ -164,7 +165,7 @@ class TimeBuckets:
         def describe(width: int) -> str:
             return f"time buckets of {width} ms" if width else "no retention (one bucket kept forever)"
 
-        raise ValueError(
+        raise StoreMismatch(
             f"index at {self.path} was built with {describe(stored)} but is opened with "
             f"{describe(self.bucket_ms)} (retention_ms={self.retention_ms}); its entries would sit in the "
             "wrong buckets: open it with the same retention_ms and buckets, or rebuild it"

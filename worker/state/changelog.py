@@ -42,6 +42,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from topology import codec
 from worker.state.flushes import Reassembly, chunk_keys
+from worker.state.layout import StoreMismatch
 
 log = logging.getLogger("neardup.changelog")
 
@@ -204,6 +205,7 @@ class StoreSet(Generic[S]):
         self._flush_lock = asyncio.Lock()
         self._flush_timer: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
+        self._mismatch: StoreMismatch | None = None  # a changelog these settings cannot restore
 
     def _path(self, partition: int) -> Path:
         return self.root / str(partition)
@@ -226,6 +228,8 @@ class StoreSet(Generic[S]):
         """The partition's store, caught up with its changelog (a no-op once caught up this assignment)."""
         if partition in self._ready:
             return self._store(partition)
+        if self._mismatch is not None:  # the worker is stopping: open no store its settings would stamp
+            raise self._mismatch
         generation = self._generation[partition]
         self.restoring.add(partition)
         try:
@@ -252,7 +256,13 @@ class StoreSet(Generic[S]):
             store = self._wipe(partition)
             start = 0
         began = time.monotonic()
-        applied = await self._reader.replay(self.topic, partition, start, end, store.apply)
+        try:
+            applied = await self._reader.replay(self.topic, partition, start, end, store.apply)
+        except StoreMismatch as exc:  # a copy of a log it cannot hold: gone, so the right settings rebuild it
+            self._mismatch = exc
+            self._open.pop(partition).close()
+            shutil.rmtree(self._path(partition), ignore_errors=True)
+            raise
         store.put_record(_CHECKPOINT, str(end).encode())
         if applied:
             log.info(

@@ -25,6 +25,7 @@ from worker.engine.match import Entry, EntryFields
 from worker.state.arrivals import Arrivals
 from worker.state.layout import (
     BUCKET_KEY,
+    BUCKETS,
     COMPRESSION,
     ENTRIES,
     EXACT,
@@ -42,6 +43,7 @@ from worker.state.layout import (
     WATERMARK_KEY,
     Bucket,
     Packed,
+    StoreMismatch,
     bucket_width,
     check_fits,
     exact_prefix,
@@ -75,7 +77,7 @@ class BlockIndex(Reads):
         block_size: int = 4096,
         cache_bytes: int = 64 << 20,
         retention_ms: int | None = None,
-        buckets: int = 8,
+        buckets: int = BUCKETS,
         lazy_drops: bool = False,
         statistics: bool = False,
         recent_entries: int = RECENT_ENTRIES,
@@ -176,7 +178,7 @@ class BlockIndex(Reads):
             return
         existing = Plan.from_json(bytes(stored).decode())
         if existing != self.plan:
-            raise ValueError(
+            raise StoreMismatch(
                 f"index at {self.path} was built with plan {existing.name} (f={existing.f}, k={existing.k}) "
                 f"but is opened with plan {self.plan.name} (f={self.plan.f}, k={self.plan.k}); "
                 "its keys would not match: open it with the stored plan or rebuild it"

@@ -234,6 +234,9 @@ def any_live(value: bytes, live: Container[bytes]) -> bool:
     return any(value[at + REF : at + REF + SUFFIX] in live for at in range(0, len(value) - RECORD, RECORD))
 
 
+BUCKETS = 8  # time buckets of a retention window (one more fills while the oldest expires)
+
+
 def bucket_width(retention_ms: int | None, buckets: int) -> int:
     """Width of one time bucket; 0 means unbucketed (no retention)."""
     if retention_ms is None:
@@ -247,6 +250,28 @@ def bucket_width(retention_ms: int | None, buckets: int) -> int:
 
 class StoreLayoutError(ValueError):
     """The index on disk was written in a layout this version does not read."""
+
+
+class StoreMismatch(ValueError):
+    """A store, or the changelog it is restored from, was written with another plan or time
+    buckets than the settings that open it: no event can be decided right until they agree."""
+
+
+def misfit(path: str | os.PathLike[str], plan: Plan, bucket_ms: int) -> str | None:
+    """Why the index store at ``path`` does not fit ``plan`` and ``bucket_ms`` (None: it does, or
+    there is none), read without opening it for writing: a worker asks before it joins its group."""
+    if not os.path.exists(os.path.join(path, "CURRENT")):
+        return None
+    with read_only(path) as db:
+        raw_plan, raw_buckets = db.get(PLAN_KEY), db.get(BUCKET_KEY)
+    stored = None if raw_plan is None else Plan.from_json(bytes(raw_plan).decode())
+    width = 0 if raw_buckets is None else int(bytes(raw_buckets))
+    why = []
+    if stored is not None and stored != plan:
+        why.append(f"plan {stored.name} (k={stored.k}), not {plan.name} (k={plan.k})")
+    if stored is not None and width != bucket_ms:
+        why.append(f"time buckets of {width} ms, not {bucket_ms} ms")
+    return f"{path} was built with {' and '.join(why)}" if why else None
 
 
 @dataclass

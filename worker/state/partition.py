@@ -25,7 +25,7 @@ from worker.engine.blocks import Plan, hamming
 from worker.engine.match import Candidate, Entry
 from worker.state.buckets import PURGE_SLICE
 from worker.state.index import BlockIndex
-from worker.state.layout import Packed, StoreLayoutError
+from worker.state.layout import Packed, StoreLayoutError, StoreMismatch
 from worker.state.reads import Keep
 
 log = logging.getLogger("neardup.worker")
@@ -138,7 +138,16 @@ class IndexPartition:
         return ops
 
     def apply(self, ops: list[Any]) -> None:
-        """Re-add logged entries (restore); adding an entry again changes nothing."""
+        """Re-add logged entries (restore); adding an entry again changes nothing. An entry this
+        store's plan cannot hold was logged under other settings (:class:`StoreMismatch`)."""
+        try:
+            self._apply(ops)
+        except StoreMismatch:
+            raise
+        except ValueError as exc:
+            raise StoreMismatch(f"the changelog of {self.index.path} was written with other settings: {exc}") from exc
+
+    def _apply(self, ops: list[Any]) -> None:
         self.index.add_many(
             (
                 Entry(str(event_id), int(fp), int(order), int(ts), base64.b64decode(sketch)),

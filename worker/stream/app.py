@@ -25,6 +25,7 @@ from worker import collector
 from worker.engine.fingerprint import warm_up
 from worker.settings import Settings
 from worker.state.changelog import ChangelogReader
+from worker.state.layout import BUCKETS, bucket_width, misfit
 from worker.stream.batches import Windows
 from worker.stream.metrics import Metrics
 from worker.stream.transactions import Transactions
@@ -112,6 +113,21 @@ def state_dir_held(path: Path, name: str) -> Iterator[None]:
         handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
         handle.flush()
         yield
+
+
+def check_stores(settings: Settings, path: Path) -> None:
+    """Refuse, before joining the group, index stores (under a worker's ``path``) built with
+    another plan or retention: restored, they failed every batch while /healthz said healthy."""
+    plan, width = settings.block_plan, bucket_width(settings.retention_ms, BUCKETS)
+    stores = sorted((path / "stores" / "index").glob("*"))
+    misfits = [why for store in stores if (why := misfit(store, plan, width))]
+    if misfits:
+        raise ValueError(
+            f"the index store {misfits[0]} (NEARDUP_PLAN, NEARDUP_K and NEARDUP_EXPECTED_FINGERPRINTS "
+            "give the plan, NEARDUP_RETENTION_DAYS the buckets): a deployment keeps the ones it was "
+            "created with; start this worker with them (new ones need a new deployment, with its own "
+            "NEARDUP_TOPIC_PREFIX)"
+        )
 
 
 class _RetriedLookups(logging.Filter):

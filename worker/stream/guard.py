@@ -21,6 +21,7 @@ from typing import TypeVar
 from aiokafka.errors import KafkaError, MessageSizeTooLargeError
 from faust.types import EventT
 
+from worker.state.layout import StoreMismatch
 from worker.stream import deadletter
 from worker.stream.batches import Message
 from worker.stream.helper import HelperDied
@@ -100,8 +101,9 @@ class Guard:
         try:
             await body(batch, holds)
         except Exception as exc:
-            if infrastructure(exc):
-                log.exception("%s stage: Kafka or the machine failed under a batch; stopping", stage)
+            if infrastructure(exc) or isinstance(exc, StoreMismatch):
+                why = "its stores do not fit this worker's settings" if isinstance(exc, StoreMismatch) else ""
+                log.exception("%s stage: %s; stopping", stage, why or "Kafka or the machine failed under a batch")
                 self.sends.write_failed(exc)
                 return
             holds.release_all()

@@ -34,6 +34,7 @@ from topology.codec import decode_batch
 from topology.stages import decode_probes
 from worker.settings import Settings
 from worker.state.changelog import ChangelogReader, StoreSet
+from worker.state.layout import StoreMismatch
 from worker.state.partition import IndexPartition
 from worker.state.transaction import Transaction
 from worker.state.verdicts import VerdictPartition
@@ -281,9 +282,13 @@ class Worker:
 
     def _restored(self, task: asyncio.Task[None]) -> None:
         self.restores_pending -= 1
-        if not task.cancelled() and task.exception() is not None:
+        failure = None if task.cancelled() else task.exception()
+        if isinstance(failure, StoreMismatch):  # every batch would fail the same way: stop
+            log.error("restoring assigned partitions failed; stopping: %s", failure)
+            self.sends.write_failed(failure)
+        elif failure is not None:
             # The partitions' first batches restore them again, and fail the same way if they must.
-            log.error("restoring assigned partitions failed", exc_info=task.exception())
+            log.error("restoring assigned partitions failed", exc_info=failure)
 
     async def revoked(self, sender: Any, revoked: set[Any], **_: Any) -> None:
         """Another worker may write these partitions' changelogs once this returns: the verdict
