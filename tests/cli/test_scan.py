@@ -387,6 +387,18 @@ def test_a_state_that_is_a_file_or_someone_elses_directory_is_refused_in_one_lin
     assert a_file.read_text(encoding="utf-8") == "mine"
 
 
+def test_a_state_of_other_settings_is_refused_before_the_output_is_touched(tmp_path: Path) -> None:
+    """Refused after the output was opened, a rerun with a wrong flag emptied the last run's verdicts."""
+    state = tmp_path / "state"
+    assert _scan_once(tmp_path, "--state", str(state)).returncode == 0
+    kept = (tmp_path / "out.jsonl").read_bytes()
+    assert b'"e1"' in kept
+    proc = _scan_once(tmp_path, "--state", str(state), "--plan", "4x16")
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"--state {state} was built with plan 10x" in proc.stderr and "not 4x16" in proc.stderr
+    assert (tmp_path / "out.jsonl").read_bytes() == kept
+
+
 def test_events_older_than_the_window_behind_the_newest_are_counted_as_not_stored(tmp_path: Path) -> None:
     day, t0 = 86_400_000, 1_700_000_000_000
     texts = [

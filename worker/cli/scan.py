@@ -29,6 +29,7 @@ from worker.cli.inputs import count, open_input, without_bom
 from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
 from worker.state.index import BlockIndex
+from worker.state.layout import BUCKETS, StoreMismatch, bucket_width, misfit
 
 _FLUSH_EVERY = 1000
 CHUNK_LINES = 256  # lines parsed and fingerprinted ahead at a time, and decided in one deferred block
@@ -297,7 +298,7 @@ def run(
     to_stdout = output_path in (None, "", "-")
     dead_letter = Path(dead_letter_path) if dead_letter_path else default_dead_letter(output_path)
     if state:
-        check_state_dir(Path(state))
+        check_state_dir(Path(state), settings)
     progress = sys.stderr if sys.stderr.isatty() else None
     total = source_path.stat().st_size if source_path.is_file() else None
     with ExitStack() as stack:
@@ -329,12 +330,16 @@ def default_dead_letter(output_path: str | None) -> Path:
     return beside.with_suffix(".deadletter.jsonl")
 
 
-def check_state_dir(path: Path) -> None:
-    """Refuse, in one line, a ``--state`` that is a file (RocksDB says only "File exists") or a
-    directory of other things (RocksDB would write its files among them)."""
+def check_state_dir(path: Path, settings: Settings) -> None:
+    """Refuse, in one line, a ``--state`` that is a file (RocksDB says only "File exists"), a
+    directory of other things (RocksDB would write its files among them), or an index of other
+    settings: before the output file is opened, which would empty a previous run's."""
     if path.exists() and not path.is_dir():
         raise NotADirectoryError(f"--state {path} is a file; give it a directory: a new one, or one a scan made")
     if path.is_dir() and not (path / "CURRENT").exists() and any(path.iterdir()):
         raise FileExistsError(
             f"--state {path} holds other files and no neardup index; give it a new or empty directory"
         )
+    why = misfit(path, settings.block_plan, bucket_width(settings.retention_ms, BUCKETS))
+    if why is not None:
+        raise StoreMismatch(f"--state {why}: scan it with the settings it was built with, or give a new --state")
