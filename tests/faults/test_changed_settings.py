@@ -3,6 +3,7 @@ why, and lose nothing; it dead-lettered every event while /healthz said healthy.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from tests.faults.deployment import make_deployment
 from tests.stream_helpers import OutputReader, WorkerProcess, ids_of, real_feed, send_lines
+from topology.stages import Topics
 
 pytestmark = pytest.mark.kafka
 
@@ -69,3 +71,39 @@ def test_a_worker_whose_settings_do_not_fit_the_stores_stops_and_loses_nothing(
         assert not [r for r in reader.records if r.topic == dep.names.deadletter]
     finally:
         reader.close()
+
+
+def _run(
+    dep_env: dict[str, str], names: Topics, bootstrap: str, tmp: Path, lines: list[bytes], rate: float | None
+) -> str:
+    """One worker named "same" through ``lines``: its log; the deployment's verdicts must all come."""
+    reader = OutputReader(bootstrap, names)
+    worker = WorkerProcess.start(dep_env, "same", tmp)
+    try:
+        worker.wait_ready()
+        send_lines(bootstrap, names.events, lines, rate=rate)
+        reader.wait_for(ids_of(lines), timeout=120)
+    finally:
+        worker.stop()
+        reader.close()
+    return worker.text()
+
+
+def test_a_state_directory_of_another_deployment_is_rebuilt_not_reused(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Two deployments run from one directory share ``./state/<host>``: a store checkpointed in one
+    was caught up with the other's changelog from that offset on, and called the other's events
+    copies of events it never saw (its changelog had grown past the checkpoint meanwhile)."""
+    a = make_deployment(kafka_bootstrap, tmp_path, partitions=1)
+    b = make_deployment(kafka_bootstrap, tmp_path, partitions=1)
+    a_env_elsewhere = {**a.env, "NEARDUP_STATE_DIR": str(tmp_path / "a-state")}
+    a_lines, b_lines = real_feed(30, "a", seed=6), real_feed(30, "b", seed=8)
+    copies = [json.dumps({**json.loads(line), "id": "copy-" + json.loads(line)["id"]}).encode() for line in b_lines]
+    _run(a_env_elsewhere, a.names, kafka_bootstrap, tmp_path, a_lines, rate=30)  # a long changelog
+    _run(b.env, b.names, kafka_bootstrap, tmp_path, b_lines, rate=None)  # a short one, in the shared directory
+    log = _run(a.env, a.names, kafka_bootstrap, tmp_path, copies, rate=None)  # a again, in the shared directory
+    reader = OutputReader(kafka_bootstrap, a.names)
+    reader.settle()
+    reader.close()
+    named = {r.value["duplicate_of"] for r in reader.records if r.topic == a.names.duplicates}
+    assert not named & ids_of(b_lines), sorted(named & ids_of(b_lines))[:5]
+    assert f"copies {b.names.index_changelog}; rebuilding it" in log

@@ -48,6 +48,7 @@ log = logging.getLogger("neardup.changelog")
 
 _CHECKPOINT = "changelog:next"
 _DIRTY = "changelog:dirty"
+_TOPIC = "changelog:topic"  # whose log the store copies: a state directory can outlive its deployment
 _RESTORE_STALL_S = 120.0
 
 
@@ -249,12 +250,16 @@ class StoreSet(Generic[S]):
         store = self._store(partition)
         self._checkpoint.pop(partition, None)
         end = await self._reader.end_offset(self.topic, partition)
-        raw = store.get_record(_CHECKPOINT)
+        raw, copied = store.get_record(_CHECKPOINT), store.get_record(_TOPIC)
         start = int(raw) if raw else 0
+        if copied is not None and copied.decode() != self.topic:
+            log.warning("%s[%d]: local store copies %s; rebuilding it", self.topic, partition, copied.decode())
+            store, start = self._wipe(partition), 0
         if store.get_record(_DIRTY) or start > end:
             log.warning("%s[%d]: local store is not a prefix of the changelog; rebuilding it", self.topic, partition)
             store = self._wipe(partition)
             start = 0
+        store.put_record(_TOPIC, self.topic.encode())
         began = time.monotonic()
         try:
             applied = await self._reader.replay(self.topic, partition, start, end, store.apply)
