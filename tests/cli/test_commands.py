@@ -99,6 +99,21 @@ def test_a_partition_count_other_than_the_topics_is_refused_before_anything_runs
     assert "4 topics have another partition count than 8" in proc.stderr
 
 
+def test_a_retention_longer_than_the_changelogs_keep_is_refused_before_anything_runs(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """`topics create` keeps existing topics as they are, so a worker given a longer retention
+    restored, after losing its state, only what the changelogs still held: fewer days, silently."""
+    env = {"NEARDUP_BOOTSTRAP": kafka_bootstrap, "NEARDUP_TOPIC_PREFIX": f"rt{uuid.uuid4().hex[:8]}"}
+    created, _ = neardup("topics", "create", env=env)
+    assert created.returncode == 0, created.stderr
+    longer = {**env, "NEARDUP_RETENTION_DAYS": "14"}
+    proc, took = neardup("worker", "--name", "w", "--state", str(tmp_path), env=longer)
+    assert proc.returncode == 1 and took < 30
+    [line] = proc.stderr.strip().splitlines()
+    assert "index-changelog keeps 7 days" in line and "NEARDUP_RETENTION_DAYS=7" in line, line
+
+
 def test_topics_delete_refuses_while_a_worker_runs(kafka_bootstrap: str, tmp_path: Path) -> None:
     """Deleting a running deployment's topics took its verdicts and state in half a second,
     with no question asked; the workers then said healthy while their topics were gone."""

@@ -55,6 +55,22 @@ def check_routing(settings: Settings) -> None:
             f"NEARDUP_PARTITIONS): every worker must use the count its topics have, or events get no "
             f"verdict; start it with --partitions {wrong[0]['partitions']}"
         )
+    short = [(spec, row) for spec, row in zip(routed, rows, strict=True) if _keeps_too_little(spec, row)]
+    if short:
+        spec, row = short[0]
+        days = int(row["config"]["retention.ms"]) / 86_400_000 - 1
+        raise ValueError(
+            f"{spec.name} keeps {days:g} days of state and a day more (retention.ms={row['config']['retention.ms']}), "
+            f"but NEARDUP_RETENTION_DAYS={settings.retention_days:g}: a store restored from it would miss "
+            f"events; a deployment keeps the retention it was created with (start this worker with "
+            f"NEARDUP_RETENTION_DAYS={days:g}, or start a new deployment)"
+        )
+
+
+def _keeps_too_little(spec: TopicSpec, row: dict[str, Any]) -> bool:
+    """A changelog that deletes records younger than the window this worker restores."""
+    kept, needed = row["config"].get("retention.ms"), spec.config.get("retention.ms")
+    return spec.role == "changelog" and kept is not None and needed is not None and int(kept) < int(needed)
 
 
 def run(settings: Settings, action: str, force: bool = False) -> int:
