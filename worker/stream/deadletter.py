@@ -13,6 +13,7 @@ from typing import Any
 
 from topology import codec
 from topology.stages import order_source
+from topology.validate import InvalidEvent, Limits, parse_event
 
 _PREVIEW_CHARS = 200
 _RAW_MAX = 256 * 1024
@@ -65,6 +66,18 @@ def value(
 ) -> bytes:
     """:func:`record` as the bytes of a Kafka record value."""
     return codec.dumps(record(stage, reason, source, raw, event_id, key))
+
+
+def input_id(raw: bytes | None, limits: Limits) -> str | None:
+    """The id of an input record whose id was valid, for a dead letter of its whole batch."""
+    if raw is None:
+        return None
+    try:
+        return parse_event(raw, limits).id
+    except InvalidEvent as exc:
+        return exc.event_id
+    except Exception:  # a record no parse gets through has no id to tell
+        return None
 
 
 def for_event(stage: str, event_id: str, order: object, exc: BaseException, events_topic: str) -> dict[str, Any]:

@@ -109,8 +109,15 @@ class Guard:
             holds.release_all()
             log.exception("%s stage: batch of %d records failed; dead-lettering them", stage, len(batch))
             reason = f"{stage} stage failed on the batch: {deadletter.describe(exc)}"
+            ids = [
+                deadletter.input_id(e.message.value, self.sends.settings) if stage == "fingerprint" else None
+                for e in batch
+            ]
             await self.sends.dead_letter(
-                [deadletter.value(stage, reason, source(e.message), e.message.value, key=e.message.key) for e in batch],
+                [
+                    deadletter.value(stage, reason, source(e.message), e.message.value, event_id, e.message.key)
+                    for e, event_id in zip(batch, ids, strict=True)
+                ],
                 [e.message.key for e in batch],
             )
         finally:
