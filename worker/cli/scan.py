@@ -36,7 +36,7 @@ CHUNK_LINES = 256  # lines parsed and fingerprinted ahead at a time, and decided
 # A line made ready for the decision (:func:`prepare`): its event and its text's fingerprint,
 # why it is refused, or None for a blank line.
 Prepared = tuple[Event, Fingerprint] | str | None
-_AHEAD = 4  # chunks the helper has to do at most, so that it never waits for this process
+_AHEAD = 4  # chunks handed to the helper and not yet done: enough that it never waits for this process
 _QUEUED = 8  # chunks prepared or under way at most (memory)
 # Inputs at least this large are fingerprinted ahead by a helper process (it takes ~1 s to
 # start and load its tables, which a small file would not win back).
@@ -86,8 +86,8 @@ def scan(
     With ``ahead``, a helper process parses and fingerprints chunks of lines while this one
     decides the chunk before them, and prepares a later chunk itself while the next is not
     back (:func:`_prepared`): the decision is sequential (each event against every earlier
-    one), the rest is not. A ``temporary``
-    state, deleted after the scan, is never flushed or synced, and released without a flush.
+    one), the rest is not. A ``temporary`` state, deleted after the scan, is never flushed or
+    synced, and released without a flush.
     """
     summary = Summary()
     started = time.perf_counter()
