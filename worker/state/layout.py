@@ -248,6 +248,11 @@ def bucket_width(retention_ms: int | None, buckets: int) -> int:
     return -(-retention_ms // (buckets - 1))
 
 
+def _days(bucket_ms: int) -> str:
+    """The retention that time buckets of ``bucket_ms`` were made for, as a person sets it."""
+    return f"a retention of {bucket_ms * (BUCKETS - 1) / 86_400_000:.3g} days" if bucket_ms else "no retention"
+
+
 class StoreLayoutError(ValueError):
     """The index on disk was written in a layout this version does not read."""
 
@@ -270,7 +275,7 @@ def misfit(path: str | os.PathLike[str], plan: Plan, bucket_ms: int) -> str | No
     if stored is not None and stored != plan:
         why.append(f"plan {stored.name} (k={stored.k}), not {plan.name} (k={plan.k})")
     if stored is not None and width != bucket_ms:
-        why.append(f"time buckets of {width} ms, not {bucket_ms} ms")
+        why.append(f"time buckets of {width} ms ({_days(width)}), not {bucket_ms} ms ({_days(bucket_ms)})")
     return f"{path} was built with {' and '.join(why)}" if why else None
 
 
