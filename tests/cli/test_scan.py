@@ -520,3 +520,75 @@ def test_chunks_prepared_here_while_the_helper_is_behind_keep_the_input_order(tm
     assert [chunk for chunk, _ in out] == chunks
     assert [ready for _, ready in out] == [scan_module.prepare([line.raw for line in c], settings) for c in chunks]
     assert 0 < len(submitted) < len(chunks)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-o", "{input}"),
+        ("-o", "{tmp}/out.jsonl", "--dead-letter", "{input}"),
+        ("-o", "{tmp}/out.jsonl", "--dead-letter", "{tmp}/out.jsonl"),
+        ("-o", "{tmp}/new", "--state", "{tmp}/new"),
+    ],
+)
+def test_an_output_that_is_the_input_or_another_output_is_refused_untouched(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """Opened for writing, ``-o`` the input emptied it (the scan read 0 events), ``--dead-letter``
+    the input cut it short mid-run, and one file for both interleaved broken lines."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(SAMPLE.read_bytes())
+    given = [arg.format(input=source, tmp=tmp_path) for arg in args]
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "scan", str(source), *given],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "give each its own path" in proc.stderr
+    assert source.read_bytes() == SAMPLE.read_bytes()
+    assert not (tmp_path / "new").exists()
+
+
+def test_sigterm_ends_a_scan_as_ctrl_c_does_leaving_no_helper_and_no_temporary_index(tmp_path: Path) -> None:
+    """By the default action the helper stayed blocked on its pipe forever, the temporary index
+    stayed on disk, and nothing was said."""
+    import signal
+    import time
+
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    source = tmp_path / "big-input-for-sigterm.jsonl"
+    with source.open("w", encoding="utf-8") as f:
+        for copy in range(40):  # over the 2 MB from which a helper fingerprints ahead
+            for line in lines:
+                f.write(json.dumps({**json.loads(line), "id": f"{copy}-{json.loads(line)['id']}"}) + "\n")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "worker.cli", "scan", str(source), "-o", str(out)],
+        env={**os.environ, "TMPDIR": str(temp)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (out.exists() and out.stat().st_size > 0):  # deciding, with its helper
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted; the output holds the verdicts of the lines before" in stderr
+    assert "Traceback" not in stderr
+    assert list(temp.iterdir()) == []
+    time.sleep(1)
+    running = [p for p in Path("/proc").glob("[0-9]*/cmdline") if _reads(p, source.name)]
+    assert running == [], "a helper outlived the scan"
+
+
+def _reads(cmdline: Path, name: str) -> bool:
+    try:
+        return name.encode() in cmdline.read_bytes()
+    except OSError:  # the process ended meanwhile
+        return False

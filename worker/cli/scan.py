@@ -7,9 +7,11 @@ the dead-letter file (and stderr) with its line number and reason, and the run g
 
 from __future__ import annotations
 
+import ctypes
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -26,10 +28,10 @@ from topology.validate import InvalidEvent, parse_event
 from worker import collector
 from worker.cli.deduplicator import Deduplicator
 from worker.cli.inputs import count, open_input, without_bom
+from worker.cli.paths import check_paths, check_state_dir
 from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
 from worker.state.index import BlockIndex
-from worker.state.layout import BUCKETS, StoreMismatch, bucket_width, misfit
 
 _FLUSH_EVERY = 1000
 CHUNK_LINES = 256  # lines parsed and fingerprinted ahead at a time, and decided in one deferred block
@@ -42,6 +44,7 @@ _QUEUED = 8  # chunks prepared or under way at most (memory)
 # start and load its tables, which a small file would not win back).
 AHEAD_BYTES = 2 << 20
 _SNIPPET_CHARS = 200
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 # Decoded entries the scan's one index keeps in memory: four times a stream partition's,
 # since it holds the whole feed, and copies of a story more than 32 k events apart were
 # otherwise read and decoded again.
@@ -222,7 +225,9 @@ def _decide(
 
 @contextmanager
 def _helper(settings: Settings) -> Iterator[ProcessPoolExecutor]:
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(
+        max_workers=1, mp_context=multiprocessing.get_context("fork"), initializer=_as_helper, initargs=(os.getpid(),)
+    )
     # A pool forks at its first task: this one forks it now, before RocksDB starts its
     # threads (the tables are loaded already where the scan warmed them up before).
     pool.submit(warm_up, settings)
@@ -230,6 +235,19 @@ def _helper(settings: Settings) -> Iterator[ProcessPoolExecutor]:
         yield pool
     finally:
         pool.shutdown(cancel_futures=True)
+
+
+def _as_helper(scan_pid: int) -> None:
+    """The helper leaves Ctrl-C to the scan, which stops it (its own traceback is noise), and
+    ends with the scan however the scan ends (Linux: a parent-death signal)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (AttributeError, OSError):  # not Linux: the scan's own shutdown still stops it
+        return
+    if os.getppid() != scan_pid:  # the scan was gone before the signal was set
+        os._exit(1)
 
 
 class _Rejects:
@@ -243,7 +261,8 @@ class _Rejects:
         if self._file is None:
             self._file = self._stack.enter_context(self._path.open("w", encoding="utf-8"))
         self._file.write(json.dumps(_rejection(number, reason, line), ensure_ascii=False) + "\n")
-        print(f"neardup scan: line {number} rejected: {reason}", file=sys.stderr)
+        wipe = "\r\033[K" if sys.stderr.isatty() else ""  # the progress line, if one is drawn
+        print(f"{wipe}neardup scan: line {number} rejected: {reason}", file=sys.stderr)
 
 
 class _Progress:
@@ -297,11 +316,14 @@ def run(
     source_path = Path(input_path)
     to_stdout = output_path in (None, "", "-")
     dead_letter = Path(dead_letter_path) if dead_letter_path else default_dead_letter(output_path)
+    check_paths(input_path, output_path, dead_letter, state)
     if state:
         check_state_dir(Path(state), settings)
-    progress = sys.stderr if sys.stderr.isatty() else None
+    # Verdicts on the same terminal would be drawn over.
+    progress = sys.stderr if sys.stderr.isatty() and not (to_stdout and sys.stdout.isatty()) else None
     total = source_path.stat().st_size if source_path.is_file() else None
     with ExitStack() as stack:
+        stack.enter_context(_terminated_as_interrupted())
         source = stack.enter_context(open_input(input_path))
         out = sys.stdout.buffer if to_stdout else stack.enter_context(open(str(output_path), "wb"))
         state_dir = Path(state) if state else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="neardup-")))
@@ -321,6 +343,25 @@ def run(
     return 0
 
 
+@contextmanager
+def _terminated_as_interrupted() -> Iterator[None]:
+    """SIGTERM (``kill``, ``timeout``) ends the scan as Ctrl-C does, through every cleanup: by
+    the default action it left the helper blocked on its pipe forever and the temporary index
+    on disk, and said nothing."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    except KeyboardInterrupt:
+        print("\nneardup scan: interrupted; the output holds the verdicts of the lines before", file=sys.stderr)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def default_dead_letter(output_path: str | None) -> Path:
     """``OUTPUT.deadletter.jsonl`` beside a regular output file; otherwise (stdout, ``-``, or a
     device such as /dev/null, where no file can sit beside it) ``./neardup-deadletter.jsonl``."""
@@ -328,18 +369,3 @@ def default_dead_letter(output_path: str | None) -> Path:
     if beside is None or (beside.exists() and not beside.is_file()):
         return Path("neardup-deadletter.jsonl")
     return beside.with_suffix(".deadletter.jsonl")
-
-
-def check_state_dir(path: Path, settings: Settings) -> None:
-    """Refuse, in one line, a ``--state`` that is a file (RocksDB says only "File exists"), a
-    directory of other things (RocksDB would write its files among them), or an index of other
-    settings: before the output file is opened, which would empty a previous run's."""
-    if path.exists() and not path.is_dir():
-        raise NotADirectoryError(f"--state {path} is a file; give it a directory: a new one, or one a scan made")
-    if path.is_dir() and not (path / "CURRENT").exists() and any(path.iterdir()):
-        raise FileExistsError(
-            f"--state {path} holds other files and no neardup index; give it a new or empty directory"
-        )
-    why = misfit(path, settings.block_plan, bucket_width(settings.retention_ms, BUCKETS))
-    if why is not None:
-        raise StoreMismatch(f"--state {why}: scan it with the settings it was built with, or give a new --state")
