@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -352,14 +353,16 @@ def _terminated_as_interrupted() -> Iterator[None]:
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    before = signal.signal(signal.SIGTERM, interrupt)
+    main = threading.current_thread() is threading.main_thread()  # only it may set handlers
+    before = signal.signal(signal.SIGTERM, interrupt) if main else None
     try:
         yield
     except KeyboardInterrupt:
         print("\nneardup scan: interrupted; the output holds the verdicts of the lines before", file=sys.stderr)
         raise
     finally:
-        signal.signal(signal.SIGTERM, before)
+        if main:
+            signal.signal(signal.SIGTERM, before)
 
 
 def default_dead_letter(output_path: str | None) -> Path:
