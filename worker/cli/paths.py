@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from worker.settings import Settings
-from worker.state.layout import BUCKETS, StoreMismatch, bucket_width, misfit
+from worker.state.layout import StoreMismatch, misfit
 
 
 def check_paths(source: str, output: str | None, dead_letter: Path, state: str | None) -> None:
@@ -55,6 +55,6 @@ def check_state_dir(path: Path, settings: Settings) -> None:
         raise FileExistsError(
             f"--state {path} holds other files and no neardup index; give it a new or empty directory"
         )
-    why = misfit(path, settings.block_plan, bucket_width(settings.retention_ms, BUCKETS))
+    why = misfit(path, settings.block_plan, settings.retention_ms)
     if why is not None:
         raise StoreMismatch(f"--state {why}: scan it with the settings it was built with, or give a new --state")

@@ -262,9 +262,11 @@ class StoreMismatch(ValueError):
     buckets than the settings that open it: no event can be decided right until they agree."""
 
 
-def misfit(path: str | os.PathLike[str], plan: Plan, bucket_ms: int) -> str | None:
-    """Why the index store at ``path`` does not fit ``plan`` and ``bucket_ms`` (None: it does, or
-    there is none), read without opening it for writing: a worker asks before it joins its group."""
+def misfit(path: str | os.PathLike[str], plan: Plan, retention_ms: int) -> str | None:
+    """Why the index store at ``path`` does not fit ``plan`` and ``retention_ms``'s time buckets
+    (None: it does, or there is none), read without opening it for writing: a worker asks before
+    it joins its group, a scan before it opens its output."""
+    bucket_ms = bucket_width(retention_ms, BUCKETS)
     if not os.path.exists(os.path.join(path, "CURRENT")):
         return None
     with read_only(path) as db:

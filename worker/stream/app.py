@@ -25,7 +25,7 @@ from worker import collector
 from worker.engine.fingerprint import warm_up
 from worker.settings import Settings
 from worker.state.changelog import ChangelogReader
-from worker.state.layout import BUCKETS, bucket_width, misfit
+from worker.state.layout import misfit
 from worker.stream.batches import Windows
 from worker.stream.metrics import Metrics
 from worker.stream.transactions import Transactions
@@ -118,9 +118,8 @@ def state_dir_held(path: Path, name: str) -> Iterator[None]:
 def check_stores(settings: Settings, path: Path) -> None:
     """Refuse, before joining the group, index stores (under a worker's ``path``) built with
     another plan or retention: restored, they failed every batch while /healthz said healthy."""
-    plan, width = settings.block_plan, bucket_width(settings.retention_ms, BUCKETS)
     stores = sorted((path / "stores" / "index").glob("*"))
-    misfits = [why for store in stores if (why := misfit(store, plan, width))]
+    misfits = [why for store in stores if (why := misfit(store, settings.block_plan, settings.retention_ms))]
     if misfits:
         raise ValueError(
             f"the index store {misfits[0]} (NEARDUP_PLAN, NEARDUP_K and NEARDUP_EXPECTED_FINGERPRINTS "
