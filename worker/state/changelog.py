@@ -221,9 +221,12 @@ class StoreSet(Generic[S]):
         return store
 
     def _wipe(self, partition: int) -> S:
+        self._remove(partition)
+        return self._store(partition)
+
+    def _remove(self, partition: int) -> None:
         self._open.pop(partition).close()
         shutil.rmtree(self._path(partition), ignore_errors=True)
-        return self._store(partition)
 
     async def restore(self, partition: int) -> S:
         """The partition's store, caught up with its changelog (a no-op once caught up this assignment)."""
@@ -265,8 +268,7 @@ class StoreSet(Generic[S]):
             applied = await self._reader.replay(self.topic, partition, start, end, store.apply)
         except StoreMismatch as exc:  # a copy of a log it cannot hold: gone, so the right settings rebuild it
             self._mismatch = exc
-            self._open.pop(partition).close()
-            shutil.rmtree(self._path(partition), ignore_errors=True)
+            self._remove(partition)
             raise
         store.put_record(_CHECKPOINT, str(end).encode())
         if applied:

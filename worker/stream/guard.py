@@ -102,8 +102,10 @@ class Guard:
             await body(batch, holds)
         except Exception as exc:
             if infrastructure(exc) or isinstance(exc, StoreMismatch):
-                why = "its stores do not fit this worker's settings" if isinstance(exc, StoreMismatch) else ""
-                log.exception("%s stage: %s; stopping", stage, why or "Kafka or the machine failed under a batch")
+                why = "Kafka or the machine failed under a batch"
+                if isinstance(exc, StoreMismatch):
+                    why = "its stores do not fit this worker's settings"
+                log.exception("%s stage: %s; stopping", stage, why)
                 self.sends.write_failed(exc)
                 return
             holds.release_all()
