@@ -41,8 +41,9 @@ from worker.engine.blocks import Plan, parse_plan  # noqa: E402
 from worker.engine.match import Entry  # noqa: E402
 from worker.engine.sketch import SKETCH_BYTES  # noqa: E402
 from worker.settings import Settings  # noqa: E402
-from worker.state.changelog import ChangelogReader, StoreSet  # noqa: E402
+from worker.state.changelog import StoreSet  # noqa: E402
 from worker.state.partition import IndexPartition  # noqa: E402
+from worker.state.replay import ChangelogReader  # noqa: E402
 
 
 class _Discard:

@@ -20,7 +20,7 @@ import yaml
 from packaging.specifiers import SpecifierSet
 
 from topology.topics import topic_map, topics
-from worker.cli.main import build_parser
+from worker.cli.parser import build_parser
 from worker.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,7 +20,7 @@ import pytest
 from tests.kafka_broker import free_port_pair
 from tests.stream_helpers import WorkerProcess, wait_for_members, worker_env
 from topology.topics import create_topics, describe_topics, topics
-from worker.cli.main import build_parser
+from worker.cli.parser import build_parser
 
 KAFKA_COMMANDS = [
     ["topics", "create"],

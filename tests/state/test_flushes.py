@@ -16,8 +16,8 @@ import pytest
 from tests.stream_helpers import producer
 from topology import codec
 from topology.topics import TopicSpec, create_topics
-from worker.state.changelog import ChangelogReader
 from worker.state.flushes import Reassembly, chunk_keys
+from worker.state.replay import ChangelogReader
 from worker.state.verdicts import VerdictPartition
 
 

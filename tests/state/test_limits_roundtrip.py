@@ -25,8 +25,8 @@ from worker.engine.blocks import parse_plan
 from worker.engine.fingerprint import fingerprint
 from worker.engine.match import Entry
 from worker.settings import Settings
-from worker.state.changelog import decode_ops
 from worker.state.partition import IndexPartition
+from worker.state.replay import decode_ops
 from worker.state.verdicts import VerdictPartition
 from worker.stream import deadletter, gather
 from worker.stream.outbox import encode

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from topology.verdicts import Output
-from worker.state.changelog import ChangelogReader, StoreSet
+from worker.state.changelog import StoreSet
+from worker.state.replay import ChangelogReader
 from worker.stream.outbox import Outbox, encode
 
 

@@ -24,8 +24,8 @@ from topology.stages import Topics
 from worker import collector
 from worker.engine.fingerprint import warm_up
 from worker.settings import Settings
-from worker.state.changelog import ChangelogReader
 from worker.state.layout import misfit
+from worker.state.replay import ChangelogReader
 from worker.stream.batches import Windows
 from worker.stream.metrics import Metrics
 from worker.stream.transactions import Transactions

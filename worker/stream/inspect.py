@@ -33,8 +33,9 @@ from topology.verdicts import Ref
 from worker.engine import match
 from worker.engine.fingerprint import Fingerprint
 from worker.settings import Settings
-from worker.state.changelog import ChangelogReader, StoreSet
+from worker.state.changelog import StoreSet
 from worker.state.partition import IndexPartition
+from worker.state.replay import ChangelogReader
 from worker.state.verdicts import VerdictPartition
 from worker.stream.fingerprint import Fingerprints, FingerprintStage
 from worker.stream.handoff import Handoff

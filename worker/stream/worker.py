@@ -33,9 +33,10 @@ from faust.types import EventT
 from topology.codec import decode_batch
 from topology.stages import decode_probes
 from worker.settings import Settings
-from worker.state.changelog import ChangelogReader, StoreSet
+from worker.state.changelog import StoreSet
 from worker.state.layout import StoreMismatch
 from worker.state.partition import IndexPartition
+from worker.state.replay import ChangelogReader
 from worker.state.transaction import Transaction
 from worker.state.verdicts import VerdictPartition
 from worker.stream.batches import Windows, take_batches
