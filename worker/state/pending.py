@@ -1,7 +1,7 @@
 """What one write of the block index will hold, and, in a deferred block, what its reads must see.
 
-Every :meth:`worker.state.index.BlockIndex.add_many` stages its entries here, then writes them
-at once. In a *deferred* block (:meth:`worker.state.index.BlockIndex.deferred`) the write waits
+Every :meth:`worker.state.writes.Writes.add_many` stages its entries here, then writes them
+at once. In a *deferred* block (:meth:`worker.state.writes.Writes.deferred`) the write waits
 for the block's end, so a batch of events pays one RocksDB write, and each exact key it appends
 to is rewritten once, instead of once an event. Meanwhile the block's reads see the staged keys
 as if written (read-your-writes): a query merges the staged table rows and exact records into
