@@ -9,7 +9,7 @@ takes. Run against a broker (``NEARDUP_BOOTSTRAP``); not part of CI::
 The changelog is written in the worker's own format by the worker's own code:
 :meth:`IndexPartition.add` records each event's operations (every block table plus its two
 anchors, as a real event whose buckets all live in one partition) and
-:func:`topology.stages.encode_chunks` packs ``--per-record`` events per record, as one index
+:func:`topology.codec.encode_chunks` packs ``--per-record`` events per record, as one index
 batch does. Only the RocksDB writes are skipped while producing (a store that discards
 them), so producing stays cheap; the timed part is a real :meth:`StoreSet.restore` into an
 empty directory through :class:`ChangelogReader`.

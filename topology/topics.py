@@ -95,8 +95,8 @@ def topics(
         spec(
             "probes",
             "internal",
-            "Block-key repartition: one record per permuted-table key of an event, keyed so that "
-            "every fingerprint sharing a key lands on the same partition.",
+            "Block-key repartition: per batch, one message per partition its events' block keys "
+            "reach, so that every fingerprint sharing a key is probed and stored in one partition.",
         ),
         spec("answers", "internal", "Per-event gather of the candidate matches found by each probe."),
         spec(

@@ -1,4 +1,4 @@
-"""SIGKILL of the worker at random points of a 20 000-event stream, five times in a row."""
+"""SIGKILL of the worker at random points of a 30 000-event stream, five times in a row."""
 
 from __future__ import annotations
 

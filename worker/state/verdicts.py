@@ -1,7 +1,7 @@
 """The verdict stage's store for one ``{p}.answers`` partition: gather states and first verdicts.
 
-A plain rocksdict database with these keyspaces: ``p:<id>`` (the :class:`~worker.stream.Pending`
-state of an id still gathering), ``v:<id>`` (its :class:`~worker.stream.Published` first
+A plain rocksdict database with these keyspaces: ``p:<id>`` (the :class:`~topology.verdicts.Pending`
+state of an id still gathering), ``v:<id>`` (its :class:`~topology.verdicts.Published` first
 verdict, written when its gather completes, sent or held), ``o:<seq>`` (a batch's output
 records not yet acknowledged by the output topics, :mod:`worker.stream.outbox`) and
 ``e:<bucket>:<id>`` (the ids whose input arrived in that time bucket, decided or gathering).

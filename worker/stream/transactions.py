@@ -12,7 +12,7 @@ consumer's offset commit and sends only what goes through ``Topic.send`` inside 
 our outputs leave after their changelog record is acknowledged, from the outbox; and its
 open issues report duplicates under read_committed, crashes on rebalance and at startup
 (docs/reliability.md). Input offsets need no transaction here: a replayed input whose
-verdict exists is recognised by its order (:meth:`worker.stream.Published.answered`) and
+verdict exists is recognised by its order (:meth:`topology.verdicts.Published.answered`) and
 publishes nothing.
 
 One transactional producer per verdict partition, with a transactional id derived from the

@@ -1,10 +1,11 @@
 """One worker: the three stages wired to Faust agents, rebalances, the hold timer and shutdown.
 
 Read top to bottom, this is the path of one event through the stream (docs/architecture.md,
-"One event's path"): bytes in ``{p}.events``; :meth:`Worker.fingerprint_batch` fans each out
-to one probe per block table (:mod:`worker.stream.fingerprint`), routed to its bucket's
-``{p}.probes`` partition; :meth:`Worker.index_step` matches and stores each probe in its
-bucket and answers the event (:mod:`worker.stream.index`) on ``{p}.answers``; the verdict
+"One event's path"): bytes in ``{p}.events``; :meth:`Worker.fingerprint_batch` fingerprints
+a batch and gives each event one share per ``{p}.probes`` partition its block keys reach
+(:mod:`worker.stream.fingerprint`; the shares of this worker's own partitions skip Kafka);
+:meth:`Worker.index_step` matches and stores each share in that partition and answers the
+event (:mod:`worker.stream.index`) on ``{p}.answers``; the verdict
 stage gathers the answers, decides, and publishes to ``{p}.unique`` or ``{p}.duplicates``
 once its store's changelog holds what it published (:mod:`worker.stream.verdict`).
 
