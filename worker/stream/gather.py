@@ -102,9 +102,13 @@ def _duplicate(
 
 
 def _earlier_than_current(published: Published, ref: Ref) -> bool:
+    """Whether ``ref``, a match before the event itself, wins over its current match by the one rule."""
     if ref.order >= published.order:
         return False
-    return published.current is None or ref.order < published.current.order
+    current = published.current
+    return current is None or match.precedence(ref.order, ref.distance) < match.precedence(
+        current.order, current.distance
+    )
 
 
 def revise(published: Published, ref: Ref) -> Published | None:
