@@ -40,6 +40,17 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "connect_timeout_s": (0.1, None),
     "shutdown_timeout_s": (0, None),
 }
+# What changes the fingerprint, sketch or keys a text is stored under (the plan aside).
+FEATURE_SETTINGS = (
+    "shingle_n",
+    "strip_links",
+    "strip_tags",
+    "min_features",
+    "anchor_words",
+    "short_chars",
+    "short_bands",
+    "word_bands",
+)
 FLAGGED = {"k", "max_distance", "shingle_n", "partitions", *(name for name in RANGES if name.startswith("min_"))}
 
 
@@ -245,6 +256,13 @@ class Settings:
 
             host = socket.gethostname()
         return f"http://{host}:{self.web_port}"
+
+    @cached_property
+    def stored_features(self) -> dict[str, int | bool]:
+        """The settings that shape what an index stores for a text (its SimHash, sketch and
+        keys), by their variables: a store keeps them, and refuses to be read with others,
+        where copies would silently stop finding what was stored before."""
+        return {ENV_PREFIX + name.upper(): getattr(self, name) for name in FEATURE_SETTINGS}
 
     @cached_property
     def block_plan(self) -> Plan:

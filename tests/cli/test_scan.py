@@ -397,6 +397,10 @@ def test_a_state_of_other_settings_is_refused_before_the_output_is_touched(tmp_p
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
     assert f"--state {state} was built with plan 10x" in proc.stderr and "not 4x16" in proc.stderr
     assert (tmp_path / "out.jsonl").read_bytes() == kept
+    proc = _scan_once(tmp_path, "--state", str(state), "--shingle-n", "1")
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"--state {state} was built with NEARDUP_SHINGLE_N=2, not 1:" in proc.stderr
+    assert (tmp_path / "out.jsonl").read_bytes() == kept
 
 
 def test_events_older_than_the_window_behind_the_newest_are_counted_as_not_stored(tmp_path: Path) -> None:

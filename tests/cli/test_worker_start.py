@@ -63,3 +63,18 @@ def test_index_stores_of_another_plan_or_retention_are_refused_before_joining(tm
         check_stores(settings.replace(retention_days=1), tmp_path)
     with pytest.raises(ValueError, match=r"built with plan 10x.* not 4x16 .*NEARDUP_EXPECTED_FINGERPRINTS"):
         check_stores(settings.replace(expected_fingerprints=1000), tmp_path)
+
+
+def test_index_stores_of_other_fingerprint_settings_are_refused_before_joining(tmp_path: Path) -> None:
+    """A worker restarted with another NEARDUP_SHORT_CHARS stored and probed other keys than
+    its store holds: the copies of a whole window passed as unique, with nothing said."""
+    from worker.state.partition import IndexPartition
+    from worker.stream.app import check_stores
+
+    settings = Settings()
+    plan, features = settings.block_plan, settings.stored_features
+    store = IndexPartition(tmp_path / "stores" / "index" / "0", plan, settings.retention_ms, features=features)
+    store.close()
+    check_stores(settings, tmp_path)
+    with pytest.raises(ValueError, match=r"/0 was built with NEARDUP_SHORT_CHARS=300, not 100 .*shape fingerprints"):
+        check_stores(settings.replace(short_chars=100), tmp_path)

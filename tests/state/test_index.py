@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from worker.engine.blocks import Plan, hamming, parse_plan, plan_for
 from worker.engine.match import Candidate, Entry
+from worker.settings import Settings
 from worker.state.index import BlockIndex
+from worker.state.layout import StoreMismatch
 
 FULL = (1 << 64) - 1
 
@@ -193,6 +195,32 @@ def test_opening_with_another_plan_fails_clearly(tmp_path: Path) -> None:
         BlockIndex(tmp_path / "ix", parse_plan("4x16", k=3, expected=1))
     with BlockIndex(tmp_path / "ix", plan_for(k=3, expected=5_000_000)) as index:
         assert index.plan.name == "10x25..26"
+
+
+def test_a_store_keeps_the_settings_its_fingerprints_were_made_with(tmp_path: Path) -> None:
+    """Read with other shingles, a copy's SimHash and keys are not those of what was stored:
+    every copy of the window would pass as unique, silently."""
+    plan = parse_plan("10x25", k=3, expected=1)
+    made = Settings().stored_features
+    with BlockIndex(tmp_path / "ix", plan, features=made):
+        pass
+    with BlockIndex(tmp_path / "ix", plan, features=made):  # the same settings fit
+        pass
+    with BlockIndex(tmp_path / "ix", plan):  # a caller that names none (a bench, an inspection) is not asked
+        pass
+    other = Settings(shingle_n=1, word_bands=0).stored_features
+    with pytest.raises(StoreMismatch, match=r"built with NEARDUP_SHINGLE_N=2, not 1 and NEARDUP_WORD_BANDS=8, not 0;"):
+        BlockIndex(tmp_path / "ix", plan, features=other)
+
+
+def test_a_store_from_before_the_settings_record_takes_the_first_it_is_opened_with(tmp_path: Path) -> None:
+    plan = parse_plan("10x25", k=3, expected=1)
+    with BlockIndex(tmp_path / "ix", plan):
+        pass
+    with BlockIndex(tmp_path / "ix", plan, features=Settings(shingle_n=1).stored_features):
+        pass
+    with pytest.raises(StoreMismatch, match=r"NEARDUP_SHINGLE_N=1, not 2"):
+        BlockIndex(tmp_path / "ix", plan, features=Settings().stored_features)
 
 
 def test_stored_plan_of_an_empty_directory_is_none(tmp_path: Path) -> None:

@@ -55,6 +55,6 @@ def check_state_dir(path: Path, settings: Settings) -> None:
         raise FileExistsError(
             f"--state {path} holds other files and no neardup index; give it a new or empty directory"
         )
-    why = misfit(path, settings.block_plan, settings.retention_ms)
+    why = misfit(path, settings.block_plan, settings.retention_ms, settings.stored_features)
     if why is not None:
         raise StoreMismatch(f"--state {why}: scan it with the settings it was built with, or give a new --state")

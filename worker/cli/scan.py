@@ -107,6 +107,7 @@ def scan(
             retention_ms=settings.retention_ms,
             cache_bytes=settings.cache_mb << 20,
             recent_entries=SCAN_RECENT_ENTRIES,
+            features=settings.stored_features,
         )
         stack.callback(index.close, keep=not temporary)
         dedup = Deduplicator(index, settings, durable=not temporary)

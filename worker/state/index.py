@@ -10,7 +10,9 @@ and closes the store.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -25,6 +27,7 @@ from worker.state.layout import (
     COMPRESSION,
     ENTRIES,
     EXACT,
+    FEATURES_KEY,
     LAYOUT,
     LAYOUT_KEY,
     MEMTABLE_BUDGET,
@@ -40,6 +43,7 @@ from worker.state.layout import (
     StoreMismatch,
     bucket_width,
     check_fits,
+    features_differ,
     read_only,
 )
 from worker.state.pending import Pending
@@ -74,6 +78,7 @@ class BlockIndex(Writes):
         statistics: bool = False,
         recent_entries: int = RECENT_ENTRIES,
         reorder_ms: int = 0,
+        features: Mapping[str, object] | None = None,
     ) -> None:
         check_fits(plan, compression)
         self.plan = plan
@@ -114,6 +119,7 @@ class BlockIndex(Writes):
         try:
             self._check_layout(existing)
             self._check_plan()
+            self._check_features(features)
             self._check_buckets()
             self._load_buckets(existing)
         except BaseException:
@@ -180,6 +186,23 @@ class BlockIndex(Writes):
                 f"but is opened with plan {self.plan.name} (f={self.plan.f}, k={self.plan.k}); "
                 "its keys would not match: open it with the stored plan or rebuild it"
             )
+
+    def _check_features(self, features: Mapping[str, object] | None) -> None:
+        """Keep the settings a text's stored SimHash, sketch and keys depend on, and refuse
+        others; a store from before this record takes the first it is opened with."""
+        if features is None:
+            return
+        raw = self._db.get(FEATURES_KEY)
+        stored = None if raw is None else bytes(raw)
+        differ = features_differ(stored, features)
+        if differ:
+            raise StoreMismatch(
+                f"index at {self.path} was built with {' and '.join(differ)}; what it holds would not "
+                "be found with these: open it with the stored settings or rebuild it"
+            )
+        kept = {**(json.loads(stored) if stored else {}), **features}
+        if stored is None or json.loads(stored) != kept:
+            self._db.put(FEATURES_KEY, json.dumps(kept, sort_keys=True).encode(), self._write)
 
     @staticmethod
     def stored_plan(path: str | os.PathLike[str]) -> Plan | None:

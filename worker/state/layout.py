@@ -44,8 +44,9 @@ earlier, which stops being a candidate.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -67,6 +68,7 @@ LAYOUT_KEY = b"neardup:layout"
 LAYOUT = b"4"  # shared table and exact families (one seek per table whatever the retention), refs,
 # an exact key's events packed in one value
 BUCKET_KEY = b"neardup:bucket_ms"
+FEATURES_KEY = b"neardup:features"  # the settings a text's stored fingerprint, sketch and keys depend on
 WATERMARK_KEY = b"neardup:watermark"
 RECORDS = "records"
 TABLES, EXACT, ENTRIES, ONLY, LOG = "tables", "exact", "entries", "only", "log"
@@ -262,15 +264,17 @@ class StoreMismatch(ValueError):
     buckets than the settings that open it: no event can be decided right until they agree."""
 
 
-def misfit(path: str | os.PathLike[str], plan: Plan, retention_ms: int) -> str | None:
-    """Why the index store at ``path`` does not fit ``plan`` and ``retention_ms``'s time buckets
-    (None: it does, or there is none), read without opening it for writing: a worker asks before
-    it joins its group, a scan before it opens its output."""
+def misfit(
+    path: str | os.PathLike[str], plan: Plan, retention_ms: int, features: Mapping[str, object] | None = None
+) -> str | None:
+    """Why the index store at ``path`` does not fit ``plan``, ``retention_ms``'s time buckets and
+    ``features`` (None: it does, or there is none), read without opening it for writing: a
+    worker asks before it joins its group, a scan before it opens its output."""
     bucket_ms = bucket_width(retention_ms, BUCKETS)
     if not os.path.exists(os.path.join(path, "CURRENT")):
         return None
     with read_only(path) as db:
-        raw_plan, raw_buckets = db.get(PLAN_KEY), db.get(BUCKET_KEY)
+        raw_plan, raw_buckets, raw_features = db.get(PLAN_KEY), db.get(BUCKET_KEY), db.get(FEATURES_KEY)
     stored = None if raw_plan is None else Plan.from_json(bytes(raw_plan).decode())
     width = 0 if raw_buckets is None else int(bytes(raw_buckets))
     why = []
@@ -278,7 +282,17 @@ def misfit(path: str | os.PathLike[str], plan: Plan, retention_ms: int) -> str |
         why.append(f"plan {stored.name} (k={stored.k}), not {plan.name} (k={plan.k})")
     if stored is not None and width != bucket_ms:
         why.append(f"time buckets of {width} ms ({_days(width)}), not {bucket_ms} ms ({_days(bucket_ms)})")
+    why.extend(features_differ(raw_features, features))
     return f"{path} was built with {' and '.join(why)}" if why else None
+
+
+def features_differ(stored: bytes | None, features: Mapping[str, object] | None) -> list[str]:
+    """Each setting whose stored value ``features`` changes, as ``NAME=stored, not given``; a
+    store from before the record, or a caller that gives none, differs in nothing."""
+    if stored is None or features is None:
+        return []
+    kept = json.loads(bytes(stored))
+    return [f"{name}={kept[name]}, not {value}" for name, value in features.items() if kept.get(name, value) != value]
 
 
 @dataclass

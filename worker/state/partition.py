@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import logging
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from functools import lru_cache
 from pathlib import Path
@@ -52,22 +52,28 @@ class IndexPartition:
         retention_ms: int | None = None,
         cache_mb: int = 64,
         reorder_ms: int = REORDER_MS,
+        features: Mapping[str, object] | None = None,
     ) -> None:
+        def open_index() -> BlockIndex:
+            return BlockIndex(
+                path,
+                plan,
+                retention_ms=retention_ms,
+                cache_bytes=cache_mb << 20,
+                lazy_drops=True,
+                reorder_ms=reorder_ms,
+                features=features,
+            )
+
         try:
-            self.index = self._open(path, plan, retention_ms, cache_mb, reorder_ms)
+            self.index = open_index()
         except StoreLayoutError as exc:
             # The store is a copy of its changelog: without its checkpoint it is replayed whole.
             log.warning("%s; rebuilding it from its changelog", exc)
             shutil.rmtree(path)
-            self.index = self._open(path, plan, retention_ms, cache_mb, reorder_ms)
+            self.index = open_index()
         self._ops: dict[tuple[str, int], list[Any]] = {}
         self._added = 0  # entries stored since the last take_added
-
-    @staticmethod
-    def _open(path: Path, plan: Plan, retention_ms: int | None, cache_mb: int, reorder_ms: int) -> BlockIndex:
-        return BlockIndex(
-            path, plan, retention_ms=retention_ms, cache_bytes=cache_mb << 20, lazy_drops=True, reorder_ms=reorder_ms
-        )
 
     def candidates(
         self, fingerprint: int, tables: Sequence[int], max_distance: int, order: int | None = None

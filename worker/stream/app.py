@@ -117,13 +117,16 @@ def state_dir_held(path: Path, name: str) -> Iterator[None]:
 
 def check_stores(settings: Settings, path: Path) -> None:
     """Refuse, before joining the group, index stores (under a worker's ``path``) built with
-    another plan or retention: restored, they failed every batch while /healthz said healthy."""
+    another plan or retention (restored, they failed every batch while /healthz said healthy),
+    or other fingerprint settings (copies of what they hold would pass as unique)."""
     stores = sorted((path / "stores" / "index").glob("*"))
-    misfits = [why for store in stores if (why := misfit(store, settings.block_plan, settings.retention_ms))]
+    plan, features = settings.block_plan, settings.stored_features
+    misfits = [why for store in stores if (why := misfit(store, plan, settings.retention_ms, features))]
     if misfits:
         raise ValueError(
             f"the index store {misfits[0]} (NEARDUP_PLAN, NEARDUP_K and NEARDUP_EXPECTED_FINGERPRINTS "
-            "give the plan, NEARDUP_RETENTION_DAYS the buckets): a deployment keeps the ones it was "
+            "give the plan, NEARDUP_RETENTION_DAYS the buckets; the settings named shape fingerprints): "
+            "a deployment keeps the ones it was "
             "created with; start this worker with them (new ones need a new deployment, with its own "
             "NEARDUP_TOPIC_PREFIX)"
         )

@@ -104,7 +104,7 @@ class Worker:
         self.index_stores: StoreSet[IndexPartition] = StoreSet(
             datadir / "stores" / "index",
             self.names.index_changelog,
-            lambda path: IndexPartition(path, plan, retention_ms, settings.cache_mb),
+            lambda path: IndexPartition(path, plan, retention_ms, settings.cache_mb, features=settings.stored_features),
             reader,
             _CHANGELOG_GROUP_S,
         )
