@@ -33,7 +33,7 @@ each key led by its keyspace's byte:
 ``records``  ``r | key -> bytes``: records that expire with the bucket (verdicts).
 
 Store-wide: ``records`` (counters, checkpoints) and ``default`` (plan, bucket width,
-watermark, layout version). Without retention there is one bucket, kept forever, whose
+fingerprint settings, watermark, layout version). Without retention there is one bucket, kept forever, whose
 keyspaces are the families ``entries`` (``entries`` and ``only``, by their lead bytes) and
 ``records`` (no log: nothing expires). The bucket field of a row is the bucket number modulo
 2^16: live buckets are never that far apart. Two ids of one bucket whose refs collide (odds
