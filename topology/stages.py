@@ -68,6 +68,10 @@ class Topics:
         return f"{self.prefix}.probes"
 
     @property
+    def settings(self) -> str:
+        return f"{self.prefix}.settings"
+
+    @property
     def answers(self) -> str:
         return f"{self.prefix}.answers"
 

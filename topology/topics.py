@@ -14,7 +14,7 @@ from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.errors import TopicAlreadyExistsError, for_code
 
-Role = Literal["input", "output", "internal", "changelog"]
+Role = Literal["input", "output", "internal", "changelog", "meta"]
 # Topics whose partition every sender computes from the count it is configured with: theirs
 # must be that count (the changelogs are co-partitioned with the internal topics).
 ROUTED: tuple[Role, ...] = ("internal", "changelog")
@@ -64,11 +64,16 @@ def topics(
         durable["min.insync.replicas"] = "2"
 
     def spec(
-        suffix: str, role: Role, doc: str, compacted: bool = False, config: dict[str, str] | None = None
+        suffix: str,
+        role: Role,
+        doc: str,
+        compacted: bool = False,
+        config: dict[str, str] | None = None,
+        count: int = partitions,
     ) -> TopicSpec:
         return TopicSpec(
             name=f"{prefix}.{suffix}",
-            partitions=partitions,
+            partitions=count,
             replication=replication,
             config={**durable, **(config or {})},
             compacted=compacted,
@@ -114,6 +119,14 @@ def topics(
             "processed batch and partition, so a worker that takes a partition over, or lost its "
             "state directory, replays it before deciding anything.",
             config=changelog_keep,
+        ),
+        spec(
+            "settings",
+            "meta",
+            "The settings the deployment's stores and messages are laid out by (plan, retention, "
+            "fingerprint settings), recorded by its first worker: a worker with others refuses to start.",
+            config={"retention.ms": "-1", "retention.bytes": "-1", "cleanup.policy": "delete"},
+            count=1,
         ),
     ]
 

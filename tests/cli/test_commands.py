@@ -77,8 +77,8 @@ def test_topics_describe_fails_when_a_topic_is_missing(kafka_bootstrap: str) -> 
         "topics", "describe", env={"NEARDUP_BOOTSTRAP": kafka_bootstrap, "NEARDUP_TOPIC_PREFIX": "nowhere"}
     )
     assert proc.returncode == 1
-    assert proc.stdout.count(" missing\n") == 9
-    assert proc.stderr.strip() == "neardup topics: 9 of 9 topics missing: `neardup topics create` makes them"
+    assert proc.stdout.count(" missing\n") == 10
+    assert proc.stderr.strip() == "neardup topics: 10 of 10 topics missing: `neardup topics create` makes them"
 
 
 def test_a_partition_count_other_than_the_topics_is_refused_before_anything_runs(

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kafka import KafkaAdminClient
 
 from tests.faults.deployment import make_deployment
 from tests.stream_helpers import OutputReader, WorkerProcess, ids_of, real_feed, send_lines
@@ -45,11 +46,25 @@ def test_a_worker_whose_settings_do_not_fit_the_stores_stops_and_loses_nothing(
         [line] = refused.stderr.strip().splitlines()
         assert "time buckets of" in line and "NEARDUP_RETENTION_DAYS" in line, line
 
-        # No stores left, another plan: the changelogs' entries do not fit it; it stops, and the
-        # events sent meanwhile are neither decided nor dead-lettered by it.
+        # No stores left, another plan: the deployment's record refuses it before it joins.
         shutil.rmtree(tmp_path / "state" / "w")
         send_lines(kafka_bootstrap, dep.names.events, later)
         other_plan = {**dep.env, "NEARDUP_EXPECTED_FINGERPRINTS": "1000"}
+        refused = subprocess.run(
+            [sys.executable, "-m", "worker.cli", "worker", "--name", "w"],
+            env=other_plan,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert refused.returncode == 1, refused.stderr
+        [line] = refused.stderr.strip().splitlines()
+        assert f"deployment {dep.prefix} runs with plan 10x" in line and "not 4x16" in line, line
+
+        # A deployment from before that record (its topic gone): the changelogs' entries do not
+        # fit the plan; it stops, and the events sent meanwhile are neither decided nor
+        # dead-lettered by it.
+        _delete_topic(kafka_bootstrap, dep.names.settings)
         mismatched = WorkerProcess.start(other_plan, "w", tmp_path)
         deadline = time.monotonic() + 120
         while mismatched.alive():
@@ -71,6 +86,18 @@ def test_a_worker_whose_settings_do_not_fit_the_stores_stops_and_loses_nothing(
         assert not [r for r in reader.records if r.topic == dep.names.deadletter]
     finally:
         reader.close()
+
+
+def _delete_topic(bootstrap: str, name: str) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.delete_topics([name])
+        deadline = time.monotonic() + 30
+        while name in admin.list_topics():
+            assert time.monotonic() < deadline, f"{name} still listed 30 s after its deletion"
+            time.sleep(0.2)
+    finally:
+        admin.close()
 
 
 def _run(

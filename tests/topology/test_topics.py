@@ -26,6 +26,7 @@ def test_topology_declares_every_stream_once() -> None:
         "acme.answers",
         "acme.index-changelog",
         "acme.verdict-changelog",
+        "acme.settings",
     ]
     by_key = topic_map("acme", partitions=6)
     assert by_key["events"].config["message.timestamp.type"] == "LogAppendTime"
@@ -33,7 +34,10 @@ def test_topology_declares_every_stream_once() -> None:
         assert by_key[changelog].config["cleanup.policy"] == "delete"
         assert by_key[changelog].config["retention.ms"] == str(8 * 86_400_000)
     assert topic_map("acme", retention_ms=86_400_000)["index-changelog"].config["retention.ms"] == str(2 * 86_400_000)
-    assert {spec.partitions for spec in by_key.values()} == {6}
+    assert {spec.partitions for key, spec in by_key.items() if key != "settings"} == {6}
+    # One record, read first by every worker: one partition, kept for the deployment's life.
+    kept = by_key["settings"]
+    assert (kept.partitions, kept.config["retention.ms"], kept.config["retention.bytes"]) == (1, "-1", "-1")
 
 
 def test_replicated_topology_refuses_single_copy_writes() -> None:

@@ -47,21 +47,22 @@ def run_worker(args: argparse.Namespace) -> int:
     name = worker_name(args.name)  # a bad name fails before anything connects
     settings = Settings.from_env(bootstrap=args.bootstrap, state_dir=args.state, partitions=args.partitions)
     with state_dir_held(worker_dir(settings, name), name):  # nor does a name in use
-        check_stores(settings, worker_dir(settings, name))  # nor stores of other settings
+        has_stores = check_stores(settings, worker_dir(settings, name))  # nor stores of other settings
         settings.connection.check_reachable(settings.connect_timeout_s)
-        return _start_worker(settings, name, args.loglevel)
+        return _start_worker(settings, name, args.loglevel, has_stores)
 
 
-def _start_worker(settings: Settings, name: str, loglevel: str) -> int:
+def _start_worker(settings: Settings, name: str, loglevel: str, has_stores: bool) -> int:
     import logging
 
-    from worker.cli import topics
+    from worker.cli import deployment, topics
     from worker.stream.app import create_app
     from worker.stream.shutdown import BoundedWorker
 
     check_web_port(settings)
     topics.ensure(settings)
     topics.check_routing(settings)
+    deployment.check(settings, has_stores)  # nor a deployment of other settings
     app, metrics = create_app(settings, name)
     logging.getLogger("neardup").setLevel(loglevel.upper())
     # At the default log level nothing else says the worker came up, or where to look at it.

@@ -115,10 +115,11 @@ def state_dir_held(path: Path, name: str) -> Iterator[None]:
         yield
 
 
-def check_stores(settings: Settings, path: Path) -> None:
+def check_stores(settings: Settings, path: Path) -> bool:
     """Refuse, before joining the group, index stores (under a worker's ``path``) built with
     another plan or retention (restored, they failed every batch while /healthz said healthy),
-    or other fingerprint settings (copies of what they hold would pass as unique)."""
+    or other fingerprint settings (copies of what they hold would pass as unique). Whether
+    the worker has any."""
     stores = sorted((path / "stores" / "index").glob("*"))
     plan, features = settings.block_plan, settings.stored_features
     misfits = [why for store in stores if (why := misfit(store, plan, settings.retention_ms, features))]
@@ -126,10 +127,10 @@ def check_stores(settings: Settings, path: Path) -> None:
         raise ValueError(
             f"the index store {misfits[0]} (NEARDUP_PLAN, NEARDUP_K and NEARDUP_EXPECTED_FINGERPRINTS "
             "give the plan, NEARDUP_RETENTION_DAYS the buckets; the settings named shape fingerprints): "
-            "a deployment keeps the ones it was "
-            "created with; start this worker with them (new ones need a new deployment, with its own "
-            "NEARDUP_TOPIC_PREFIX)"
+            "a deployment keeps the ones it was created with; start this worker with them (new ones "
+            "need a new deployment, with its own NEARDUP_TOPIC_PREFIX)"
         )
+    return bool(stores)
 
 
 class _RetriedLookups(logging.Filter):

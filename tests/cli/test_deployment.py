@@ -1,0 +1,114 @@
+"""A deployment's settings record, on a real broker: its first worker writes it, and a worker of
+other settings is refused before it joins, even with no store of its own to compare with."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from kafka import KafkaProducer
+
+from tests.stream_helpers import worker_env
+from topology.topics import create_topics, group_members, topics
+from worker.cli.deployment import DeploymentMismatch, check
+from worker.settings import Settings
+
+pytestmark = pytest.mark.kafka
+
+
+def _deployment(bootstrap: str) -> Settings:
+    prefix = f"d{uuid.uuid4().hex[:8]}"
+    create_topics(bootstrap, topics(prefix, 2, 1))
+    return Settings(bootstrap=bootstrap, topic_prefix=prefix, partitions=2)
+
+
+def _records(bootstrap: str, topic: str) -> list[dict[str, object]]:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None)
+    try:
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        end = consumer.end_offsets([tp])[tp]
+        out: list[dict[str, object]] = []
+        while consumer.position(tp) < end:
+            for batch in consumer.poll(timeout_ms=1000).values():
+                out.extend(json.loads(r.value) for r in batch)
+        return out
+    finally:
+        consumer.close()
+
+
+def test_the_first_worker_records_its_settings_and_others_are_refused(kafka_bootstrap: str) -> None:
+    settings = _deployment(kafka_bootstrap)
+    check(settings, has_stores=False)
+    [record] = _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")
+    assert record["features"] == settings.stored_features and record["retention_ms"] == settings.retention_ms
+    check(settings, has_stores=False)  # the same settings: let in, nothing written again
+    check(settings.replace(min_resemblance=0.7), has_stores=True)  # a decision threshold is not recorded
+    assert len(_records(kafka_bootstrap, f"{settings.topic_prefix}.settings")) == 1
+    with pytest.raises(DeploymentMismatch, match=r"runs with NEARDUP_SHINGLE_N=2, not 1 \(recorded in d\w+\.settings"):
+        check(settings.replace(shingle_n=1), has_stores=False)
+    with pytest.raises(DeploymentMismatch, match=r"runs with plan 10x25\.\.26 \(k=3\), not 4x16 \(k=3\)"):
+        check(settings.replace(expected_fingerprints=1000), has_stores=False)
+    with pytest.raises(DeploymentMismatch, match=r"runs with NEARDUP_RETENTION_DAYS=7, not 2 "):
+        check(settings.replace(retention_days=2), has_stores=False)
+
+
+def test_of_two_first_workers_the_first_record_written_wins(kafka_bootstrap: str) -> None:
+    settings = _deployment(kafka_bootstrap)
+    check(settings.replace(word_bands=0), has_stores=False)
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)  # the other's record, a moment later
+    producer.send(
+        f"{settings.topic_prefix}.settings", json.dumps({"plan": {}, "retention_ms": 1, "features": {}}).encode()
+    )
+    producer.flush()
+    producer.close()
+    check(settings.replace(word_bands=0), has_stores=False)
+    with pytest.raises(DeploymentMismatch, match=r"NEARDUP_WORD_BANDS=0, not 8"):
+        check(settings, has_stores=False)
+
+
+def test_a_deployment_from_before_the_record_is_recorded_by_a_worker_whose_stores_fit(kafka_bootstrap: str) -> None:
+    """Its changelogs hold state of unknown settings: a worker without stores cannot vouch for
+    them (its restore refuses a changelog that does not fit), one whose stores passed can."""
+    settings = _deployment(kafka_bootstrap)
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
+    producer.send(f"{settings.topic_prefix}.index-changelog", b"[]", partition=1)
+    producer.flush()
+    producer.close()
+    check(settings.replace(shingle_n=1), has_stores=False)
+    assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings") == []
+    check(settings, has_stores=True)
+    assert [r["features"] for r in _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")] == [
+        settings.stored_features
+    ]
+
+
+def test_a_worker_of_other_settings_without_stores_stops_in_one_line_before_joining(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """Its stores could not tell it: it has none. Beside its peers it sent shares keyed by other
+    tables, and copies of what they had stored passed as unique."""
+    settings = _deployment(kafka_bootstrap)
+    check(settings, has_stores=False)
+    env = worker_env(kafka_bootstrap, settings.topic_prefix, 2, tmp_path / "state", 20)
+    env["NEARDUP_SHORT_CHARS"] = "100"
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "worker", "--name", "w"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith(
+        f"neardup worker: deployment {settings.topic_prefix} runs with NEARDUP_SHORT_CHARS=300, not 100"
+    )
+    assert group_members(kafka_bootstrap, f"{settings.topic_prefix}-worker") == []

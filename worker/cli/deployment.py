@@ -1,0 +1,120 @@
+"""The deployment's settings record: every worker of a deployment lays out stores and messages alike.
+
+A worker's stores, and the shares it sends its peers, are laid out by its block plan, its
+retention and the settings that shape a text's fingerprint, sketch and keys. Its own stores say
+what they were built with (:func:`worker.state.layout.misfit`), but a worker without stores had
+nothing to compare with: started with another plan beside its peers, it sent shares keyed by
+other tables, and copies of what they had stored passed as unique. So a deployment records its
+settings once, in ``{p}.settings``: the first worker writes its own, and every worker compares
+before it joins the group.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from worker.engine.blocks import Plan
+from worker.settings import Settings
+from worker.state.layout import features_differ
+
+_KEY = b"settings"
+_READ_S = 10.0
+
+
+class DeploymentMismatch(ValueError):
+    """This worker's settings are not the ones its deployment records."""
+
+
+def record_of(settings: Settings) -> dict[str, Any]:
+    """What the deployment keeps of a worker's settings."""
+    return {
+        "plan": json.loads(settings.block_plan.to_json()),
+        "retention_ms": settings.retention_ms,
+        "features": settings.stored_features,
+    }
+
+
+def differences(recorded: dict[str, Any], settings: Settings) -> list[str]:
+    """Each recorded setting that ``settings`` changes, as ``recorded, not this worker's``."""
+    why = []
+    plan, mine = Plan.from_json(json.dumps(recorded["plan"])), settings.block_plan
+    if plan != mine:
+        why.append(
+            f"plan {plan.name} (k={plan.k}), not {mine.name} (k={mine.k}) "
+            "(NEARDUP_PLAN, NEARDUP_K, NEARDUP_EXPECTED_FINGERPRINTS)"
+        )
+    if recorded["retention_ms"] != settings.retention_ms:
+        days = recorded["retention_ms"] / 86_400_000
+        why.append(f"NEARDUP_RETENTION_DAYS={days:g}, not {settings.retention_days:g}")
+    why.extend(features_differ(json.dumps(recorded["features"]).encode(), settings.stored_features))
+    return why
+
+
+def check(settings: Settings, has_stores: bool) -> None:
+    """Refuse to start when the deployment records other settings than this worker's. With
+    none recorded, record this worker's, unless the deployment already holds state that this
+    worker's stores cannot vouch for (a deployment from before the record): then its stores'
+    and changelogs' own checks are what refuse a worker of other settings."""
+    topic = f"{settings.topic_prefix}.settings"
+    changelog = f"{settings.topic_prefix}.index-changelog"
+    recorded, holds_state = _read(settings, topic, changelog)
+    if recorded is None:
+        if holds_state and not has_stores:
+            return
+        _write(settings, topic, record_of(settings))
+        # Two first workers at once: the first record written wins.
+        recorded = _read(settings, topic, changelog)[0] or record_of(settings)
+    why = differences(recorded, settings)
+    if why:
+        raise DeploymentMismatch(
+            f"deployment {settings.topic_prefix} runs with {' and '.join(why)} (recorded in {topic} by its "
+            "first worker): a deployment keeps the settings it was created with; start this worker with "
+            "them (new ones need a new deployment, with its own NEARDUP_TOPIC_PREFIX)"
+        )
+
+
+def _read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any] | None, bool]:
+    """The first settings record of ``topic`` (None: there is none), and whether ``changelog``
+    holds any record."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
+    try:
+        logs = [TopicPartition(changelog, p) for p in sorted(consumer.partitions_for_topic(changelog) or ())]
+        first, end = consumer.beginning_offsets(logs), consumer.end_offsets(logs)
+        holds_state = any(end[tp] > first[tp] for tp in logs)
+        tp = TopicPartition(topic, 0)
+        start, stop = consumer.beginning_offsets([tp])[tp], consumer.end_offsets([tp])[tp]
+        if start >= stop:
+            return None, holds_state
+        consumer.assign([tp])
+        consumer.seek(tp, start)
+        deadline = time.monotonic() + _READ_S
+        while time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=500, max_records=1).values():
+                return _parsed(topic, records[0].value), holds_state
+        raise TimeoutError(f"could not read the settings record of {topic} within {_READ_S:g} s")
+    finally:
+        consumer.close()
+
+
+def _parsed(topic: str, raw: bytes | None) -> dict[str, Any]:
+    try:
+        record = json.loads(raw or b"")
+        if isinstance(record, dict) and {"plan", "retention_ms", "features"} <= record.keys():
+            return record
+    except ValueError:
+        pass
+    raise ValueError(f"the first record of {topic} is not a neardup settings record; is the topic another program's?")
+
+
+def _write(settings: Settings, topic: str, record: dict[str, Any]) -> None:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(acks="all", **settings.connection.kafka_python())
+    try:
+        producer.send(topic, key=_KEY, value=json.dumps(record, sort_keys=True).encode()).get(timeout=_READ_S)
+    finally:
+        producer.close()
