@@ -46,6 +46,27 @@ class TopicSpec:
 
 _DAY_MS = 86_400_000
 
+# What each topic of a deployment carries, by suffix (``neardup topics`` and the docs show these).
+_DOCS = {
+    "events": "Texts to filter. The broker stamps each record, so producers' clocks cannot reorder "
+    "which of two near-duplicates counts as the original.",
+    "unique": "Events with no earlier near-duplicate.",
+    "duplicates": "Events judged near-duplicates, with the id of the original they match.",
+    "deadletter": "Events that could not be parsed or broke a limit, with the reason.",
+    "corrections": "Verdicts revised after an earlier original arrived late through another partition.",
+    "probes": "Block-key repartition: per batch, one message per partition its events' block keys "
+    "reach, so that every fingerprint sharing a key is probed and stored in one partition.",
+    "answers": "Per-event gather of the candidate matches found by each probe.",
+    "index-changelog": "Changelog of the block-table index, one record per processed batch and partition "
+    "(entries are never rewritten, so compaction would keep everything: old segments are "
+    "deleted by time instead); a restarted worker rebuilds its RocksDB state from it.",
+    "verdict-changelog": "Changelog of the verdict stage's gather states and first verdicts, one record per "
+    "processed batch and partition, so a worker that takes a partition over, or lost its "
+    "state directory, replays it before deciding anything.",
+    "settings": "The settings the deployment's stores and messages are laid out by (plan, retention, "
+    "fingerprint settings), recorded by its first worker: a worker with others refuses to start.",
+}
+
 
 def topics(
     prefix: str = "neardup", partitions: int = 4, replication: int = 1, retention_ms: int = 7 * _DAY_MS
@@ -63,68 +84,29 @@ def topics(
         # makes acks=all survive the loss of a broker without losing acknowledged verdicts.
         durable["min.insync.replicas"] = "2"
 
-    def spec(
-        suffix: str,
-        role: Role,
-        doc: str,
-        compacted: bool = False,
-        config: dict[str, str] | None = None,
-        count: int = partitions,
-    ) -> TopicSpec:
+    def spec(suffix: str, role: Role, config: dict[str, str] | None = None, count: int = partitions) -> TopicSpec:
         return TopicSpec(
             name=f"{prefix}.{suffix}",
             partitions=count,
             replication=replication,
             config={**durable, **(config or {})},
-            compacted=compacted,
             role=role,
-            doc=doc,
+            doc=_DOCS[suffix],
         )
 
     return [
-        spec(
-            "events",
-            "input",
-            "Texts to filter. The broker stamps each record, so producers' clocks cannot reorder "
-            "which of two near-duplicates counts as the original.",
-            config={"message.timestamp.type": "LogAppendTime"},
-        ),
-        spec("unique", "output", "Events with no earlier near-duplicate."),
-        spec("duplicates", "output", "Events judged near-duplicates, with the id of the original they match."),
-        spec("deadletter", "output", "Events that could not be parsed or broke a limit, with the reason."),
-        spec(
-            "corrections",
-            "output",
-            "Verdicts revised after an earlier original arrived late through another partition.",
-        ),
-        spec(
-            "probes",
-            "internal",
-            "Block-key repartition: per batch, one message per partition its events' block keys "
-            "reach, so that every fingerprint sharing a key is probed and stored in one partition.",
-        ),
-        spec("answers", "internal", "Per-event gather of the candidate matches found by each probe."),
-        spec(
-            "index-changelog",
-            "changelog",
-            "Changelog of the block-table index, one record per processed batch and partition "
-            "(entries are never rewritten, so compaction would keep everything: old segments are "
-            "deleted by time instead); a restarted worker rebuilds its RocksDB state from it.",
-            config=changelog_keep,
-        ),
-        spec(
-            "verdict-changelog",
-            "changelog",
-            "Changelog of the verdict stage's gather states and first verdicts, one record per "
-            "processed batch and partition, so a worker that takes a partition over, or lost its "
-            "state directory, replays it before deciding anything.",
-            config=changelog_keep,
-        ),
+        spec("events", "input", config={"message.timestamp.type": "LogAppendTime"}),
+        spec("unique", "output"),
+        spec("duplicates", "output"),
+        spec("deadletter", "output"),
+        spec("corrections", "output"),
+        spec("probes", "internal"),
+        spec("answers", "internal"),
+        spec("index-changelog", "changelog", config=changelog_keep),
+        spec("verdict-changelog", "changelog", config=changelog_keep),
         spec(
             "settings",
             "meta",
-            "The settings the deployment's stores and messages are laid out by (plan, retention, "
-            "fingerprint settings), recorded by its first worker: a worker with others refuses to start.",
             config={"retention.ms": "-1", "retention.bytes": "-1", "cleanup.policy": "delete"},
             count=1,
         ),
