@@ -142,20 +142,28 @@ def _too_deep(limit: int) -> str:
     return f"event is nested more than {limit} levels deep"
 
 
-def _check_depth(value: Any, limit: int) -> None:
-    """Refuse values nested more than ``limit`` levels (the event object is level 1).
+def _check_extra(extra: dict[str, Any], limit: int) -> None:
+    """Refuse fields beside id, text and ts nested more than ``limit`` levels (the event object
+    is level 1), or holding a string or name UTF-8 cannot carry (a lone surrogate): accepted,
+    such an event was stored in the index and then failed where its verdict was written, and
+    its copies were called copies of an event never published.
 
     Iterative, so a record the parser accepted never costs this check a recursion.
     """
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    stack: list[tuple[str, Any, int]] = [(name, value, 2) for name, value in extra.items()]
+    for name in extra:
+        _require_encodable(name, "")
     while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            raise InvalidEvent(_too_deep(limit))
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values() if isinstance(child, (dict, list)))
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+        field, item, depth = stack.pop()
+        if isinstance(item, str):
+            _require_encodable(item, field)
+        elif isinstance(item, (dict, list)):
+            if depth > limit:
+                raise InvalidEvent(_too_deep(limit))
+            for key in item if isinstance(item, dict) else ():
+                _require_encodable(key, field, "a name in it")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((field, child, depth + 1) for child in children if isinstance(child, (str, dict, list)))
 
 
 def validate(data: Any, settings: Limits, now_ms: int | None = None) -> Event:
@@ -207,9 +215,7 @@ def _valid_event(data: dict[str, Any], event_id: str, settings: Limits, now_ms: 
             )
     extra = {k: v for k, v in data.items() if k not in ("id", "text", "ts")}
     if extra:
-        _check_depth(data, settings.max_depth)
-        for key in extra:
-            _require_encodable(key, "name of a field")
+        _check_extra(extra, settings.max_depth)
     return Event(id=event_id, text=text, ts=ts, extra=extra)
 
 
@@ -255,8 +261,11 @@ def _epoch_ms(ms: int, shown: object) -> int:
     return ms
 
 
-def _require_encodable(value: str, name: str) -> bytes:
+def _require_encodable(value: str, name: str, part: str = "") -> bytes:
+    """``value`` as UTF-8, or why not: it is ``part`` of field ``name``, or without a ``name``
+    a field's name."""
     try:
         return value.encode("utf-8")
     except UnicodeEncodeError:
-        raise InvalidEvent(f"field {name!r} contains a lone surrogate (invalid Unicode)") from None
+        where = f"field {name!r}" + (f", {part}," if part else "") if name else "field name"
+        raise InvalidEvent(f"{where} contains a lone surrogate (invalid Unicode)") from None

@@ -91,6 +91,9 @@ def unicode_classes(rng: random.Random, n: int, max_text: int) -> bytes:
     text = " ".join(rng.sample(UNICODE_SAMPLES, 3))
     if rng.random() < 0.2:
         return (b'{"id": "uni-%d", "text": "half a pair \\ud83d ' % n) + text.encode() + b'"}'
+    if rng.random() < 0.1:  # in another field: it was indexed, then failed where its verdict was written
+        where = rng.choice([b'"meta": "\\udfff"', b'"meta": {"tags": ["ok", "\\ud800"]}', b'"meta": {"\\udbff": 1}'])
+        return b'{"id": "uni-%d", "text": "%s", %s}' % (n, text.encode(), where)
     return _event(f"uni-{n}-{rng.choice(UNICODE_SAMPLES)[:3]}", text)
 
 

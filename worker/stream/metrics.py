@@ -205,7 +205,7 @@ def reason_label(reason: str) -> str:
             return label
     if " stage failed on the batch" in reason:
         return "batch_failed"
-    return "bad_field" if reason.startswith("field '") else "other"
+    return "bad_field" if reason.startswith(("field '", "field name")) else "other"
 
 
 class _Collector(Collector):
