@@ -37,8 +37,10 @@ from tests.stream_helpers import (
     worker_env,
 )
 from tests.stream_helpers import Audit as TopicAudit
-from topology.stages import Topics, answer_partition
+from topology.stages import TABLE, Share, Topics, answer_partition, slot_partition
 from topology.topics import create_topics, topics
+from worker.engine.fingerprint import fingerprint
+from worker.settings import Settings
 
 pytestmark = pytest.mark.kafka
 
@@ -199,6 +201,20 @@ def _has_copies(run: Run, original: str | None) -> bool:
     return any(pointer == original for pointer in run.audit.final.values())
 
 
+def _short_sketch_statuses(run: Run) -> set[int]:
+    """A probe of a stored story's tables whose sketch is cut short, sent to each worker as a
+    peer's ``/check?local=1``: what a peer sends is input too, and its owner compared the
+    stored story's sketch with it (an IndexError, answered 500)."""
+    settings = Settings(partitions=PARTITIONS)
+    text = max(run.texts.values(), key=len)
+    simhash = fingerprint(text, settings).simhash
+    slots = [(t, key, TABLE) for t, key in enumerate(settings.block_plan.keys(simhash))]
+    part = slot_partition(slots[0], PARTITIONS)
+    mine = tuple(s for s in slots if slot_partition(s, PARTITIONS) == part)
+    cut = Share("probe", 1, 0, simhash, b"\x01\x02", mine).to_dict()
+    return {call(url + "/check?local=1", body={"probes": [cut]})[0] for url in run.urls}
+
+
 def test_bad_requests_get_json_errors_and_the_workers_keep_running(run: Run) -> None:
     url = run.urls[0]
     status, body = call(url + "/explain/" + quote("no such id/ever", safe=""))
@@ -217,6 +233,11 @@ def test_bad_requests_get_json_errors_and_the_workers_keep_running(run: Run) -> 
     for ts in (b"1e400", b"-1e400", b"NaN"):  # what the stream's parser refuses too
         assert call(url + "/check", raw=b'{"text": "some words here", "ts": ' + ts + b"}")[0] == 400
     assert call(url + "/check?local=1", body={"probes": [{"not": "a probe"}]})[0] == 400
+    assert _short_sketch_statuses(run) == {400}  # owner or not, each worker refuses it as it reads it
+    status, body = call(url + "/check", raw=b'{"text": "\\ud800 and more words"}')
+    assert status == 400 and body["error"] == "request body holds a lone surrogate (invalid Unicode)"
+    status, body = call(url + "/check", raw=b'{"text": "ok"}', headers={"Content-Encoding": "gzip"})
+    assert status == 400 and body["error"].startswith("request body could not be read"), body
     assert call(url + "/no/such/page")[0] == 404
     assert call(url + "/metrics", method="DELETE")[0] == 405
     assert all(worker.alive() for worker in run.workers)

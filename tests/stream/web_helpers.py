@@ -26,10 +26,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def call(url: str, body: Any = None, raw: bytes | None = None, method: str | None = None) -> tuple[int, Any]:
+def call(
+    url: str,
+    body: Any = None,
+    raw: bytes | None = None,
+    method: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, Any]:
     """(status, JSON) of a request; an error status is returned, not raised."""
     data = raw if raw is not None else None if body is None else json.dumps(body).encode()
-    req = request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    sent = {"Content-Type": "application/json", **(headers or {})}
+    req = request.Request(url, data=data, method=method, headers=sent)
     try:
         with request.urlopen(req, timeout=30) as response:
             return response.status, json.loads(response.read())

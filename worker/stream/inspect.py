@@ -32,6 +32,7 @@ from topology.stages import (
 from topology.verdicts import Ref
 from worker.engine import match
 from worker.engine.fingerprint import Fingerprint
+from worker.engine.sketch import SKETCH_BYTES, compare
 from worker.settings import Settings
 from worker.state.changelog import StoreSet
 from worker.state.partition import IndexPartition
@@ -179,7 +180,7 @@ class Inspector:
         (each a :meth:`Share.to_dict`, whose slots are all of one partition)."""
         earliest: list[dict[str, Any]] = []
         candidates: list[dict[str, Any]] = []
-        for share in map(Share.from_dict, shares):
+        for share in map(_readable, shares):
             part = slot_partition(share.slots[0], self.settings.partitions)
             found, shown = self.index.check(self._owned(self.index_stores, self.handoff.index, part), share)
             earliest.extend([] if found is None else [found.to_dict()])
@@ -254,3 +255,17 @@ def _quote(event_id: str) -> str:
     from urllib.parse import quote
 
     return quote(event_id, safe="")
+
+
+def _readable(raw: dict[str, Any]) -> Share:
+    """A peer's probe, read as the index stage will read it: a sketch or fingerprint it cannot
+    read is the request's fault (ValueError, answered 400), not a failure of the check."""
+    share = Share.from_dict(raw)
+    try:
+        share.fingerprint.to_bytes(8, "big")
+        if len(share.sketch) < SKETCH_BYTES:  # every sketch holds the word part whole
+            raise IndexError(f"{len(share.sketch)} bytes")
+        compare(share.sketch, share.sketch)
+    except Exception as exc:
+        raise ValueError(f"probe {share.id!r} has an unreadable fingerprint or sketch ({type(exc).__name__})") from None
+    return share

@@ -8,6 +8,8 @@ traceback, and no request can stop the worker (:func:`_json_errors`).
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -15,6 +17,8 @@ from typing import Any, ClassVar
 
 import faust
 from aiohttp import web as aioweb
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 from faust.web import Request, Response, View
 from faust.web.drivers.aiohttp import Web as AiohttpWeb
 
@@ -31,6 +35,9 @@ log = logging.getLogger("neardup.worker")
 # Largest request body aiohttp reads (a /check of a text at the size limit, JSON-escaped,
 # with room to spare); a larger one is answered 413 before it is read.
 MAX_BODY = 16 << 20
+# Longest a request body may take to arrive; without a bound a client that sent its headers
+# and stalled kept its request open as long as it liked.
+BODY_READ_S = 30.0
 
 
 class _Web(AiohttpWeb):
@@ -121,16 +128,32 @@ class _BadRequest(Exception):
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
-    raw = await request.read()
+    try:
+        async with asyncio.timeout(BODY_READ_S):  # a client that stalls mid-body holds nothing for long
+            raw = await request.read()
+    except TimeoutError:
+        raise _BadRequest(408, f"request body not received within {BODY_READ_S:g} s") from None
+    except (RequestPayloadError, HttpProcessingError) as exc:  # a body its Content-Encoding does not fit
+        raise _BadRequest(400, f"request body could not be read: {exc}") from None
     try:
         body = codec.loads(raw)  # as strict as the stream's parser: no NaN, no number out of range
-    except ValueError as exc:
-        raise _BadRequest(400, f"request body is not JSON: {exc}") from None
+    except ValueError:
+        raise _BadRequest(400, _not_json(raw)) from None
     except RecursionError:
         raise _BadRequest(400, "request body is nested too deeply to read") from None
     if not isinstance(body, dict):
         raise _BadRequest(400, f"request body must be a JSON object, got {type(body).__name__}")
     return body
+
+
+def _not_json(raw: bytes) -> str:
+    """Why a body is not JSON: msgspec calls a lone surrogate "truncated" input; the standard
+    parser, asked only on this path, tells which it is and where."""
+    try:
+        json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return f"request body is not JSON: {exc}"
+    return "request body holds a lone surrogate (invalid Unicode)"
 
 
 Handler = Callable[[aioweb.Request], Awaitable[aioweb.StreamResponse]]
@@ -147,6 +170,9 @@ async def _json_errors(request: aioweb.Request, handler: Handler) -> aioweb.Stre
         return aioweb.json_response({"error": exc.reason}, status=exc.status)
     except (_BadRequest, PeerError) as exc:
         return aioweb.json_response({"error": exc.reason}, status=exc.status)
+    except ConnectionResetError:  # the client went away mid-request: nobody reads an answer, nothing to fix
+        log.debug("web: %s %s: the client closed the connection", request.method, request.path)
+        return aioweb.json_response({"error": "the client closed the connection"}, status=400)
     except Exception as exc:  # a request never stops the worker, nor shows it a traceback
         log.exception("web: %s %s failed", request.method, request.path)
         return aioweb.json_response({"error": f"internal error: {type(exc).__name__}"}, status=500)
