@@ -17,6 +17,7 @@ import json
 import math
 import re
 import time
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -87,7 +88,8 @@ def _record_text(raw: bytes | str, settings: Limits) -> str:
     if len(raw) > record_limit(settings):
         raise InvalidEvent(
             f"record is {len(raw)} bytes, over the limit of {record_limit(settings)} bytes for a record "
-            f"({settings.max_text_bytes} bytes of text and {_ENVELOPE_BYTES} for the other fields)"
+            f"({settings.max_text_bytes} bytes of text and {_ENVELOPE_BYTES} for the other fields, as sent: "
+            "a character sent as a \\u escape counts its 6 bytes)"
         )
     try:
         return raw.decode("utf-8")
@@ -184,8 +186,8 @@ def _valid_id(data: Any, settings: Limits) -> str:
         raise InvalidEvent("missing field 'id'")
     if not isinstance(event_id, str):
         raise InvalidEvent(f"field 'id' must be a string, got {type(event_id).__name__}")
-    if not event_id.strip():
-        raise InvalidEvent("field 'id' is empty")
+    if not _visible(event_id):
+        raise InvalidEvent("field 'id' is empty" + ("" if not event_id.strip() else " (only invisible characters)"))
     if len(event_id) > settings.max_id_chars:
         raise InvalidEvent(f"field 'id' is {len(event_id)} characters, over the limit of {settings.max_id_chars}")
     _require_encodable(event_id, "id")
@@ -193,6 +195,14 @@ def _valid_id(data: Any, settings: Limits) -> str:
     if control:
         raise InvalidEvent(f"field 'id' contains a control character (U+{ord(control.group()):04X})")
     return event_id
+
+
+def _visible(value: str) -> bool:
+    """Whether ``value`` has a character a person sees: not only spaces and format characters
+    (zero-width space, BOM, bidi marks), which made ids that look empty in every tool."""
+    if value.isascii():
+        return bool(value.strip())
+    return any(not char.isspace() and unicodedata.category(char) != "Cf" for char in value)
 
 
 def _valid_event(data: dict[str, Any], event_id: str, settings: Limits, now_ms: int | None) -> Event:

@@ -117,7 +117,9 @@ class Settings:
     )
     max_text_bytes: int = _setting(
         512 * 1024,
-        "Events whose UTF-8 text is longer are rejected (dead-lettered); Kafka's default record limit is 1 MiB.",
+        "Events whose UTF-8 text is longer are rejected (dead-lettered), and records longer than this plus "
+        "64 KiB as sent, before they are read (a character sent as a \\u escape counts its 6 bytes); Kafka's "
+        "default record limit is 1 MiB.",
     )
     max_id_chars: int = _setting(256, "Events whose id is longer are rejected (dead-lettered).")
     max_depth: int = _setting(

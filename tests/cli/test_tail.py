@@ -52,6 +52,12 @@ def test_the_line_says_what_the_distance_counts() -> None:
     assert "distance 3/64 bits  similarity 0.9" in pretty(duplicate("b", "a"), "p")
 
 
+def test_a_text_cannot_send_the_terminal_escape_sequences() -> None:
+    """A producer's text reached an operator's terminal as is: ESC [2J cleared the screen."""
+    record = Record("p.unique", 0, 0, "e", {"id": "e", "text": "\x00\x01 hello \x1b[2J\u202eevil\nnext line"})
+    assert pretty(record, "p") == "unique     e  \\x00\\x01 hello \\x1b[2J\\u202eevil next line"
+
+
 def test_the_summary_says_one_record_not_one_records() -> None:
     one = Counter({"unique": 1, "duplicates": 1, "corrections": 1, "deadletter": 1})
     assert summary(one) == "4 records: 1 unique, 1 duplicate, 1 correction, 1 dead letter"

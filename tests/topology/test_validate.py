@@ -21,6 +21,7 @@ SETTINGS = Settings(max_text_bytes=1000, max_id_chars=20)
         (b'{"text": "hello"}', "missing field 'id'"),
         (b'{"id": 7, "text": "hello"}', "'id' must be a string"),
         (b'{"id": "", "text": "hello"}', "'id' is empty"),
+        (b'{"id": "\\u200b\\ufeff ", "text": "hello"}', "'id' is empty (only invisible characters)"),
         (b'{"id": "' + b"x" * 21 + b'", "text": "hello"}', "over the limit"),
         (b'{"id": "a"}', "missing field 'text'"),
         (b'{"id": "a", "text": null}', "'text' must be a string"),

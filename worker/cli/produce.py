@@ -25,6 +25,8 @@ from topology.stages import Topics
 from worker.cli.inputs import count, without_bom
 from worker.settings import Settings
 
+_MAX_REQUEST = 8 << 20  # the producer's own bound; a broker's default record limit is 1 MiB
+
 
 def event_key(line: bytes) -> bytes | None:
     """The event id as the record key, or None when the line has no usable id."""
@@ -63,7 +65,7 @@ def produce(
     producer = KafkaProducer(
         linger_ms=5,
         acks="all",
-        max_request_size=8 << 20,
+        max_request_size=_MAX_REQUEST,
         enable_idempotence=False,
         max_in_flight_requests_per_connection=1,
         **settings.connection.kafka_python(),
@@ -109,6 +111,8 @@ def _send(producer: Any, target: str, number: int, line: bytes, failed: list[tup
 def _reason(exc: BaseException, size: int) -> str:
     from kafka.errors import MessageSizeTooLargeError
 
+    if isinstance(exc, MessageSizeTooLargeError) and size > _MAX_REQUEST:
+        return f"{size} bytes is over the {_MAX_REQUEST} bytes this command sends in one request"
     if isinstance(exc, MessageSizeTooLargeError):
         return (
             f"{size} bytes is over the broker's record size limit (message.max.bytes, or the topic's max.message.bytes)"

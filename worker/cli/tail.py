@@ -8,6 +8,7 @@ On a terminal each record is one readable line; piped, each is one JSON object
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections import Counter
@@ -179,12 +180,21 @@ class OriginalsFirst:
         return out
 
 
+# Characters a terminal acts on rather than shows (C0, DEL, C1, line and paragraph separators,
+# bidirectional overrides): a producer's text could clear an operator's screen or reorder a line.
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
 def pretty(record: Record, prefix: str) -> str:
-    """One human line per record."""
+    """One human line per record, with what a terminal would act on shown as escapes."""
+    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), _line(record, prefix))
+
+
+def _line(record: Record, prefix: str) -> str:
     kind = record.topic.removeprefix(prefix + ".")
     v = record.value if isinstance(record.value, dict) else {}
     if kind == "unique":
-        text = str(v.get("text", ""))[:80].replace("\n", " ")
+        text = str(v.get("text", ""))[:80].replace("\n", " ")  # a story's line breaks read as spaces
         return f"unique     {record.key}  {text}"
     if kind == "duplicates":
         return (

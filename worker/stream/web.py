@@ -87,7 +87,9 @@ def install_web(app: faust.App, settings: Settings, metrics: Metrics, sampler: S
         else:
             found = await inspector.explain(event_id)
         if found is None:
-            return self.error(404, f"no event with id {event_id!r} is known (never seen, or past retention)")
+            return self.error(
+                404, f"no event with id {event_id!r} is known (never seen, past retention, or dead-lettered)"
+            )
         return self.json(found)
 
     class Check(View):
