@@ -50,6 +50,20 @@ def worker_env(
     }
 
 
+def refused_worker(env: dict[str, str], name: str) -> str:
+    """Start ``neardup worker --name name``, which must refuse to start: its one stderr line."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "worker", "--name", name],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    return line
+
+
 @dataclass
 class WorkerProcess:
     """One ``neardup worker`` subprocess; its output is appended to ``<logdir>/<name>.log``."""

@@ -4,15 +4,13 @@ other settings is refused before it joins, even with no store of its own to comp
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 from kafka import KafkaProducer
 
-from tests.stream_helpers import worker_env
+from tests.stream_helpers import refused_worker, worker_env
 from topology.topics import create_topics, group_members, topics
 from worker.cli.deployment import DeploymentMismatch, check
 from worker.settings import Settings
@@ -99,15 +97,7 @@ def test_a_worker_of_other_settings_without_stores_stops_in_one_line_before_join
     check(settings, has_stores=False)
     env = worker_env(kafka_bootstrap, settings.topic_prefix, 2, tmp_path / "state", 20)
     env["NEARDUP_SHORT_CHARS"] = "100"
-    proc = subprocess.run(
-        [sys.executable, "-m", "worker.cli", "worker", "--name", "w"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 1, proc.stderr
-    [line] = proc.stderr.strip().splitlines()
+    line = refused_worker(env, "w")
     assert line.startswith(
         f"neardup worker: deployment {settings.topic_prefix} runs with NEARDUP_SHORT_CHARS=300, not 100"
     )

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.stream_helpers import refused_worker
 from worker.cli.commands import check_web_port
 from worker.settings import Settings
 from worker.stream.app import state_dir_held
@@ -34,15 +33,7 @@ def test_a_second_worker_of_one_name_is_refused_before_it_touches_the_stores(tmp
     events it was given were dead-lettered or lost while /healthz said healthy."""
     with state_dir_held(tmp_path / "w1", "w1"):
         env = {**os.environ, "NEARDUP_STATE_DIR": str(tmp_path), "NEARDUP_BOOTSTRAP": "127.0.0.1:1"}
-        second = subprocess.run(
-            [sys.executable, "-m", "worker.cli", "worker", "--name", "w1"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    assert second.returncode != 0
-    [line] = second.stderr.strip().splitlines()
+        line = refused_worker(env, "w1")
     assert line.startswith("neardup worker: worker name 'w1' is in use: pid ")
     assert "own --name" in line
     with state_dir_held(tmp_path / "w1", "w1"):  # the first let go: the name is free again

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,7 +12,7 @@ import pytest
 from kafka import KafkaAdminClient
 
 from tests.faults.deployment import make_deployment
-from tests.stream_helpers import OutputReader, WorkerProcess, ids_of, real_feed, send_lines
+from tests.stream_helpers import OutputReader, WorkerProcess, ids_of, real_feed, refused_worker, send_lines
 from topology.stages import Topics
 
 pytestmark = pytest.mark.kafka
@@ -35,30 +33,14 @@ def test_a_worker_whose_settings_do_not_fit_the_stores_stops_and_loses_nothing(
 
         # Its own stores, another retention: refused before it joins the group, in one line.
         shorter = {**dep.env, "NEARDUP_RETENTION_DAYS": "1"}
-        refused = subprocess.run(
-            [sys.executable, "-m", "worker.cli", "worker", "--name", "w"],
-            env=shorter,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert refused.returncode == 1, refused.stderr
-        [line] = refused.stderr.strip().splitlines()
+        line = refused_worker(shorter, "w")
         assert "time buckets of" in line and "NEARDUP_RETENTION_DAYS" in line, line
 
         # No stores left, another plan: the deployment's record refuses it before it joins.
         shutil.rmtree(tmp_path / "state" / "w")
         send_lines(kafka_bootstrap, dep.names.events, later)
         other_plan = {**dep.env, "NEARDUP_EXPECTED_FINGERPRINTS": "1000"}
-        refused = subprocess.run(
-            [sys.executable, "-m", "worker.cli", "worker", "--name", "w"],
-            env=other_plan,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert refused.returncode == 1, refused.stderr
-        [line] = refused.stderr.strip().splitlines()
+        line = refused_worker(other_plan, "w")
         assert f"deployment {dep.prefix} runs with plan 10x" in line and "not 4x16" in line, line
 
         # A deployment from before that record (its topic gone): the changelogs' entries do not
