@@ -87,3 +87,44 @@ def test_half_keys_only_for_texts_of_a_dozen_characters_or_so() -> None:
     assert _halves("短文本") == ((), ())
     assert _halves("x" * (shorttext.DENSE_EDGE_MAX_CHARS + 2)) == ((), ())
     assert len(_halves("这家店的服务态度非常好")[0]) == 2
+
+
+# (copy, original): a short post under a header or with a sentence after it, and a slip in it:
+# the grams fall under the containment floor; its words are a run of the copy's, one slip apart.
+WITHIN = [
+    (
+        "题目：此时\n此时，他激动地连声道谢，上脸洋溢着幸福的微笑。机子确实比较热....",
+        "此时，他激动地连声道谢，脸上洋溢着幸福的微笑。",
+    ),
+    (
+        "【这是罗斯１９９】 这是罗斯１９９８年对中东的首轮和平交外斡旋。（国家计委国家统计局）",
+        "这是罗斯１９９８年对中东的首轮和平外交斡旋。",
+    ),
+    (
+        "[Thread] The ferry servcie resumes across the bay after the storm. More at noon",
+        "The ferry service resumes across the bay after the storm",
+    ),
+]
+
+
+@pytest.mark.parametrize(("copy", "original"), WITHIN)
+def test_a_short_post_with_a_slip_inside_a_longer_one_is_a_copy(copy: str, original: str) -> None:
+    assert is_duplicate(copy, original) and is_duplicate(original, copy)
+    canonical = [words.canonical(c.casefold()) for c in (copy, original)]
+    assert words.slipped(*canonical) is None and words.slipped_within(*canonical) is not None
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Fix typo in the README", "Fix tpyo in the README and in the manual page of the tool"),  # too few letters
+        (
+            "服务态度很好，下次还会再来这家店",
+            "服务态度很差，下次还会再来这家店吃饭，推荐给朋友",
+        ),  # a Han character changed
+        ("Disk usage on db1 is above ninety percent", "ALERT: Disk usage on db2 is above ninety percent again"),
+        ("The council approved the budget on Monday", "The council rejected the budget on Monday after a vote"),
+    ],
+)
+def test_a_run_of_a_longer_post_with_another_word_is_not_a_copy(a: str, b: str) -> None:
+    assert not is_duplicate(a, b) and not is_duplicate(b, a)

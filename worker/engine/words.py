@@ -38,6 +38,9 @@ _OCR_PAIRS = (("rn", "m"), ("cl", "d"), ("vv", "w"))
 # MIN_SLIP_CHARS: shorter ones must be equal.
 SLIP_CHARS = 10
 MIN_SLIP_CHARS = 8
+# Least letters and digits (a Han character counting two) of a text read as a run of a longer
+# one with slips: a line of three Latin words plus any words after it is too little to tell.
+MIN_WITHIN_CHARS = 24
 _FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the band
 
 
@@ -128,6 +131,27 @@ def slipped(a: str, b: str) -> float | None:
     budget = max(1, length // SLIP_CHARS)
     edits = _slips(x, y, budget)
     return None if edits > budget else 1.0 - edits / length
+
+
+def slipped_within(a: str, b: str) -> float | None:
+    """1 - edits / length when the shorter of canonical texts ``a`` and ``b`` is a run of the
+    longer one with at most one slip every ``SLIP_CHARS`` letters and digits (as
+    :func:`slipped` counts them), else None: a short post under a header, or with a sentence
+    after it, that also has a slip or two. Where the run lies in the longer text is read off
+    their matching blocks; the edits are counted in that window, near its diagonal."""
+    x, y = a.replace(" ", ""), b.replace(" ", "")
+    if len(x) > len(y):
+        x, y = y, x
+    if len(x) + len(HAN_CHAR.findall(x)) < MIN_WITHIN_CHARS:
+        return None
+    blocks = [m for m in SequenceMatcher(None, x, y, autojunk=False).get_matching_blocks() if m.size]
+    if not blocks:
+        return None
+    start = max(0, blocks[0].b - blocks[0].a)
+    end = min(len(y), blocks[-1].b + len(x) - blocks[-1].a)
+    budget = max(1, len(x) // SLIP_CHARS)
+    edits = _slips(x, y[start:end], budget)
+    return None if edits > budget else 1.0 - edits / len(x)
 
 
 def _slips(x: str, y: str, budget: int) -> int:
