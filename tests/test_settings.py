@@ -44,6 +44,9 @@ def test_bad_value_names_the_variable() -> None:
         ({"NEARDUP_CACHE_MB": "0"}, r"cache_mb \(NEARDUP_CACHE_MB\) is 0; it must be at least 1"),
         ({"NEARDUP_WEB_PORT": "70000"}, r"NEARDUP_WEB_PORT\) is 70000; it must be between 0 and 65535"),
         ({"NEARDUP_CONNECT_TIMEOUT_S": "-3"}, r"NEARDUP_CONNECT_TIMEOUT_S\) is -3.0; it must be at least 0.1"),
+        # A zero window passed every check, then dead-lettered every event while /healthz said healthy.
+        ({"NEARDUP_RETENTION_DAYS": "0"}, r"NEARDUP_RETENTION_DAYS=0 keeps under a minute of event time"),
+        ({"NEARDUP_RETENTION_DAYS": "-1"}, r"NEARDUP_RETENTION_DAYS\) is -1.0; it must be at least 0"),
     ],
 )
 def test_a_value_out_of_its_range_is_refused_by_name(env: dict[str, str], message: str) -> None:

@@ -40,6 +40,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "connect_timeout_s": (0.1, None),
     "shutdown_timeout_s": (0, None),
 }
+_MIN_RETENTION_MS = 60_000
 # What changes the fingerprint, sketch or keys a text is stored under (the plan aside).
 FEATURE_SETTINGS = (
     "shingle_n",
@@ -218,6 +219,11 @@ class Settings:
             )
         if self.max_depth < 2:
             raise ValueError(f"{ENV_PREFIX}MAX_DEPTH={self.max_depth} must be at least 2 (an event with a field)")
+        if 0 <= self.retention_ms < _MIN_RETENTION_MS:  # a zero window stored nothing and dead-lettered every event
+            raise ValueError(
+                f"{ENV_PREFIX}RETENTION_DAYS={self.retention_days:g} keeps under a minute of event time; it must be "
+                f"at least {_MIN_RETENTION_MS / 86_400_000:.6f} (a minute)"
+            )
         for name, (low, high) in RANGES.items():
             value = getattr(self, name)
             if value < low or (high is not None and value > high):
