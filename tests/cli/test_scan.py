@@ -403,6 +403,32 @@ def test_a_state_of_other_settings_is_refused_before_the_output_is_touched(tmp_p
     assert (tmp_path / "out.jsonl").read_bytes() == kept
 
 
+def test_a_state_in_use_or_of_a_worker_is_refused_before_the_output_is_touched(tmp_path: Path) -> None:
+    """A second scan of one --state left a RocksDB traceback after emptying its output; a
+    worker's stores were written into, a verdict store given an index's families."""
+    from worker.settings import Settings
+    from worker.state.index import BlockIndex
+    from worker.state.partition import IndexPartition
+    from worker.state.verdicts import VerdictPartition
+
+    settings = Settings()
+    (tmp_path / "out.jsonl").write_text("the last run's verdicts\n", encoding="utf-8")
+    held = tmp_path / "held"
+    with BlockIndex(held, settings.block_plan, retention_ms=settings.retention_ms):
+        proc = _scan_once(tmp_path, "--state", str(held))
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"--state {held} is in use by another process" in proc.stderr
+    store = IndexPartition(tmp_path / "index-0", settings.block_plan, settings.retention_ms)
+    store.index.put_record("changelog:topic", b"acme.index-changelog")
+    store.close()
+    proc = _scan_once(tmp_path, "--state", str(tmp_path / "index-0"))
+    assert proc.returncode == 1 and "is a worker's index store (a copy of acme.index-changelog)" in proc.stderr
+    VerdictPartition(tmp_path / "verdict-0", settings.retention_ms).close()
+    proc = _scan_once(tmp_path, "--state", str(tmp_path / "verdict-0"))
+    assert proc.returncode == 1 and "holds a database that is not a neardup index" in proc.stderr
+    assert (tmp_path / "out.jsonl").read_text(encoding="utf-8") == "the last run's verdicts\n"
+
+
 def test_events_older_than_the_window_behind_the_newest_are_counted_as_not_stored(tmp_path: Path) -> None:
     day, t0 = 86_400_000, 1_700_000_000_000
     texts = [

@@ -7,8 +7,10 @@ import os
 import stat
 from pathlib import Path
 
+from rocksdict import Rdict
+
 from worker.settings import Settings
-from worker.state.layout import StoreMismatch, misfit
+from worker.state.layout import CHECKPOINT_RECORD, PLAN_KEY, RECORDS, TOPIC_RECORD, StoreMismatch, misfit, read_only
 
 
 def check_paths(source: str, output: str | None, dead_letter: Path, state: str | None) -> None:
@@ -55,6 +57,47 @@ def check_state_dir(path: Path, settings: Settings) -> None:
         raise FileExistsError(
             f"--state {path} holds other files and no neardup index; give it a new or empty directory"
         )
+    if (path / "CURRENT").exists():
+        _check_not_in_use(path)
+        _check_a_scans(path)
     why = misfit(path, settings.block_plan, settings.retention_ms, settings.stored_features)
     if why is not None:
         raise StoreMismatch(f"--state {why}: scan it with the settings it was built with, or give a new --state")
+
+
+def _check_not_in_use(path: Path) -> None:
+    """Refuse a state another process holds open (a scan still running, a worker's store):
+    RocksDB said so in a traceback, after the output had been emptied."""
+    import fcntl
+
+    with open(path / "LOCK", "a+b") as lock:
+        try:  # RocksDB's own lock is a POSIX record lock on this file: probed, then let go
+            fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise BlockingIOError(
+                f"--state {path} is in use by another process (a scan still running, or a worker): "
+                "wait for it, or give this scan its own --state"
+            ) from None
+        fcntl.lockf(lock, fcntl.LOCK_UN)
+
+
+def _check_a_scans(path: Path) -> None:
+    """Refuse a database a scan did not make: not a neardup index at all (a worker's verdict
+    store), or a worker's index store, a copy of its changelog that a scan's writes would
+    make disagree with it."""
+    kept = RECORDS in Rdict.list_cf(str(path))
+    with read_only(path) as db:
+        index = db.get(PLAN_KEY) is not None
+        records = db.get_column_family(RECORDS) if index and kept else None
+        marks = [] if records is None else [records.get(key.encode()) for key in (TOPIC_RECORD, CHECKPOINT_RECORD)]
+        del records  # a family object left alive keeps the database locked
+    copied = marks[0] if marks else None
+    worker = any(mark is not None for mark in marks)
+    if not index:
+        raise FileExistsError(f"--state {path} holds a database that is not a neardup index; give a new --state")
+    if worker:
+        whose = f" (a copy of {bytes(copied).decode()})" if copied is not None else ""
+        raise FileExistsError(
+            f"--state {path} is a worker's index store{whose}: a scan would write into it; copy it "
+            "elsewhere first, or give a new --state"
+        )

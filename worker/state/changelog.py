@@ -40,14 +40,12 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from topology import codec
 from worker.state.flushes import chunk_keys
-from worker.state.layout import StoreMismatch
+from worker.state.layout import CHECKPOINT_RECORD, TOPIC_RECORD, StoreMismatch
 from worker.state.replay import ChangelogReader
 
 log = logging.getLogger("neardup.changelog")
 
-_CHECKPOINT = "changelog:next"
 _DIRTY = "changelog:dirty"
-_TOPIC = "changelog:topic"  # whose log the store copies: a state directory can outlive its deployment
 
 
 class PartitionStore(Protocol):
@@ -155,7 +153,7 @@ class StoreSet(Generic[S]):
         store = self._store(partition)
         self._checkpoint.pop(partition, None)
         end = await self._reader.end_offset(self.topic, partition)
-        raw, copied = store.get_record(_CHECKPOINT), store.get_record(_TOPIC)
+        raw, copied = store.get_record(CHECKPOINT_RECORD), store.get_record(TOPIC_RECORD)
         start = int(raw) if raw else 0
         if copied is not None and copied.decode() != self.topic:
             log.warning("%s[%d]: local store copies %s; rebuilding it", self.topic, partition, copied.decode())
@@ -164,7 +162,7 @@ class StoreSet(Generic[S]):
             log.warning("%s[%d]: local store is not a prefix of the changelog; rebuilding it", self.topic, partition)
             store = self._wipe(partition)
             start = 0
-        store.put_record(_TOPIC, self.topic.encode())
+        store.put_record(TOPIC_RECORD, self.topic.encode())
         began = time.monotonic()
         try:
             applied = await self._reader.replay(self.topic, partition, start, end, store.apply)
@@ -172,7 +170,7 @@ class StoreSet(Generic[S]):
             self._mismatch = exc
             self._remove(partition)
             raise
-        store.put_record(_CHECKPOINT, str(end).encode())
+        store.put_record(CHECKPOINT_RECORD, str(end).encode())
         if applied:
             log.info(
                 "%s[%d]: restored %d changelog records (offsets %d..%d) in %.2f s",
@@ -288,7 +286,7 @@ class StoreSet(Generic[S]):
             if store is None:
                 continue
             if partition in self._checkpoint:
-                store.put_record(_CHECKPOINT, str(self._checkpoint[partition]).encode())
+                store.put_record(CHECKPOINT_RECORD, str(self._checkpoint[partition]).encode())
             if not self._unsettled[partition]:
                 store.put_record(_DIRTY, b"")
         for _, on_durable in batches:

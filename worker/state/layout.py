@@ -68,6 +68,10 @@ LAYOUT_KEY = b"neardup:layout"
 LAYOUT = b"4"  # shared table and exact families (one seek per table whatever the retention), refs,
 # an exact key's events packed in one value
 BUCKET_KEY = b"neardup:bucket_ms"
+# A worker's store records the changelog offset it is caught up to, and whose changelog it copies
+# (a state directory can outlive its deployment): a store without them was made by a scan.
+CHECKPOINT_RECORD = "changelog:next"
+TOPIC_RECORD = "changelog:topic"
 FEATURES_KEY = b"neardup:features"  # the settings a text's stored fingerprint, sketch and keys depend on
 WATERMARK_KEY = b"neardup:watermark"
 RECORDS = "records"
