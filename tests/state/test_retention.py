@@ -13,8 +13,8 @@ from worker.cli.deduplicator import Deduplicator
 from worker.engine.blocks import plan_for
 from worker.engine.match import Entry
 from worker.settings import Settings
-from worker.state.changelog import _CHECKPOINT as CHECKPOINT
 from worker.state.index import BlockIndex
+from worker.state.layout import CHECKPOINT_RECORD as CHECKPOINT
 from worker.state.layout import REF, SUFFIX, StoreLayoutError, exact_records, read_only
 from worker.state.partition import IndexPartition
 
