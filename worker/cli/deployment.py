@@ -47,7 +47,7 @@ def differences(recorded: dict[str, Any], settings: Settings) -> list[str]:
         )
     if recorded["retention_ms"] != settings.retention_ms:
         days = recorded["retention_ms"] / 86_400_000
-        why.append(f"NEARDUP_RETENTION_DAYS={days:g}, not {settings.retention_days:g}")
+        why.append(f"NEARDUP_RETENTION_DAYS={days:.10g}, not {settings.retention_days:.10g}")
     why.extend(features_differ(json.dumps(recorded["features"]).encode(), settings.stored_features))
     return why
 

@@ -60,10 +60,10 @@ def check_routing(settings: Settings) -> None:
         spec, row = short[0]
         days = int(row["config"]["retention.ms"]) / 86_400_000 - 1
         raise ValueError(
-            f"{spec.name} keeps {days:g} days of state and a day more (retention.ms={row['config']['retention.ms']}), "
-            f"but NEARDUP_RETENTION_DAYS={settings.retention_days:g}: a store restored from it would miss "
+            f"{spec.name} keeps {days:.10g} days of state and a day more (retention.ms={row['config']['retention.ms']}), "
+            f"but NEARDUP_RETENTION_DAYS={settings.retention_days:.10g}: a store restored from it would miss "
             f"events; a deployment keeps the retention it was created with (start this worker with "
-            f"NEARDUP_RETENTION_DAYS={days:g}, or start a new deployment)"
+            f"NEARDUP_RETENTION_DAYS={days:.10g}, or start a new deployment)"
         )
 
 

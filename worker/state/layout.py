@@ -256,7 +256,8 @@ def bucket_width(retention_ms: int | None, buckets: int) -> int:
 
 def _days(bucket_ms: int) -> str:
     """The retention that time buckets of ``bucket_ms`` were made for, as a person sets it."""
-    return f"a retention of {bucket_ms * (BUCKETS - 1) / 86_400_000:.3g} days" if bucket_ms else "no retention"
+    # Ten digits: rounded to three, 7 days and 7.0000001 read as one and the same.
+    return f"a retention of {bucket_ms * (BUCKETS - 1) / 86_400_000:.10g} days" if bucket_ms else "no retention"
 
 
 class StoreLayoutError(ValueError):

@@ -128,7 +128,8 @@ def check_stores(settings: Settings, path: Path) -> bool:
             f"the index store {misfits[0]} (NEARDUP_PLAN, NEARDUP_K and NEARDUP_EXPECTED_FINGERPRINTS "
             "give the plan, NEARDUP_RETENTION_DAYS the buckets; the settings named shape fingerprints): "
             "a deployment keeps the ones it was created with; start this worker with them (new ones "
-            "need a new deployment, with its own NEARDUP_TOPIC_PREFIX)"
+            "need a new deployment, with its own NEARDUP_TOPIC_PREFIX; if this deployment's topics were "
+            f"deleted and made again, its old stores are stale: remove {path})"
         )
     return bool(stores)
 
