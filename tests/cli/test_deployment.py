@@ -4,6 +4,8 @@ other settings is refused before it joins, even with no store of its own to comp
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -74,18 +76,46 @@ def test_of_two_first_workers_the_first_record_written_wins(kafka_bootstrap: str
 
 def test_a_deployment_from_before_the_record_is_recorded_by_a_worker_whose_stores_fit(kafka_bootstrap: str) -> None:
     """Its changelogs hold state of unknown settings: a worker without stores cannot vouch for
-    them (its restore refuses a changelog that does not fit), one whose stores passed can."""
+    them (let in with other fingerprint settings, it decided beside its peers unnoticed), one
+    whose stores passed their own check can."""
     settings = _deployment(kafka_bootstrap)
     producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
     producer.send(f"{settings.topic_prefix}.index-changelog", b"[]", partition=1)
     producer.flush()
     producer.close()
-    check(settings.replace(shingle_n=1), has_stores=False)
+    with pytest.raises(DeploymentMismatch, match=r"holds state but records no settings .* record-settings"):
+        check(settings.replace(shingle_n=1), has_stores=False)
     assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings") == []
     check(settings, has_stores=True)
     assert [r["features"] for r in _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")] == [
         settings.stored_features
     ]
+    check(settings, has_stores=False)  # recorded now: a worker without stores is let in
+
+
+def test_an_operator_records_the_settings_of_a_deployment_whose_workers_lost_their_state(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    settings = _deployment(kafka_bootstrap)
+    env = {**worker_env(kafka_bootstrap, settings.topic_prefix, 2, tmp_path / "state"), "NEARDUP_SHINGLE_N": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "topics", "record-settings"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and '"NEARDUP_SHINGLE_N": 1' in done.stdout, done.stderr
+    env["NEARDUP_SHINGLE_N"] = "2"
+    again = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "topics", "record-settings"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 1 and "already records NEARDUP_SHINGLE_N=1, not 2" in again.stderr, again.stderr
+    assert len(_records(kafka_bootstrap, f"{settings.topic_prefix}.settings")) == 1
 
 
 def test_a_worker_of_other_settings_without_stores_stops_in_one_line_before_joining(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -43,10 +45,13 @@ def test_a_worker_whose_settings_do_not_fit_the_stores_stops_and_loses_nothing(
         line = refused_worker(other_plan, "w")
         assert f"deployment {dep.prefix} runs with plan 10x" in line and "not 4x16" in line, line
 
-        # A deployment from before that record (its topic gone): the changelogs' entries do not
-        # fit the plan; it stops, and the events sent meanwhile are neither decided nor
-        # dead-lettered by it.
+        # A deployment from before that record (its topic gone): a worker without stores cannot
+        # show its settings, and is refused until they are recorded.
         _delete_topic(kafka_bootstrap, dep.names.settings)
+        assert "holds state but records no settings" in refused_worker(other_plan, "w")
+        # Recorded wrong by hand: the changelogs' entries do not fit the plan; it stops, and the
+        # events sent meanwhile are neither decided nor dead-lettered by it.
+        subprocess.run([sys.executable, "-m", "worker.cli", "topics", "record-settings"], env=other_plan, check=True)
         mismatched = WorkerProcess.start(other_plan, "w", tmp_path)
         deadline = time.monotonic() + 120
         while mismatched.alive():
@@ -58,7 +63,9 @@ def test_a_worker_whose_settings_do_not_fit_the_stores_stops_and_loses_nothing(
         assert not [r for r in reader.records if r.topic == dep.names.deadletter]
         assert not ids_of(later) & reader.verdicted
 
-        # The deployment's own settings again: every event gets its verdict.
+        # The record made right and the deployment's own settings again: every event gets its verdict.
+        _delete_topic(kafka_bootstrap, dep.names.settings)
+        subprocess.run([sys.executable, "-m", "worker.cli", "topics", "record-settings"], env=dep.env, check=True)
         worker = WorkerProcess.start(dep.env, "w", tmp_path)
         try:
             worker.wait_ready()

@@ -55,17 +55,32 @@ def differences(recorded: dict[str, Any], settings: Settings) -> list[str]:
 def check(settings: Settings, has_stores: bool) -> None:
     """Refuse to start when the deployment records other settings than this worker's. With
     none recorded, record this worker's, unless the deployment already holds state that this
-    worker's stores cannot vouch for (a deployment from before the record): then its stores'
-    and changelogs' own checks are what refuse a worker of other settings."""
+    worker has no stores to vouch for (a deployment from before the record): let in, a worker
+    of other fingerprint settings decided beside its peers with nothing to say so."""
     topic = f"{settings.topic_prefix}.settings"
-    changelog = f"{settings.topic_prefix}.index-changelog"
-    recorded, holds_state = _read(settings, topic, changelog)
+    recorded, holds_state = _read(settings, topic, f"{settings.topic_prefix}.index-changelog")
+    if recorded is None and holds_state and not has_stores:
+        raise DeploymentMismatch(
+            f"deployment {settings.topic_prefix} holds state but records no settings (it was made before "
+            f"{topic} was), and this worker has no stores to show them: start first a worker that kept "
+            "its state directory, which records them, or, with none left, record the deployment's "
+            "settings with `neardup topics record-settings` run with them"
+        )
+    _compare(settings, topic, recorded or record(settings))
+
+
+def record(settings: Settings) -> dict[str, Any]:
+    """The deployment's settings record, written from ``settings`` when there is none."""
+    topic = f"{settings.topic_prefix}.settings"
+    recorded, _ = _read(settings, topic, f"{settings.topic_prefix}.index-changelog")
     if recorded is None:
-        if holds_state and not has_stores:
-            return
         _write(settings, topic, record_of(settings))
         # Two first workers at once: the first record written wins.
-        recorded = _read(settings, topic, changelog)[0] or record_of(settings)
+        recorded = _read(settings, topic, "")[0] or record_of(settings)
+    return recorded
+
+
+def _compare(settings: Settings, topic: str, recorded: dict[str, Any]) -> None:
     why = differences(recorded, settings)
     if why:
         raise DeploymentMismatch(
@@ -82,7 +97,8 @@ def _read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any
 
     consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
     try:
-        logs = [TopicPartition(changelog, p) for p in sorted(consumer.partitions_for_topic(changelog) or ())]
+        parts = consumer.partitions_for_topic(changelog) or () if changelog else ()
+        logs = [TopicPartition(changelog, p) for p in sorted(parts)]
         first, end = consumer.beginning_offsets(logs), consumer.end_offsets(logs)
         holds_state = any(end[tp] > first[tp] for tp in logs)
         tp = TopicPartition(topic, 0)

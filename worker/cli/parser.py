@@ -167,8 +167,9 @@ def _topics_parser(commands: Any) -> None:
     )
     topics.add_argument(
         "action",
-        choices=["create", "describe", "delete"],
-        help="create the missing topics, describe them, or delete them all ($NEARDUP_TOPIC_PREFIX's, verdicts too)",
+        choices=["create", "describe", "delete", "record-settings"],
+        help="create the missing topics, describe them, delete them all ($NEARDUP_TOPIC_PREFIX's, verdicts too), "
+        "or record the deployment's settings from these (once: a deployment made before they were recorded)",
     )
     topics.add_argument("--partitions", type=int, help="partitions of created topics (default: $NEARDUP_PARTITIONS)")
     topics.add_argument("--force", action="store_true", help="delete even while workers of the deployment run")

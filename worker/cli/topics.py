@@ -8,6 +8,7 @@ and those events get no verdict at all. So the count is checked against the topi
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -78,6 +79,8 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
     partition count than ``settings.partitions``, or when ``delete`` finds workers running (the
     deployment's verdicts and state go with the topics: ``force`` deletes them anyway)."""
     security = settings.connection.kafka_python_security()
+    if action == "record-settings":
+        return _record_settings(settings)
     if action == "delete":
         group = f"{settings.topic_prefix}-worker"
         running = [] if force else group_members(settings.connection.bootstrap, group, **security)
@@ -121,3 +124,19 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
             file=sys.stderr,
         )
     return 1 if missing or mismatched else 0
+
+
+def _record_settings(settings: Settings) -> int:
+    """Record these settings as the deployment's when it records none; 1 when it records others."""
+    from worker.cli import deployment
+
+    ensure(settings)
+    recorded = deployment.record(settings)
+    why = deployment.differences(recorded, settings)
+    if why:
+        print(
+            f"neardup topics: deployment {settings.topic_prefix} already records {' and '.join(why)}", file=sys.stderr
+        )
+        return 1
+    print(f"{settings.topic_prefix}.settings: {json.dumps(recorded, sort_keys=True)}")
+    return 0
