@@ -54,9 +54,9 @@ def differences(recorded: dict[str, Any], settings: Settings) -> list[str]:
 
 def check(settings: Settings, has_stores: bool) -> None:
     """Refuse to start when the deployment records other settings than this worker's. With
-    none recorded, record this worker's, unless the deployment already holds state that this
-    worker has no stores to vouch for (a deployment from before the record): let in, a worker
-    of other fingerprint settings decided beside its peers with nothing to say so."""
+    none recorded, record this worker's; but refuse when the deployment already holds state
+    (made before the record) and this worker has no stores to vouch for its settings: let in,
+    a worker of other fingerprint settings decided beside its peers with nothing to say so."""
     topic = f"{settings.topic_prefix}.settings"
     recorded, holds_state = _read(settings, topic, f"{settings.topic_prefix}.index-changelog")
     if recorded is None and holds_state and not has_stores:
@@ -72,7 +72,7 @@ def check(settings: Settings, has_stores: bool) -> None:
 def record(settings: Settings) -> dict[str, Any]:
     """The deployment's settings record, written from ``settings`` when there is none."""
     topic = f"{settings.topic_prefix}.settings"
-    recorded, _ = _read(settings, topic, f"{settings.topic_prefix}.index-changelog")
+    recorded, _ = _read(settings, topic, "")
     if recorded is None:
         _write(settings, topic, record_of(settings))
         # Two first workers at once: the first record written wins.
@@ -92,7 +92,7 @@ def _compare(settings: Settings, topic: str, recorded: dict[str, Any]) -> None:
 
 def _read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any] | None, bool]:
     """The first settings record of ``topic`` (None: there is none), and whether ``changelog``
-    holds any record."""
+    holds any record (False when none is named)."""
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
