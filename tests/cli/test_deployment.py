@@ -97,23 +97,16 @@ def test_an_operator_records_the_settings_of_a_deployment_whose_workers_lost_the
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
     settings = _deployment(kafka_bootstrap)
-    env = {**worker_env(kafka_bootstrap, settings.topic_prefix, 2, tmp_path / "state"), "NEARDUP_SHINGLE_N": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "worker.cli", "topics", "record-settings"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    env = worker_env(kafka_bootstrap, settings.topic_prefix, 2, tmp_path / "state")
+
+    def record_settings(shingle_n: int) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "worker.cli", "topics", "record-settings"]
+        shingles = {"NEARDUP_SHINGLE_N": str(shingle_n)}
+        return subprocess.run(command, env={**env, **shingles}, capture_output=True, text=True, timeout=120)
+
+    done = record_settings(1)
     assert done.returncode == 0 and '"NEARDUP_SHINGLE_N": 1' in done.stdout, done.stderr
-    env["NEARDUP_SHINGLE_N"] = "2"
-    again = subprocess.run(
-        [sys.executable, "-m", "worker.cli", "topics", "record-settings"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    again = record_settings(2)
     assert again.returncode == 1 and "already records NEARDUP_SHINGLE_N=1, not 2" in again.stderr, again.stderr
     assert len(_records(kafka_bootstrap, f"{settings.topic_prefix}.settings")) == 1
 
