@@ -16,6 +16,7 @@ import re
 import time
 import unicodedata
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,6 +35,10 @@ _RATE_WINDOW_S = 5  # rates are averaged over this many seconds
 _LATENCY_WINDOW_S = 10.0
 _BROKER_TIMEOUT_S = 2.0
 _TEXTS_CACHED = 256
+# How long the worker's own topics may be missing before it stops: deleted under it (and made
+# again), its consumer kept them missing, its peers waited on its partitions, and nothing was
+# decided while it answered 503 and they answered healthy.
+TOPICS_LOST_S = 30.0
 _DISK_EVERY_S = 5.0  # the stores' sizes change slowly, and reading them walks their files
 # The page's pairs change at most this often: a person cannot read six pairs a second, and
 # rendering one (its texts found, its differences marked) takes about a millisecond of the
@@ -80,11 +85,24 @@ def _known_to_the_consumer(app: faust.App, topic: str) -> bool:
     return consumer is None or consumer.partitions_for_topic(topic) is not None
 
 
+class TopicsLost(RuntimeError):
+    """The topics this worker reads are gone from the cluster."""
+
+
 class Sampler:
     """Samples a worker once a second; answers ``/stats`` and ``/healthz`` from the samples."""
 
-    def __init__(self, app: faust.App, metrics: Metrics, observed: Observed, name: str, prefix: str) -> None:
+    def __init__(
+        self,
+        app: faust.App,
+        metrics: Metrics,
+        observed: Observed,
+        name: str,
+        prefix: str,
+        topics_lost: Callable[[BaseException], None] | None = None,
+    ) -> None:
         self.app, self.metrics, self.observed, self.name = app, metrics, observed, name
+        self._topics_lost, self._missing_since = topics_lost, 0.0
         self.prefix = prefix + "."  # our topics; Faust's own (its assignor's) are not the operator's
         self.started = time.time()
         self.history: deque[Point] = deque(maxlen=_HISTORY_S)
@@ -111,7 +129,7 @@ class Sampler:
     async def sample(self) -> None:
         m = self.metrics
         lag = await self._lag()
-        self.missing = [t for t in self._sources if not _known_to_the_consumer(self.app, t)]
+        self.check_topics()
         sizes = m.gauges.state_bytes
         if time.monotonic() - self._disk_at > _DISK_EVERY_S:
             sizes = {store: _disk_bytes(path) for store, path in self.observed.state_dirs().items()}
@@ -154,6 +172,35 @@ class Sampler:
         self.broker_error = None
         committed = _committed_offsets(consumer, tps)
         return {(tp.topic, tp.partition): max(0, int(ends[tp]) - committed.get(tp, 0)) for tp in tps if tp in ends}
+
+    async def watch_topics(self) -> None:
+        """:meth:`check_topics` once a second, for a worker without a web server: nobody reads
+        its samples, but with its topics deleted it must still stop."""
+        while not self.app.should_stop:
+            self.check_topics()
+            await self.app.sleep(1.0)
+
+    def check_topics(self) -> None:
+        """Which topics the worker reads the cluster no longer has; stop once they stay missing."""
+        self.missing = [t for t in self._sources if not _known_to_the_consumer(self.app, t)]
+        self._stop_if_topics_lost()
+
+    def _stop_if_topics_lost(self) -> None:
+        """Stop the worker once its topics have been missing for :data:`TOPICS_LOST_S`: its state
+        is of the topics that were deleted, and restarted it restores from what is there now."""
+        if not self.missing or not self.assigned_once:
+            self._missing_since = 0.0
+            return
+        now = time.monotonic()
+        self._missing_since = self._missing_since or now
+        if now - self._missing_since >= TOPICS_LOST_S and self._topics_lost is not None:
+            lost, self._topics_lost = self._topics_lost, None
+            lost(
+                TopicsLost(
+                    f"{', '.join(self.missing)} missing on the cluster for {TOPICS_LOST_S:.0f} s (deleted under this "
+                    "worker?): stopping; start it again once the deployment's topics exist"
+                )
+            )
 
     def health(self) -> tuple[bool, str]:
         """Healthy once recovered and consuming; otherwise the reason."""

@@ -124,7 +124,9 @@ class Worker:
         # The operator's side (worker.stream.web): samples, explain and check.
         self.closing = False
         self.restores_pending = 0  # restores that assignments started and that have not finished
-        self.sampler = Sampler(app, self.metrics, self, name or datadir.name, settings.topic_prefix)
+        self.sampler = Sampler(
+            app, self.metrics, self, name or datadir.name, settings.topic_prefix, topics_lost=self.sends.write_failed
+        )
         self.peers = Peers(settings.connection.aiokafka(), f"{settings.topic_prefix}-worker", settings.web_address)
         self.inspector = Inspector(
             settings,
@@ -400,6 +402,11 @@ def install(
             await worker.sampler.run()
 
         install_web(app, settings, worker.metrics, worker.sampler, worker.inspector)
+    else:
+
+        @app.task
+        async def watch_topics() -> None:
+            await worker.sampler.watch_topics()
 
     # faust's stubs want a signal= parameter on receivers
     app.on_partitions_assigned.connect(cast(Any, worker.assigned))
