@@ -159,7 +159,14 @@ class StoreSet(Generic[S]):
             log.warning("%s[%d]: local store copies %s; rebuilding it", self.topic, partition, copied.decode())
             store, start = self._wipe(partition), 0
         if store.get_record(_DIRTY) or start > end:
-            log.warning("%s[%d]: local store is not a prefix of the changelog; rebuilding it", self.topic, partition)
+            # Said with its cause: "not a prefix of the changelog" read as corruption to an
+            # operator, on a partition that had only moved while a batch was under way.
+            why = (
+                "it was closed mid-batch, so its last writes may not be in the log"
+                if store.get_record(_DIRTY)
+                else f"it is caught up to offset {start}, past the log's end {end} (the log was deleted or cut)"
+            )
+            log.warning("%s[%d]: rebuilding the local store from the log: %s", self.topic, partition, why)
             store = self._wipe(partition)
             start = 0
         store.put_record(TOPIC_RECORD, self.topic.encode())
