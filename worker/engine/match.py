@@ -148,8 +148,8 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
         passed = words.slipped(theirs, mine)
     if passed is None:
         passed = words.slipped_within(theirs, mine)
-        if passed is None:
-            return _refused(similarity, floor, needed)
+    if passed is None:
+        return _refused(similarity, floor, needed)
     return Judgement(None, WORDS_DIFFER) if words.differ(theirs, mine) else Judgement(passed)
 
 
