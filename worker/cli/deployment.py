@@ -17,7 +17,7 @@ from typing import Any
 
 from worker.engine.blocks import Plan
 from worker.settings import Settings
-from worker.state.layout import features_differ
+from worker.state.layout import features_differ, plan_differs
 
 _KEY = b"settings"
 _READ_S = 10.0
@@ -38,17 +38,14 @@ def record_of(settings: Settings) -> dict[str, Any]:
 
 def differences(recorded: dict[str, Any], settings: Settings) -> list[str]:
     """Each recorded setting that ``settings`` changes, as ``recorded, not this worker's``."""
-    why = []
-    plan, mine = Plan.from_json(json.dumps(recorded["plan"])), settings.block_plan
-    if plan != mine:
-        why.append(
-            f"plan {plan.name} (k={plan.k}), not {mine.name} (k={mine.k}) "
-            "(NEARDUP_PLAN, NEARDUP_K, NEARDUP_EXPECTED_FINGERPRINTS)"
-        )
+    plan = Plan.from_json(json.dumps(recorded["plan"]))
+    why = [
+        f"{w} (NEARDUP_PLAN, NEARDUP_K, NEARDUP_EXPECTED_FINGERPRINTS)" for w in plan_differs(plan, settings.block_plan)
+    ]
     if recorded["retention_ms"] != settings.retention_ms:
         days = recorded["retention_ms"] / 86_400_000
         why.append(f"NEARDUP_RETENTION_DAYS={days:.10g}, not {settings.retention_days:.10g}")
-    why.extend(features_differ(json.dumps(recorded["features"]).encode(), settings.stored_features))
+    why.extend(features_differ(recorded["features"], settings.stored_features))
     return why
 
 
@@ -66,18 +63,20 @@ def check(settings: Settings, has_stores: bool) -> None:
             "its state directory, which records them, or, with none left, record the deployment's "
             "settings with `neardup topics record-settings` run with them"
         )
-    _compare(settings, topic, recorded or record(settings))
+    _compare(settings, topic, recorded or _written(settings, topic))
 
 
 def record(settings: Settings) -> dict[str, Any]:
     """The deployment's settings record, written from ``settings`` when there is none."""
     topic = f"{settings.topic_prefix}.settings"
-    recorded, _ = _read(settings, topic, "")
-    if recorded is None:
-        _write(settings, topic, record_of(settings))
-        # Two first workers at once: the first record written wins.
-        recorded = _read(settings, topic, "")[0] or record_of(settings)
-    return recorded
+    return _read(settings, topic, "")[0] or _written(settings, topic)
+
+
+def _written(settings: Settings, topic: str) -> dict[str, Any]:
+    """Write ``settings`` as the record, then read back the first record: of two first
+    workers at once, the first written wins."""
+    _write(settings, topic, record_of(settings))
+    return _read(settings, topic, "")[0] or record_of(settings)
 
 
 def _compare(settings: Settings, topic: str, recorded: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from rocksdict import Rdict
 
 from worker.settings import Settings
-from worker.state.layout import CHECKPOINT_RECORD, PLAN_KEY, RECORDS, TOPIC_RECORD, StoreMismatch, misfit, read_only
+from worker.state.layout import CHECKPOINT_RECORD, PLAN_KEY, RECORDS, TOPIC_RECORD, StoreMismatch, misfit_of, read_only
 
 
 def check_paths(source: str, output: str | None, dead_letter: Path, state: str | None) -> None:
@@ -57,10 +57,13 @@ def check_state_dir(path: Path, settings: Settings) -> None:
         raise FileExistsError(
             f"--state {path} holds other files and no neardup index; give it a new or empty directory"
         )
-    if (path / "CURRENT").exists():
-        _check_not_in_use(path)
-        _check_a_scans(path)
-    why = misfit(path, settings.block_plan, settings.retention_ms, settings.stored_features)
+    if not (path / "CURRENT").exists():
+        return
+    _check_not_in_use(path)
+    kept = RECORDS in Rdict.list_cf(str(path))
+    with read_only(path) as db:  # opened once for both checks: a large state takes a while to open
+        _check_a_scans(db, path, kept)
+        why = misfit_of(db, path, settings.block_plan, settings.retention_ms, settings.stored_features)
     if why is not None:
         raise StoreMismatch(f"--state {why}: scan it with the settings it was built with, or give a new --state")
 
@@ -81,16 +84,14 @@ def _check_not_in_use(path: Path) -> None:
         fcntl.lockf(lock, fcntl.LOCK_UN)
 
 
-def _check_a_scans(path: Path) -> None:
-    """Refuse a database a scan did not make: not a neardup index at all (a worker's verdict
-    store), or a worker's index store, a copy of its changelog that a scan's writes would
-    make disagree with it."""
-    kept = RECORDS in Rdict.list_cf(str(path))
-    with read_only(path) as db:
-        index = db.get(PLAN_KEY) is not None
-        records = db.get_column_family(RECORDS) if index and kept else None
-        marks = [] if records is None else [records.get(key.encode()) for key in (TOPIC_RECORD, CHECKPOINT_RECORD)]
-        del records  # a family object left alive keeps the database locked
+def _check_a_scans(db: Rdict, path: Path, kept: bool) -> None:
+    """Refuse a database (``db``, at ``path``, holding a records family when ``kept``) a scan did
+    not make: not a neardup index at all (a worker's verdict store), or a worker's index store,
+    a copy of its changelog that a scan's writes would make disagree with it."""
+    index = db.get(PLAN_KEY) is not None
+    records = db.get_column_family(RECORDS) if index and kept else None
+    marks = [] if records is None else [records.get(key.encode()) for key in (TOPIC_RECORD, CHECKPOINT_RECORD)]
+    del records  # a family object left alive keeps the database locked
     copied = marks[0] if marks else None
     worker = any(mark is not None for mark in marks)
     if not index:

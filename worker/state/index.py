@@ -193,15 +193,15 @@ class BlockIndex(Writes):
         if features is None:
             return
         raw = self._db.get(FEATURES_KEY)
-        stored = None if raw is None else bytes(raw)
+        stored = None if raw is None else json.loads(bytes(raw))
         differ = features_differ(stored, features)
         if differ:
             raise StoreMismatch(
                 f"index at {self.path} was built with {' and '.join(differ)}; what it holds would not "
                 "be found with these: open it with the stored settings or rebuild it"
             )
-        kept = {**(json.loads(stored) if stored else {}), **features}
-        if stored is None or json.loads(stored) != kept:
+        kept = {**(stored or {}), **features}
+        if kept != stored:
             self._db.put(FEATURES_KEY, json.dumps(kept, sort_keys=True).encode(), self._write)
 
     @staticmethod

@@ -275,28 +275,41 @@ def misfit(
     """Why the index store at ``path`` does not fit ``plan``, ``retention_ms``'s time buckets and
     ``features`` (None: it does, or there is none), read without opening it for writing: a
     worker asks before it joins its group, a scan before it opens its output."""
-    bucket_ms = bucket_width(retention_ms, BUCKETS)
     if not os.path.exists(os.path.join(path, "CURRENT")):
         return None
     with read_only(path) as db:
-        raw_plan, raw_buckets, raw_features = db.get(PLAN_KEY), db.get(BUCKET_KEY), db.get(FEATURES_KEY)
+        return misfit_of(db, path, plan, retention_ms, features)
+
+
+def misfit_of(
+    db: Rdict,
+    path: str | os.PathLike[str],
+    plan: Plan,
+    retention_ms: int,
+    features: Mapping[str, object] | None = None,
+) -> str | None:
+    """:func:`misfit` of the store at ``path``, opened (read-only) as ``db``."""
+    bucket_ms = bucket_width(retention_ms, BUCKETS)
+    raw_plan, raw_buckets, raw_features = db.get(PLAN_KEY), db.get(BUCKET_KEY), db.get(FEATURES_KEY)
     stored = None if raw_plan is None else Plan.from_json(bytes(raw_plan).decode())
     width = 0 if raw_buckets is None else int(bytes(raw_buckets))
-    why = []
-    if stored is not None and stored != plan:
-        why.append(f"plan {stored.name} (k={stored.k}), not {plan.name} (k={plan.k})")
+    why = [] if stored is None else plan_differs(stored, plan)
     if stored is not None and width != bucket_ms:
         why.append(f"time buckets of {width} ms ({_days(width)}), not {bucket_ms} ms ({_days(bucket_ms)})")
-    why.extend(features_differ(raw_features, features))
+    why.extend(features_differ(None if raw_features is None else json.loads(bytes(raw_features)), features))
     return f"{path} was built with {' and '.join(why)}" if why else None
 
 
-def features_differ(stored: bytes | None, features: Mapping[str, object] | None) -> list[str]:
-    """Each setting whose stored value ``features`` changes, as ``NAME=stored, not given``; a
+def plan_differs(stored: Plan, plan: Plan) -> list[str]:
+    """``plan`` against the one a store or deployment was made with, as ``plan A (k=..), not B (k=..)``."""
+    return [] if stored == plan else [f"plan {stored.name} (k={stored.k}), not {plan.name} (k={plan.k})"]
+
+
+def features_differ(kept: Mapping[str, object] | None, features: Mapping[str, object] | None) -> list[str]:
+    """Each setting whose ``kept`` value ``features`` changes, as ``NAME=kept, not given``; a
     store from before the record, or a caller that gives none, differs in nothing."""
-    if stored is None or features is None:
+    if kept is None or features is None:
         return []
-    kept = json.loads(bytes(stored))
     return [f"{name}={kept[name]}, not {value}" for name, value in features.items() if kept.get(name, value) != value]
 
 
