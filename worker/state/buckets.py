@@ -60,28 +60,20 @@ from worker.engine.blocks import Plan
 from worker.engine.match import EntryFields
 from worker.state.arrivals import Arrivals
 from worker.state.layout import (
-    BUCKET,
-    BUCKET_KEY,
     ENTRIES,
     EXACT_PREFIX,
     HASHED_MEMTABLE_BUCKETS,
     KIND_BYTE,
     KINDS,
-    LAYOUT,
-    LAYOUT_KEY,
     LOG,
     ONLY,
-    PLAN_KEY,
     PREFIXES,
     RECORDS,
     WATERMARK_KEY,
     Bucket,
-    StoreLayoutError,
-    StoreMismatch,
     any_live,
     bucket_family,
 )
-from worker.state.pending import Pending
 
 PURGE_SLICE = 512  # least entries (or log rows) of an expired bucket deleted per maintain() step: a few ms
 
@@ -155,36 +147,6 @@ class TimeBuckets:
         # writer at a time, and a store has one.
         opts.set_allow_concurrent_memtable_write(False)
         return opts
-
-    def _check_buckets(self) -> None:
-        raw = self._db.get(BUCKET_KEY)
-        stored = 0 if raw is None else int(bytes(raw))  # stores older than retention: unbucketed
-        if stored == self.bucket_ms:
-            return
-
-        def describe(width: int) -> str:
-            return f"time buckets of {width} ms" if width else "no retention (one bucket kept forever)"
-
-        raise StoreMismatch(
-            f"index at {self.path} was built with {describe(stored)} but is opened with "
-            f"{describe(self.bucket_ms)} (retention_ms={self.retention_ms}); its entries would sit in the "
-            "wrong buckets: open it with the same retention_ms and buckets, or rebuild it"
-        )
-
-    def _check_layout(self, existing: list[str]) -> None:
-        old = sorted(n for n in existing if "@" in n and not n.startswith(BUCKET + "@"))
-        if old:
-            raise StoreLayoutError(
-                f"index at {self.path} keeps its time buckets as one column family per keyspace "
-                f"({', '.join(old[:4])}...), the layout of an older neardup; rebuild it"
-            )
-        layout = self._db.get(LAYOUT_KEY)
-        if layout is None and self._db.get(PLAN_KEY) is not None:
-            raise StoreLayoutError(
-                f"index at {self.path} keeps a table per time bucket, the layout of an older neardup; rebuild it"
-            )
-        if layout is not None and bytes(layout) != LAYOUT:
-            raise StoreLayoutError(f"index at {self.path} has layout {bytes(layout)!r}, not {LAYOUT!r}; rebuild it")
 
     @property
     def watermark(self) -> int | None:
@@ -355,27 +317,6 @@ class TimeBuckets:
         bucket.handle.clear()
         self._names.discard(name)
         return True
-
-    def _stage_exact(self, pending: Pending) -> None:
-        """Append each exact key's records of this write to its value, as a probe before read it
-        (an event is probed, then added) or else read now, in one multi-get."""
-        keys = [*pending.exact]
-        values = self._read_exact(keys)
-        self._exact_read = {}
-        for key, value in zip(keys, values, strict=True):
-            pending.batch.put(key, pending.exact_value(key, value, self._live_suffixes), self._exact_handle)
-
-    def _read_exact(self, full: list[bytes]) -> list[bytes | None]:
-        """The stored values of exact keys; kept, as what the add that follows appends to, until
-        a write. Inside a deferred block, where the store does not change until its end, a key
-        read before is not read again."""
-        read = self._exact_read
-        try:  # inside a deferred block its keys were read up front
-            return [read[key] for key in full]
-        except KeyError:
-            missing = [key for key in full if key not in read]
-        read.update(zip(missing, cast(list[bytes | None], self._exact_cf.get([*missing])), strict=True))
-        return [read[key] for key in full]
 
     def _drop_dead_exact(self, batch: WriteBatch, keys: Iterable[bytes]) -> None:
         """Delete each of ``keys`` that names no event of a live bucket. One that still does is

@@ -22,6 +22,7 @@ from worker.engine.blocks import Plan
 from worker.engine.match import EntryFields
 from worker.state.arrivals import Arrivals
 from worker.state.layout import (
+    BUCKET,
     BUCKET_KEY,
     BUCKETS,
     COMPRESSION,
@@ -40,6 +41,7 @@ from worker.state.layout import (
     WAL_BUDGET,
     WATERMARK_KEY,
     Bucket,
+    StoreLayoutError,
     StoreMismatch,
     bucket_width,
     check_fits,
@@ -125,6 +127,36 @@ class BlockIndex(Writes):
         except BaseException:
             self.close()
             raise
+
+    def _check_buckets(self) -> None:
+        raw = self._db.get(BUCKET_KEY)
+        stored = 0 if raw is None else int(bytes(raw))  # stores older than retention: unbucketed
+        if stored == self.bucket_ms:
+            return
+
+        def describe(width: int) -> str:
+            return f"time buckets of {width} ms" if width else "no retention (one bucket kept forever)"
+
+        raise StoreMismatch(
+            f"index at {self.path} was built with {describe(stored)} but is opened with "
+            f"{describe(self.bucket_ms)} (retention_ms={self.retention_ms}); its entries would sit in the "
+            "wrong buckets: open it with the same retention_ms and buckets, or rebuild it"
+        )
+
+    def _check_layout(self, existing: list[str]) -> None:
+        old = sorted(n for n in existing if "@" in n and not n.startswith(BUCKET + "@"))
+        if old:
+            raise StoreLayoutError(
+                f"index at {self.path} keeps its time buckets as one column family per keyspace "
+                f"({', '.join(old[:4])}...), the layout of an older neardup; rebuild it"
+            )
+        layout = self._db.get(LAYOUT_KEY)
+        if layout is None and self._db.get(PLAN_KEY) is not None:
+            raise StoreLayoutError(
+                f"index at {self.path} keeps a table per time bucket, the layout of an older neardup; rebuild it"
+            )
+        if layout is not None and bytes(layout) != LAYOUT:
+            raise StoreLayoutError(f"index at {self.path} has layout {bytes(layout)!r}, not {LAYOUT!r}; rebuild it")
 
     def _open(self, statistics: bool) -> list[str]:
         """Open the database with every family it has and the shared ones; the families found."""

@@ -199,6 +199,18 @@ class Reads(TimeBuckets):
                         out.setdefault(entry.event_id, entry)
         return list(out.values())
 
+    def _read_exact(self, full: list[bytes]) -> list[bytes | None]:
+        """The stored values of exact keys; kept, as what the add that follows appends to, until
+        a write. Inside a deferred block, where the store does not change until its end, a key
+        read before is not read again."""
+        read = self._exact_read
+        try:  # inside a deferred block its keys were read up front
+            return [read[key] for key in full]
+        except KeyError:
+            missing = [key for key in full if key not in read]
+        read.update(zip(missing, cast(list[bytes | None], self._exact_cf.get([*missing])), strict=True))
+        return [read[key] for key in full]
+
     def _remember(self, number: int | None, key: bytes, entry: Entry) -> None:
         """Keep a recently added or read entry decoded, by its bucket and key there: near-duplicates
         cluster in time, so the same few entries are candidates of every table of every copy,

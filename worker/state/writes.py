@@ -137,6 +137,15 @@ class Writes(Reads):
                 self._entry_counts[number] += (number, key) not in self._recent
             self._remember(number, key, entry)
 
+    def _stage_exact(self, pending: Pending) -> None:
+        """Append each exact key's records of this write to its value, as a probe before read it
+        (an event is probed, then added) or else read now, in one multi-get."""
+        keys = [*pending.exact]
+        values = self._read_exact(keys)
+        self._exact_read = {}
+        for key, value in zip(keys, values, strict=True):
+            pending.batch.put(key, pending.exact_value(key, value, self._live_suffixes), self._exact_handle)
+
     def _replace_rows(
         self,
         batch: WriteBatch,

@@ -30,7 +30,7 @@ from worker.stream.batches import Windows
 from worker.stream.metrics import Metrics
 from worker.stream.transactions import Transactions
 from worker.stream.web import MAX_BODY, App, init_server
-from worker.stream.worker import install
+from worker.stream.wiring import install
 
 # Each internal hop waits this long for more records to share a produce request.
 _PRODUCER_LINGER_S = 0.002

@@ -1,4 +1,5 @@
-"""One worker: the three stages wired to Faust agents, rebalances, the hold timer and shutdown.
+"""One worker: its three stages and the glue between them, rebalances, the hold timer and shutdown
+(:mod:`worker.stream.wiring` declares them to Faust).
 
 Read top to bottom, this is the path of one event through the stream (docs/architecture.md,
 "One event's path"): bytes in ``{p}.events``; :meth:`Worker.fingerprint_batch` fingerprints
@@ -26,7 +27,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import faust
 from faust.types import EventT
@@ -53,14 +54,12 @@ from worker.stream.sends import Sends
 from worker.stream.stats import Sampler
 from worker.stream.transactions import Transactions
 from worker.stream.verdict import VERDICT_GROUP_S, VerdictStage
-from worker.stream.web import install_web
 
 log = logging.getLogger("neardup.worker")
 late_log = logging.getLogger("neardup.late")  # at most once a minute (worker.stream.app)
 
 _TAKE_MAX = 500  # input events per fingerprint batch
 _UNDER_WAY = 3  # input batches at once: one fingerprinting, one indexing, one deciding
-_TAKE_MESSAGES = 32  # internal messages (each already a batch) per index or verdict batch
 _LOG_TIMESTAMP_TYPE = 1  # Kafka: 0 = CreateTime, 1 = LogAppendTime
 _DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog acknowledgements
 # Index changelog group commit: batches committed within this long share one record per
@@ -351,65 +350,3 @@ class Worker:
 
     async def event_text(self, order: int) -> str | None:
         return await self.inspector.text(order)
-
-
-def install(
-    app: faust.App,
-    settings: Settings,
-    datadir: Path,
-    reader: ChangelogReader,
-    windows: Windows | None = None,
-    transactions: Transactions | None = None,
-    name: str = "",
-) -> Metrics:
-    """Declare one worker's agents, timers and rebalance and shutdown handlers on ``app``.
-
-    ``transactions``: publish outputs exactly once (:mod:`worker.stream.transactions`).
-    """
-    windows = windows or Windows()
-    worker = Worker(app, settings, datadir, reader, windows, transactions, name)
-    names = worker.names
-
-    def raw_topic(name: str) -> faust.TopicT:
-        return app.topic(name, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
-
-    @app.agent(raw_topic(names.events), name="fingerprint")
-    async def fingerprint_stage(stream: faust.StreamT[bytes]) -> None:
-        await worker.fingerprint_agent(stream)
-
-    @app.agent(raw_topic(names.probes), name="index")
-    async def index_stage(stream: faust.StreamT[bytes]) -> None:
-        async for batch in take_batches(stream, _TAKE_MESSAGES, lambda: windows.index):
-            await worker.guard.run("index", batch, worker.index_batch)
-
-    @app.agent(raw_topic(names.answers), name="verdict")
-    async def verdict_stage(stream: faust.StreamT[bytes]) -> None:
-        async for batch in take_batches(stream, _TAKE_MESSAGES, lambda: windows.verdict):
-            await worker.guard.run("verdict", batch, worker.verdict_batch)
-
-    @app.task
-    async def hold_ticks() -> None:
-        await worker.hold_ticks()
-
-    @app.timer(interval=10.0, name="counters")
-    async def report() -> None:
-        log.info("%s", worker.metrics.summary())
-
-    if settings.web_port:  # without a web server nobody reads the samples
-
-        @app.task
-        async def sample() -> None:
-            await worker.sampler.run()
-
-        install_web(app, settings, worker.metrics, worker.sampler, worker.inspector)
-    else:
-
-        @app.task
-        async def watch_topics() -> None:
-            await worker.sampler.watch_topics()
-
-    # faust's stubs want a signal= parameter on receivers
-    app.on_partitions_assigned.connect(cast(Any, worker.assigned))
-    app.on_partitions_revoked.connect(cast(Any, worker.revoked))
-    app.on_before_shutdown.connect(cast(Any, worker.close))
-    return worker.metrics
