@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.stream.web_helpers import ARTIFACTS, browse, call, free_port, scrape, total, wait_http
+from tests.stream.web_helpers import ARTIFACTS, browse, call, free_port, raw_call, scrape, total, wait_http
 from tests.stream_helpers import (
     MAX_TEXT,
     REPO,
@@ -240,6 +240,10 @@ def test_bad_requests_get_json_errors_and_the_workers_keep_running(run: Run) -> 
     assert status == 400 and body["error"].startswith("request body could not be read"), body
     assert call(url + "/no/such/page")[0] == 404
     assert call(url + "/metrics", method="DELETE")[0] == 405
+    status, body = raw_call(url, b"FOO\x01 /healthz HTTP/1.1\r\nHost: w\r\n\r\n")  # no parser takes it
+    assert status == 400 and body["error"].startswith("Bad Request: Invalid method"), body
+    status, body = raw_call(url, b"GET /healthz HTTP/1.1\r\nHost: w\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n")
+    assert status == 400 and "8190 bytes" in body["error"], body
     assert all(worker.alive() for worker in run.workers)
     assert call(url + "/healthz") == (200, {"healthy": True, "status": "recovered and consuming"})
 

@@ -46,6 +46,21 @@ def call(
         return exc.code, json.loads(payload)
 
 
+def raw_call(url: str, data: bytes) -> tuple[int, Any]:
+    """(status, JSON) of bytes sent as they are, for requests no HTTP client would make."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    content_type = next(line for line in header_lines if line.lower().startswith("content-type:"))
+    assert "application/json" in content_type, answer[:300]
+    return int(status_line.split()[1]), json.loads(payload)
+
+
 def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """Every sample of ``url/metrics``, keyed by name and sorted labels."""
     with request.urlopen(url + "/metrics", timeout=30) as response:

@@ -12,13 +12,15 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from http import HTTPStatus
 from importlib import resources
 from typing import Any, ClassVar
 
 import faust
 from aiohttp import web as aioweb
 from aiohttp.http_exceptions import HttpProcessingError
-from aiohttp.web_protocol import RequestPayloadError
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError
+from aiohttp.web_request import BaseRequest
 from faust.web import Request, Response, View
 from faust.web.drivers.aiohttp import Web as AiohttpWeb
 
@@ -40,10 +42,56 @@ MAX_BODY = 16 << 20
 BODY_READ_S = 30.0
 
 
+class _JsonParseErrors(RequestHandler):
+    """aiohttp's protocol of one connection, whose answer to a request it cannot parse at all
+    (an unknown method, a header line over 8 KiB, a broken chunked body) is a JSON error like
+    every other answer, not aiohttp's plain text. Those requests never reach a handler or a
+    middleware, and aiohttp offers no setting for their answer: only this method makes it."""
+
+    __slots__ = ()
+
+    def handle_error(
+        self, request: BaseRequest, status: int = 500, exc: BaseException | None = None, message: str | None = None
+    ) -> aioweb.StreamResponse:
+        if status >= 500:
+            super().handle_error(request, status, exc, message)  # logs the traceback of a bug
+        elif request.writer.output_size > 0:
+            raise ConnectionError("an answer was sent already: no room for an error")
+        else:  # a client's mistake: one line, not aiohttp's traceback
+            log.info("web: a request that could not be parsed, answered %d: %s", status, message)
+        reason = HTTPStatus(status).phrase
+        response = aioweb.json_response({"error": f"{reason}: {message}" if message else reason}, status=status)
+        response.force_close()
+        return response
+
+
+class _JsonErrorServer(aioweb.Server):
+    """aiohttp's server, whose connections are :class:`_JsonParseErrors`."""
+
+    def __call__(self) -> RequestHandler:
+        handler = super().__call__()
+        handler.__class__ = _JsonParseErrors  # same slots: aiohttp builds it, we answer its errors
+        return handler
+
+
+class _Runner(aioweb.AppRunner):
+    """Faust's runner of the web app, serving it through :class:`_JsonErrorServer`."""
+
+    async def _make_server(self) -> aioweb.Server:
+        server = await super()._make_server()
+        server.__class__ = _JsonErrorServer  # the app's server as aiohttp made it, one method more
+        return server
+
+
 class _Web(AiohttpWeb):
-    """Faust's aiohttp server without its index view: ``/`` is our live page."""
+    """Faust's aiohttp server without its index view (``/`` is our live page), whose requests
+    that aiohttp cannot parse get a JSON error too (:class:`_JsonParseErrors`)."""
 
     production_blueprints: ClassVar[list[Any]] = []
+
+    def __init__(self, app: faust.App, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self._runner = _Runner(self.web_app, access_log=None)
 
 
 class App(faust.App):
