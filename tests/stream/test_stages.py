@@ -251,6 +251,18 @@ def test_a_resent_id_is_counted_and_a_changed_text_is_told_apart(tmp_path: Path)
     assert (sends.metrics.republished, sends.metrics.resent_changed) == (2, 1)
 
 
+def test_an_id_resent_with_another_text_leaves_its_first_text_a_candidate(tmp_path: Path) -> None:
+    """The second text is stored apart from the first (the known limit: later events may match
+    it), not over it: a later copy of the first text is still its duplicate, as in scan."""
+    events = [("story", STORY), ("story", OTHER), ("repost", REPOST)]
+    decided, _ = _stage_verdicts(tmp_path, events)
+    assert decided["story"]["text"] == STORY and decided["repost"]["duplicate_of"] == "story"
+    with BlockIndex(tmp_path / "scan", SETTINGS.block_plan) as store:
+        dedup = Deduplicator(store, SETTINGS)
+        scanned = [dedup.decide(Event(i, text, ts=int(NOW_S * 1000))) for i, text in events]
+    assert scanned[2].duplicate_of == "story"
+
+
 SHORT_POSTS = [
     ("post", "Flood warning for the river valley tonight"),
     ("stranger", "Great game tonight"),

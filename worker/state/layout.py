@@ -16,9 +16,12 @@ one seek per table and one read of the exact keys however many buckets are live:
              deletes the keys its log names that name no live event any more. Reads skip
              expired records; an append cuts them out (:func:`append_records`).
 
-A *ref* is an 8-byte hash of the event id (:func:`ref_of`): rows name their event with it
-instead of repeating the id (ids are 15-40 bytes, and a fingerprint has ten table rows),
-and being a function of the id it keeps a replayed add idempotent with no lookup.
+A *ref* is an 8-byte hash of the event id and its order (:func:`ref_of`): rows name their
+event with it instead of repeating the id (ids are 15-40 bytes, and a fingerprint has ten
+table rows). Being a function of the event it keeps a replayed add idempotent with no lookup;
+of the order too, an id re-sent with another text (a new order) is a second entry, where a ref
+of the id alone had the second text overwrite the first one's entry, and copies of the first
+text stopped finding it.
 Each time bucket keeps, in its own family ``bucket@n`` (dropped whole when it expires),
 each key led by its keyspace's byte:
 
@@ -36,7 +39,7 @@ Store-wide: ``records`` (counters, checkpoints) and ``default`` (plan, bucket wi
 fingerprint settings, watermark, layout version). Without retention there is one bucket, kept forever, whose
 keyspaces are the families ``entries`` (``entries`` and ``only``, by their lead bytes) and
 ``records`` (no log: nothing expires). The bucket field of a row is the bucket number modulo
-2^16: live buckets are never that far apart. Two ids of one bucket whose refs collide (odds
+2^16: live buckets are never that far apart. Two events of one bucket whose refs collide (odds
 about n^2 / 2^65 for n events a bucket) would share an entry: the later add replaces the
 earlier, which stops being a candidate.
 """
@@ -136,9 +139,10 @@ def read_only(path: str | os.PathLike[str]) -> Iterator[Rdict]:
         db.close()
 
 
-def ref_of(event_id: bytes) -> bytes:
-    """The 8 bytes that name an event in table rows and exact records and key its entry."""
-    return hashlib.blake2b(event_id, digest_size=REF).digest()
+def ref_of(event_id: bytes, order: int) -> bytes:
+    """The 8 bytes that name an event (an id at its order) in table rows and exact records and
+    key its entry."""
+    return hashlib.blake2b(order.to_bytes(16, "big") + event_id, digest_size=REF).digest()
 
 
 class Packed(NamedTuple):
@@ -151,7 +155,7 @@ class Packed(NamedTuple):
 
 
 def pack(entry: Entry) -> Packed:
-    return Packed(entry, ref_of(entry.event_id.encode()), encode_entry(entry))
+    return Packed(entry, ref_of(entry.event_id.encode(), entry.order), encode_entry(entry))
 
 
 def encode_entry(entry: Entry) -> bytes:

@@ -154,11 +154,12 @@ class Writes(Reads):
         fingerprint: int,
         batched: dict[tuple[int | None, bytes], int],
     ) -> None:
-        """An id stored again in the same bucket with another fingerprint: delete the old one's
-        rows, which its expiry could no longer find (it walks the entries' fingerprints).
-        Known from this batch or the recent entries; one older than both keeps its rows: reads
-        skip them (their entry's fingerprint differs), but its bucket's purge does not find
-        them, so they stay until the store is rebuilt (an id re-sent with another text, late)."""
+        """An event (id and order: one ref) stored again with another fingerprint, which only a
+        change of fingerprint settings makes: delete the old one's rows, which its expiry could
+        no longer find (it walks the entries' fingerprints). Known from this batch or the recent
+        entries; one older than both keeps its rows: reads skip them (their entry's fingerprint
+        differs), but its bucket's purge does not find them, so they stay until the store is
+        rebuilt. (An id re-sent with another text has a new order, so an entry of its own.)"""
         key = (bucket.number, ref)
         before = batched.get(key)
         if before is None:
