@@ -64,6 +64,12 @@ INVALID: list[tuple[bytes, str]] = [
 ]
 
 
+FERRY = (
+    "Ferry services between the islands resumed on Tuesday after three days of gales, the port "
+    "authority said, with extra sailings added to clear the backlog of freight and passengers."
+)
+
+
 def _scan_reference(lines: list[bytes], settings: Settings, tmp: Path) -> dict[str, dict[str, Any]]:
     out = io.BytesIO()
     scan(io.BytesIO(b"\n".join(lines) + b"\n"), out, tmp / "rejects.jsonl", settings, tmp / "scan-state")
@@ -184,7 +190,7 @@ def test_the_index_prepares_the_next_time_bucket_between_batches(single: SingleR
     assert f"bucket@{newest // width + 1}" in Rdict.list_cf(str(store))
 
 
-def test_resent_ids_get_their_first_verdict_again(single: SingleRun) -> None:
+def test_resent_ids_get_their_first_verdict_again(single: SingleRun, tmp_path: Path) -> None:
     again = SAMPLE[:15]
     with producer(single.bootstrap) as out:
         for line in again:
@@ -197,6 +203,21 @@ def test_resent_ids_get_their_first_verdict_again(single: SingleRun) -> None:
     for line in again:
         first, second = verdicts[json.loads(line)["id"]]
         assert second == first
+    # With another story (a new record of a long original's id, at its event time: the same
+    # time bucket and keyspace), then a copy of the first: the copy still finds the first, as
+    # in scan; it did not once the second text's entry was written over the first's.
+    originals = [e for e in map(json.loads, SAMPLE) if single.reference[e["id"]]["verdict"] == "unique"]
+    story = max((e for e in originals if len(e["text"]) >= 400), key=lambda e: e["ts"])
+    other = {"id": story["id"], "text": " ".join([FERRY] * 4), "ts": story["ts"]}
+    copy = {"id": "copy-of-" + story["id"], "text": story["text"] + " (via the wire)", "ts": story["ts"] + 1}
+    sent = [json.dumps(event).encode() for event in (other, copy)]
+    with producer(single.bootstrap) as out:
+        for line in sent:
+            out.send(single.names.events, key=json.loads(line)["id"].encode(), value=line)
+    records = _collect(single.settings, lambda got: copy["id"] in _verdicts(got, single.names))
+    stream = _verdicts(records, single.names)[copy["id"]][0]
+    scanned = _scan_reference([*SAMPLE, *again, *sent], single.settings, tmp_path)[copy["id"]]
+    assert stream["duplicate_of"] == scanned["duplicate_of"] == story["id"]
 
 
 # ------------------------------------------------------------ three partitions, two workers
