@@ -110,12 +110,14 @@ class Deduplicator:
 
     def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:
         oldest = ts - self.settings.retention_ms
-        candidates: dict[str, Candidate] = {}
+        candidates: dict[tuple[str, int], Candidate] = {}
         if probe.in_tables:
             for candidate in self.index.query(probe.simhash, self.settings.max_distance):
-                candidates[candidate.entry.event_id] = candidate
+                candidates[(candidate.entry.event_id, candidate.entry.order)] = candidate
         for entry in self.index.query_exact_many(probe.probe_keys, plausible(probe.sketch)):
-            candidates.setdefault(entry.event_id, Candidate(entry, hamming(entry.fingerprint, probe.simhash)))
+            candidates.setdefault(
+                (entry.event_id, entry.order), Candidate(entry, hamming(entry.fingerprint, probe.simhash))
+            )
         found = match.earliest(candidates.values(), lambda c: match.accepts(probe, c, self.settings), oldest)
         return None if found is None else Match(*found)
 

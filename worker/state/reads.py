@@ -68,8 +68,8 @@ class Reads(TimeBuckets):
         by_bucket: dict[bytes, list[bytes]] = {}
         for row in hits:
             by_bucket.setdefault(row[-SUFFIX:], []).append(row)
-        out: dict[str, Candidate] = {}
-        for bucket in self._live() if hits else ():  # newest first: the newest bucket's entry of an id wins
+        out: dict[tuple[str, int], Candidate] = {}  # each event once: an id re-sent with another text is two
+        for bucket in self._live() if hits else ():  # newest first
             rows = by_bucket.get(bucket.suffix)
             if not rows:
                 continue
@@ -78,7 +78,7 @@ class Reads(TimeBuckets):
                     continue  # a stale row of an event since re-added with another fingerprint
                 if horizon is not None and entry.ts < horizon:
                     continue
-                out.setdefault(entry.event_id, Candidate(entry, hits[row]))
+                out.setdefault((entry.event_id, entry.order), Candidate(entry, hits[row]))
         return list(out.values())
 
     @staticmethod
@@ -164,9 +164,9 @@ class Reads(TimeBuckets):
         return self.query_exact_many([h])
 
     def query_exact_many(self, keys: Sequence[int], keep: Keep | None = None, order: int | None = None) -> list[Entry]:
-        """Every entry in the window (as for :meth:`query`) stored under any of ``keys``, each id
-        once (its newest bucket's entry ``keep`` takes): one multi-get for all of them, as a short
-        text has a dozen keys. ``keep`` (event id, sketch): entries it refuses are left out unbuilt."""
+        """Every entry in the window (as for :meth:`query`) stored under any of ``keys``, each
+        event once: one multi-get for all of them, as a short text has a dozen keys. ``keep``
+        (event id, sketch): entries it refuses are left out unbuilt."""
         if not keys:
             return []
         full = [exact_prefix(h) for h in keys]
@@ -190,13 +190,13 @@ class Reads(TimeBuckets):
         for record in records:
             by_place.setdefault((record[REF : REF + SUFFIX], record[REF + SUFFIX :]), []).append(record[:REF])
         horizon = self.horizon_before(order)
-        out: dict[str, Entry] = {}
-        for bucket in self._live():  # newest first, as for table rows
+        out: dict[tuple[str, int], Entry] = {}  # each event once, as for table rows
+        for bucket in self._live():  # newest first
             for kind in (ENTRIES, ONLY):
                 refs = by_place.get((bucket.suffix, bucket.lead[kind]))
                 for entry in self._by_ref(bucket, kind, refs, keep) if refs else ():
                     if entry is not None and (horizon is None or entry.ts >= horizon):
-                        out.setdefault(entry.event_id, entry)
+                        out.setdefault((entry.event_id, entry.order), entry)
         return list(out.values())
 
     def _read_exact(self, full: list[bytes]) -> list[bytes | None]:

@@ -163,9 +163,9 @@ class IndexStage:
         None reads all, as ``/check`` shows them)."""
         fingerprint = share.fingerprint
         near = store.candidates(fingerprint, tables, self.settings.max_distance, share.order) if tables else ()
-        found = {c.entry.event_id: c for c in near}
+        found = {(c.entry.event_id, c.entry.order): c for c in near}
         for candidate in store.exact_candidates(fingerprint, share.looked_up, keep, share.order):
-            found.setdefault(candidate.entry.event_id, candidate)
+            found.setdefault((candidate.entry.event_id, candidate.entry.order), candidate)
         return list(found.values())
 
     def check(self, store: IndexPartition, share: Share) -> tuple[Ref | None, list[dict[str, Any]]]:
