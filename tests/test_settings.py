@@ -46,7 +46,18 @@ def test_bad_value_names_the_variable() -> None:
         ({"NEARDUP_CONNECT_TIMEOUT_S": "-3"}, r"NEARDUP_CONNECT_TIMEOUT_S\) is -3.0; it must be at least 0.1"),
         # A zero window passed every check, then dead-lettered every event while /healthz said healthy.
         ({"NEARDUP_RETENTION_DAYS": "0"}, r"NEARDUP_RETENTION_DAYS=0 keeps under a minute of event time"),
-        ({"NEARDUP_RETENTION_DAYS": "-1"}, r"NEARDUP_RETENTION_DAYS\) is -1.0; it must be at least 0"),
+        ({"NEARDUP_RETENTION_DAYS": "-1"}, r"NEARDUP_RETENTION_DAYS\) is -1.0; it must be between 0 and 36500"),
+        ({"NEARDUP_RETENTION_DAYS": "inf"}, r"NEARDUP_RETENTION_DAYS\) is inf; it must be between 0 and 36500"),
+        # NaN is neither under nor over a bound: a NaN threshold called 48 of the sample's 50 copies unique.
+        ({"NEARDUP_MIN_RESEMBLANCE": "nan"}, r"NEARDUP_MIN_RESEMBLANCE or --min-resemblance\) is nan"),
+        ({"NEARDUP_RETENTION_DAYS": "nan"}, r"NEARDUP_RETENTION_DAYS\) is nan"),
+        # Negative counts reached the fingerprint as OverflowErrors: every event dead-lettered.
+        ({"NEARDUP_ANCHOR_WORDS": "-3"}, r"NEARDUP_ANCHOR_WORDS\) is -3; it must be at least 0"),
+        ({"NEARDUP_SHORT_BANDS": "-1"}, r"NEARDUP_SHORT_BANDS\) is -1; it must be at least 0"),
+        ({"NEARDUP_MIN_FEATURES": "-1"}, r"NEARDUP_MIN_FEATURES\) is -1; it must be at least 0"),
+        ({"NEARDUP_EXPECTED_FINGERPRINTS": "-5"}, r"NEARDUP_EXPECTED_FINGERPRINTS\) is -5; it must be at least 1"),
+        ({"NEARDUP_TOPIC_PREFIX": ""}, r"NEARDUP_TOPIC_PREFIX='' cannot start a Kafka topic name"),
+        ({"NEARDUP_TOPIC_PREFIX": "news feed"}, r"NEARDUP_TOPIC_PREFIX='news feed' cannot start a Kafka topic"),
     ],
 )
 def test_a_value_out_of_its_range_is_refused_by_name(env: dict[str, str], message: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
@@ -29,7 +30,14 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "min_containment": (0, 1),
     "min_teaser_containment": (0, 1),
     "shingle_n": (1, None),
-    "retention_days": (0, None),
+    "expected_fingerprints": (1, None),
+    "min_features": (0, None),
+    "anchor_words": (0, None),
+    "short_chars": (0, None),
+    "short_bands": (0, None),
+    "word_bands": (0, None),
+    "max_future_skew_ms": (0, None),
+    "retention_days": (0, 36_500),  # a century: longer is no window at all, and inf has no milliseconds
     "max_text_bytes": (1, None),
     "max_id_chars": (1, None),
     "cache_mb": (1, None),
@@ -41,6 +49,10 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "shutdown_timeout_s": (0, None),
 }
 _MIN_RETENTION_MS = 60_000
+# Kafka's topic names: these characters, 249 at most; the prefix leaves room for the longest
+# name made from it ("{prefix}.verdict-changelog").
+_MAX_PREFIX = 249 - len(".verdict-changelog")
+_TOPIC_PREFIX = re.compile(rf"[A-Za-z0-9._-]{{1,{_MAX_PREFIX}}}")
 # What changes the fingerprint, sketch or keys a text is stored under (the plan aside).
 FEATURE_SETTINGS = (
     "shingle_n",
@@ -52,7 +64,17 @@ FEATURE_SETTINGS = (
     "short_bands",
     "word_bands",
 )
-FLAGGED = {"k", "max_distance", "shingle_n", "partitions", *(name for name in RANGES if name.startswith("min_"))}
+# Settings `neardup scan` also takes as flags (worker/cli/parser.py), named with them in refusals.
+FLAGGED = {
+    "k",
+    "max_distance",
+    "shingle_n",
+    "partitions",
+    "min_resemblance",
+    "min_long_resemblance",
+    "min_containment",
+    "min_teaser_containment",
+}
 
 
 def _setting(default: Any, doc: str) -> Any:
@@ -213,20 +235,28 @@ class Settings:
         return cls(**values)
 
     def __post_init__(self) -> None:
+        self._check_ranges()  # first: NaN or inf would fail what follows with a message naming nothing
         if self.processing_guarantee not in GUARANTEES:
             raise ValueError(
                 f"{ENV_PREFIX}PROCESSING_GUARANTEE={self.processing_guarantee!r} is not one of {', '.join(GUARANTEES)}"
             )
         if self.max_depth < 2:
             raise ValueError(f"{ENV_PREFIX}MAX_DEPTH={self.max_depth} must be at least 2 (an event with a field)")
-        if 0 <= self.retention_ms < _MIN_RETENTION_MS:  # a zero window stored nothing and dead-lettered every event
+        if self.retention_ms < _MIN_RETENTION_MS:  # a zero window stored nothing and dead-lettered every event
             raise ValueError(
                 f"{ENV_PREFIX}RETENTION_DAYS={self.retention_days:g} keeps under a minute of event time; it must be "
                 f"at least {_MIN_RETENTION_MS / 86_400_000:.6f} (a minute)"
             )
+        if not _TOPIC_PREFIX.fullmatch(self.topic_prefix):
+            raise ValueError(
+                f"{ENV_PREFIX}TOPIC_PREFIX={self.topic_prefix!r} cannot start a Kafka topic name: it must be 1 to "
+                f"{_MAX_PREFIX} letters, digits, '.', '_' or '-'"
+            )
+
+    def _check_ranges(self) -> None:
         for name, (low, high) in RANGES.items():
             value = getattr(self, name)
-            if value < low or (high is not None and value > high):
+            if not low <= value or (high is not None and not value <= high):  # NaN is neither
                 bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
                 source = ENV_PREFIX + name.upper() + (f" or --{name.replace('_', '-')}" if name in FLAGGED else "")
                 raise ValueError(f"{name} ({source}) is {value}; it must be {bounds}")
