@@ -113,7 +113,7 @@ def single(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> It
             [sys.executable, "-m", "worker.cli.main", "produce", str(feed)], env=env, cwd=REPO, check=True, timeout=60
         )
         with producer(kafka_bootstrap) as out:
-            out.send(names.events, key=b"null-value", value=None)
+            out.send(names.events, key=b"null-value-\xff", value=None)  # a key that is not UTF-8
         expected = len(SAMPLE) + len(INVALID) + 1
         records = _collect(settings, lambda got: len(got) >= expected)
         yield SingleRun(settings, names, records, reference, worker, kafka_bootstrap)
@@ -169,6 +169,9 @@ def test_invalid_records_are_dead_lettered_with_their_reason(single: SingleRun) 
     named = {r.value["id"]: r.key for r in letters if "id" in r.value}
     assert named == {i: i for i in ("no-text", "list-text", "huge", "blank")}
     assert "no value" in by_raw[b""]["reason"]
+    assert [r.key for r in letters if r.value.get("raw_bytes") == 0] == ["null-value-\ufffd"], (
+        "keyed by its record's key"
+    )
     assert single.worker.proc.poll() is None  # bad input never stops the worker
 
 

@@ -123,7 +123,9 @@ def _decode(raw: bytes | None) -> Any:
 LEGEND = (
     "distance: how many of the 64 fingerprint bits differ (0: the same words after normalising); "
     "matched on the opening or closing words, a copy may be farther than NEARDUP_MAX_DISTANCE. "
-    "similarity: the estimated share of word shingles the two texts have in common (1.0: all)."
+    "similarity: the estimate that confirmed the match, the resemblance of the two texts' features "
+    "(word shingles; a short text's character 3-grams) or, where that fell short, the share of the "
+    "shorter text found in the longer (a teaser of a story: 1.0)."
 )
 
 

@@ -8,6 +8,7 @@ producer is the same, so Faust's flush before committing offsets covers these re
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -52,9 +53,7 @@ class Sends:
         records = [codec.loads(value) for value in values]
         self.metrics.dead(str(record.get("reason", "")) for record in records)
         for i, value in enumerate(values):
-            named = records[i].get("id", records[i].get("key"))
-            key = keys[i] if keys else (named.encode() if isinstance(named, str) else None)
-            await self.send(self.names.deadletter, key, value)
+            await self.send(self.names.deadletter, keys[i] if keys else _key_of(records[i]), value)
 
     async def output(self, role: str, key: bytes, value: bytes) -> Delivery:
         return await self.send(self.outputs[role], key, value)
@@ -72,3 +71,13 @@ class Sends:
         replayed from Kafka (uncommitted batches, outbox entries) by whoever restores next."""
         shutdown.start_deadline(self.settings.shutdown_timeout_s, self.metrics.running, self.app)
         asyncio.ensure_future(self.app.crash(exc))
+
+
+def _key_of(dead: dict[str, Any]) -> bytes | None:
+    """A dead letter's key: the event id it names, else its input record's key, which it holds
+    as text or, not being UTF-8, as ``key_b64``."""
+    named = dead.get("id", dead.get("key"))
+    if isinstance(named, str):
+        return named.encode()
+    raw = dead.get("key_b64")
+    return base64.b64decode(raw) if isinstance(raw, str) else None
