@@ -67,6 +67,14 @@ def test_the_summary_says_one_record_not_one_records() -> None:
     )
 
 
+def test_a_dead_letter_names_its_event_when_its_id_was_valid() -> None:
+    where = {"reason": "field 'text' is empty", "topic": "p.events", "partition": 1, "offset": 7}
+    assert pretty(Record("p.deadletter", 0, 0, "x", where | {"id": "x"}), "p") == (
+        "rejected   x  p.events[1]@7  field 'text' is empty"
+    )
+    assert pretty(Record("p.deadletter", 0, 0, None, where), "p") == "rejected   p.events[1]@7  field 'text' is empty"
+
+
 def test_a_correction_says_what_it_replaces() -> None:
     def correction(previous: str, of: str | None) -> Record:
         value = {"id": "e", "verdict": "duplicate", "duplicate_of": "a"}

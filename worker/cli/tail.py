@@ -208,7 +208,8 @@ def _line(record: Record, prefix: str) -> str:
             f"correction {record.key}  now of {v.get('duplicate_of')}  "
             f"(was {' of '.join(str(x) for x in (v.get('previous_verdict'), v.get('previous_duplicate_of')) if x)})"
         )
-    return f"rejected   {v.get('topic')}[{v.get('partition')}]@{v.get('offset')}  {v.get('reason')}"
+    named = f"{v['id']}  " if "id" in v else ""  # a refused event whose id was valid
+    return f"rejected   {named}{v.get('topic')}[{v.get('partition')}]@{v.get('offset')}  {v.get('reason')}"
 
 
 def run(
