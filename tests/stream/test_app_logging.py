@@ -82,3 +82,23 @@ def test_the_kafka_clients_and_the_late_events_logs_get_one_such_filter_each() -
         assert sum(isinstance(f, _Repeats) for f in module.log.filters) == 1, module.__name__
     [late] = [f for f in logging.getLogger("neardup.late").filters if isinstance(f, _Repeats)]
     assert late.every_s == 60.0, "late events: a line a minute with the running count"
+
+
+def test_a_crash_with_a_reason_and_no_exception_under_way_logs_no_empty_traceback() -> None:
+    """A worker stopping itself crashes its app outside any ``except``: its one line says why."""
+    _filter_logs()
+    logger = logging.getLogger("faust.app.base")
+    kept = _Kept()
+    logger.addHandler(kept)
+    try:
+        logger.exception("Crashed reason=%r", RuntimeError("topics missing"))  # as mode's Service.crash
+        try:
+            raise ValueError("a real one")
+        except ValueError:
+            logger.exception("Crashed reason=%r", "a bug")
+    finally:
+        logger.removeHandler(kept)
+    formatter = logging.Formatter()
+    reason, bug = (formatter.format(record) for record in kept.records)
+    assert reason == "Crashed reason=RuntimeError('topics missing')"
+    assert bug.startswith("Crashed reason='a bug'\nTraceback") and "ValueError: a real one" in bug

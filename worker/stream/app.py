@@ -169,6 +169,17 @@ class _Repeats(logging.Filter):
         return True
 
 
+class _NoEmptyTraceback(logging.Filter):
+    """A worker that stops itself (its topics lost, a changelog write failed) crashes its app
+    with the reason, outside any ``except``: mode logs that with ``log.exception``, which then
+    printed "NoneType: None" under the one line that says why."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[0] is None:
+            record.exc_info = None
+        return True
+
+
 # The loggers aiokafka reports a lost broker on, each error once a connection, a metadata
 # refresh, a fetch or a coordinator lookup is retried: about 110 lines a second in all.
 KAFKA_CLIENT_LOGS = ("aiokafka", "aiokafka.conn", "aiokafka.consumer.fetcher", "aiokafka.consumer.group_coordinator")
@@ -177,6 +188,7 @@ KAFKA_CLIENT_LOGS = ("aiokafka", "aiokafka.conn", "aiokafka.consumer.fetcher", "
 def _filter_logs() -> None:
     """Install the filters above, once a process (two apps in one process share loggers)."""
     _add_once("aiokafka.consumer.group_coordinator", _RetriedLookups, _RetriedLookups)
+    _add_once("faust.app.base", _NoEmptyTraceback, _NoEmptyTraceback)  # mode.Service.crash of the app
     for name in KAFKA_CLIENT_LOGS:
         _add_once(name, _Repeats, _Repeats)
     _add_once("neardup.late", _Repeats, lambda: _Repeats(every_s=60.0))  # worker.Worker.index_step
