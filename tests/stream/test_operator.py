@@ -321,6 +321,7 @@ def test_the_cli_asks_any_worker(run: Run, tmp_path: Path) -> None:
     published = {r.key: r.value for r in run.reader.records if r.topic in (run.names.unique, run.names.duplicates)}
     lines = [{"id": "again", "text": run.texts[known]}, {"id": "new", "text": "a b c d"}]
     lines += [{"id": key, "text": run.texts[str(key)]} for key in (known, record.key)]
+    lines += [{"id": known, "text": "A text this id never had, checked under it all the same."}]
     events.write_text("".join(json.dumps(line) + "\n" for line in lines))
     checked = neardup("check", "--file", str(events), "--url", run.urls[0])
     assert checked.returncode == 0, checked.stderr
@@ -331,6 +332,7 @@ def test_the_cli_asks_any_worker(run: Run, tmp_path: Path) -> None:
         first = published[answer["id"]]
         assert answer["already_published"] is True
         assert (answer["verdict"], answer.get("duplicate_of")) == (first["verdict"], first.get("duplicate_of"))
+        assert answer["fingerprint"] == first["fingerprint"], "what the stream publishes again, whatever the text"
         assert answer["id"] not in [c["id"] for c in answer["candidates"]]
     one = neardup("check", run.texts[known], "--id", known, "--url", run.urls[1])
     assert one.returncode == 0, one.stderr

@@ -202,22 +202,24 @@ class Inspector:
             owner = None if part in self.handoff.index else await self._owner(self.names.probes, part)
             by_owner[owner].append(share.to_dict())
         earliest: list[Ref] = []
-        candidates: dict[str, dict[str, Any]] = {}
+        candidates: dict[tuple[str, int], dict[str, Any]] = {}  # each event once (a re-sent id: two)
         for owner, mine in by_owner.items():
             if owner is None:
                 answer = self.local_check(mine)
             else:
                 answer = await self.peers.call(owner, "/check?local=1", {"probes": mine})
             earliest.extend(Ref.from_dict(ref) for ref in answer["earliest"])
-            candidates.update((c["id"], c) for c in answer["candidates"])
+            candidates.update(((c["id"], int(c["order"])), c) for c in answer["candidates"])
         ranked = sorted(candidates.values(), key=lambda c: match.precedence(int(c["order"]), int(c["distance"])))
         verdict = _verdict(match.first(earliest))
+        fingerprint = intro.fingerprint
         published = None if event_id is None else await self.record(event_id)
-        if published is not None and published["state"] == "published":
+        if published is not None and published["state"] == "published":  # what the stream sends again
             first = published["value"]
             verdict = {k: first[k] for k in ("verdict", "duplicate_of", "distance", "similarity") if k in first}
             verdict["already_published"] = True
-        return verdict | {"fingerprint": intro.fingerprint, "candidates": ranked, "index_partitions": len(shares)}
+            fingerprint = first.get("fingerprint", fingerprint)
+        return verdict | {"fingerprint": fingerprint, "candidates": ranked, "index_partitions": len(shares)}
 
     # ------------------------------------------------------------------ owners
     def _owned(self, stores: StoreSet[Any], assigned: set[int], part: int) -> Any:
