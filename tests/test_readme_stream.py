@@ -75,7 +75,7 @@ def test_the_streaming_commands_give_the_scan_examples_verdicts(kafka_bootstrap:
     # And, stopped by a signal, the one line that says what the run did.
     valid = len(scan_steps[2][1])
     assert stopped.startswith(
-        f"neardup worker w1: stopped; this run: events {valid}, dead-lettered 1, verdicts {valid}"
+        f"neardup worker w1: stopped on SIGTERM; this run: events {valid}, dead-lettered 1, verdicts {valid}"
     )
     records = [json.loads(line) for line in tailed.stdout.splitlines()]
     verdicts = {r["key"]: r["value"] for r in records if r["topic"].endswith((".unique", ".duplicates"))}

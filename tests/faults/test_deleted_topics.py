@@ -37,3 +37,5 @@ def test_a_worker_whose_topics_are_deleted_stops_saying_so(kafka_bootstrap: str,
     assert (
         f"{dep.names.events}" in worker.text() and f"missing on the cluster for {TOPICS_LOST_S:.0f} s" in worker.text()
     )
+    last = worker.text().strip().splitlines()[-1]
+    assert last.startswith("neardup worker w: stopped after a crash: ") and "missing on the cluster" in last, last

@@ -79,7 +79,8 @@ def _start_worker(settings: Settings, name: str, loglevel: str, has_stores: bool
     try:
         worker.execute_from_commandline()
     finally:  # as the start line: an operator sees what the run did without raising the log level
-        print(f"neardup worker {name}: stopped; this run: {metrics.summary()}", file=sys.stderr, flush=True)
+        why = worker.stopped_by()
+        print(f"neardup worker {name}: stopped {why}; this run: {metrics.summary()}", file=sys.stderr, flush=True)
     return 0
 
 

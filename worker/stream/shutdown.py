@@ -71,7 +71,17 @@ class BoundedWorker(faust.Worker):
             self.spinner = None
         self._deadline_s = deadline_s
         self._running = running
+        self._signal: str | None = None
 
     def _schedule_shutdown(self, signal: signal.Signals) -> None:
+        self._signal = self._signal or signal.name
         start_deadline(self._deadline_s, self._running, self.app)
         super()._schedule_shutdown(signal)
+
+    def stopped_by(self) -> str:
+        """Why the worker stopped, for its last line: at the default log level nothing else
+        tells a signal from a crash (a lost topic, a failed write) or the end of its loop."""
+        reason = getattr(self.app, "crash_reason", None)
+        if reason is not None:
+            return f"after a crash: {reason}"
+        return f"on {self._signal}" if self._signal else "as its event loop ended"
