@@ -220,3 +220,11 @@ def test_a_changelog_written_before_values_were_inlined_still_restores(tmp_path:
         assert restored.verdict("a") == first
         restored.close()
     assert isinstance(logged[0][1], dict)  # inline: the text is escaped once
+
+
+def test_a_store_opened_again_and_again_keeps_two_old_info_logs(tmp_path: Path) -> None:
+    """Each open rolls RocksDB's info LOG to a LOG.old file; a worker restarted for months
+    left one per restart in every verdict store."""
+    for _ in range(5):
+        VerdictPartition(tmp_path / "v", RETENTION_MS).close()
+    assert len(list((tmp_path / "v").glob("LOG.old*"))) <= 2

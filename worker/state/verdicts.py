@@ -87,6 +87,10 @@ class VerdictPartition:
         changelog from the start (the store is a copy of it)."""
         options = Options(raw_mode=True)
         options.create_if_missing(True)
+        # A bounded info LOG, as the index stores' (worker.state.index): every open rolls it to
+        # a LOG.old file, and RocksDB keeps a thousand of them by default.
+        options.set_keep_log_file_num(2)
+        options.set_max_log_file_size(4 << 20)
         db = Rdict(str(path), options)
         if db.get(_FORMAT_KEY) is None:
             it = db.iter()
