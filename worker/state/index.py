@@ -43,6 +43,7 @@ from worker.state.layout import (
     Bucket,
     StoreLayoutError,
     StoreMismatch,
+    bound_info_log,
     bucket_width,
     check_fits,
     features_differ,
@@ -188,8 +189,7 @@ class BlockIndex(Writes):
         db_options = self._options("default")
         # A bounded info LOG and MANIFEST: with buckets created and dropped forever, both
         # would otherwise be the only files that keep growing.
-        db_options.set_keep_log_file_num(2)
-        db_options.set_max_log_file_size(4 << 20)
+        bound_info_log(db_options)
         db_options.set_max_manifest_file_size(16 << 20)
         # One memory budget for every family's memtables: without it each family may hold two
         # 64 MB memtables, and a scan measured 700 MB peak RSS. (A 64 MB budget made the

@@ -123,6 +123,13 @@ def check_fits(plan: Plan, compression: str) -> None:
         raise ValueError(f"compression {compression!r} is not one of {sorted(COMPRESSION)}")
 
 
+def bound_info_log(options: Options) -> None:
+    """A store's RocksDB info LOG kept small, with two old ones at most: every open rolls it to
+    a LOG.old file, RocksDB keeps a thousand of them by default, and a store lives for months."""
+    options.set_keep_log_file_num(2)
+    options.set_max_log_file_size(4 << 20)
+
+
 @contextmanager
 def read_only(path: str | os.PathLike[str]) -> Iterator[Rdict]:
     """A closed index opened read-only with all its column families, to inspect what is stored."""

@@ -39,7 +39,7 @@ from rocksdict import Options, Rdict, ReadOptions
 from topology import codec
 from topology.stages import order_time
 from topology.verdicts import Output, Pending, Published
-from worker.state.layout import bucket_width
+from worker.state.layout import bound_info_log, bucket_width
 
 log = logging.getLogger("neardup.worker")
 
@@ -87,10 +87,7 @@ class VerdictPartition:
         changelog from the start (the store is a copy of it)."""
         options = Options(raw_mode=True)
         options.create_if_missing(True)
-        # A bounded info LOG, as the index stores' (worker.state.index): every open rolls it to
-        # a LOG.old file, and RocksDB keeps a thousand of them by default.
-        options.set_keep_log_file_num(2)
-        options.set_max_log_file_size(4 << 20)
+        bound_info_log(options)
         db = Rdict(str(path), options)
         if db.get(_FORMAT_KEY) is None:
             it = db.iter()
