@@ -41,6 +41,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "max_text_bytes": (1, None),
     "max_id_chars": (1, None),
     "cache_mb": (1, None),
+    "memtable_mb": (8, None),
     "partitions": (1, None),
     "replication": (1, None),
     "allowed_lateness_ms": (0, None),
@@ -160,8 +161,13 @@ class Settings:
     state_dir: str = _setting("./state", "Directory of the RocksDB state (index tables and seen ids).")
     cache_mb: int = _setting(
         64,
-        "RocksDB block cache of each index store (MiB). Probes stay well under 1 ms while it holds the "
-        "index (~500 B per stored fingerprint); beyond that they read from disk.",
+        "RocksDB block cache (MiB), one for all of a worker's stores. Probes stay well under 1 ms while "
+        "the index (~500 B per stored fingerprint) is in it or in the OS page cache; beyond that they read from disk.",
+    )
+    memtable_mb: int = _setting(
+        256,
+        "RocksDB memtables (MiB) of all of a worker's stores together (one write buffer manager); "
+        "each store's write-ahead log is bounded to a quarter of it.",
     )
     worker_name: str = _setting(
         "",

@@ -141,6 +141,8 @@ def test_counters_equal_the_records_on_the_output_topics_and_lag_reaches_zero(ru
         assert total(s, "neardup_index_entries") > 0 and total(s, "neardup_state_bytes", store="index") > 0
         assert total(s, "neardup_recovering") == 0
         assert ("neardup_index_purges_pending", ()) in s
+        # The stores' memtables hold what they were just written, under the one budget of 256 MiB.
+        assert 0 < total(s, "neardup_store_memory_bytes", kind="memtables") < 256 << 20
 
 
 def test_a_late_event_is_counted_and_explained_as_out_of_the_window(run: Run) -> None:

@@ -49,6 +49,7 @@ from worker.state.layout import (
     features_differ,
     read_only,
 )
+from worker.state.memory import SharedMemory
 from worker.state.pending import Pending
 from worker.state.writes import Writes
 
@@ -64,6 +65,8 @@ class BlockIndex(Writes):
     (:meth:`counter`), for tests and benchmarks of what a probe costs. ``recent_entries``
     bounds the decoded entries kept in memory (:meth:`Reads._remember`). ``reorder_ms``: how
     far out of arrival order adds may come (:mod:`worker.state.arrivals`; 0 for in order).
+    ``memory``: the cache and memtable budget of every store of the process (a worker's), in
+    place of the store's own ``cache_bytes`` and budgets.
     """
 
     def __init__(
@@ -82,6 +85,7 @@ class BlockIndex(Writes):
         recent_entries: int = RECENT_ENTRIES,
         reorder_ms: int = 0,
         features: Mapping[str, object] | None = None,
+        memory: SharedMemory | None = None,
     ) -> None:
         check_fits(plan, compression)
         self.plan = plan
@@ -89,7 +93,8 @@ class BlockIndex(Writes):
         self.retention_ms = retention_ms
         self.bucket_ms = bucket_width(retention_ms, buckets)
         self._wal = wal
-        self._cache = Cache(cache_bytes)
+        self._memory = memory
+        self._cache = Cache(cache_bytes) if memory is None else memory.cache
         self._codec = COMPRESSION[compression]()
         self._block_size = block_size
         existing = self._open(statistics)
@@ -194,8 +199,11 @@ class BlockIndex(Writes):
         # One memory budget for every family's memtables: without it each family may hold two
         # 64 MB memtables, and a scan measured 700 MB peak RSS. (A 64 MB budget made the
         # retention soak grow: flushes outpaced compaction of the live buckets.)
-        db_options.set_db_write_buffer_size(MEMTABLE_BUDGET)
-        if self.bucket_ms:
+        if self._memory is not None:
+            self._memory.apply(db_options)
+        else:
+            db_options.set_db_write_buffer_size(MEMTABLE_BUDGET)
+        if self.bucket_ms and self._memory is None:
             # A WAL bound, so idle buckets (and the watermark in ``default``) get flushed:
             # RocksDB keeps a WAL file until every family with data in it is flushed, and its
             # default bound grows with the number of families.

@@ -26,6 +26,7 @@ from worker.engine.match import Candidate, Entry
 from worker.state.buckets import PURGE_SLICE
 from worker.state.index import BlockIndex
 from worker.state.layout import Packed, StoreLayoutError, StoreMismatch
+from worker.state.memory import SharedMemory
 from worker.state.reads import Keep
 
 log = logging.getLogger("neardup.worker")
@@ -53,6 +54,7 @@ class IndexPartition:
         cache_mb: int = 64,
         reorder_ms: int = REORDER_MS,
         features: Mapping[str, object] | None = None,
+        memory: SharedMemory | None = None,
     ) -> None:
         def open_index() -> BlockIndex:
             return BlockIndex(
@@ -63,6 +65,7 @@ class IndexPartition:
                 lazy_drops=True,
                 reorder_ms=reorder_ms,
                 features=features,
+                memory=memory,
             )
 
         try:

@@ -34,12 +34,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rocksdict import Options, Rdict, ReadOptions
+from rocksdict import BlockBasedOptions, Options, Rdict, ReadOptions
 
 from topology import codec
 from topology.stages import order_time
 from topology.verdicts import Output, Pending, Published
 from worker.state.layout import bound_info_log, bucket_width
+from worker.state.memory import SharedMemory
 
 log = logging.getLogger("neardup.worker")
 
@@ -63,8 +64,8 @@ _VERDICT_ROLES = ("unique", "duplicates")
 class VerdictPartition:
     """One partition's gather states and verdicts, with the writes since the last :meth:`take_ops`."""
 
-    def __init__(self, path: Path, retention_ms: int | None = None) -> None:
-        self._db = self._open(path)
+    def __init__(self, path: Path, retention_ms: int | None = None, memory: SharedMemory | None = None) -> None:
+        self._db = self._open(path, memory)
         self.retention_ms = retention_ms
         self.bucket_ms = bucket_width(retention_ms, _BUCKETS)
         self._newest_bucket = self._last_bucket()
@@ -82,12 +83,17 @@ class VerdictPartition:
         self.unreadable: list[tuple[str, bytes, str]] = []
 
     @staticmethod
-    def _open(path: Path) -> Rdict:
+    def _open(path: Path, memory: SharedMemory | None) -> Rdict:
         """The store at ``path``; one of an older format is emptied, so its restore replays the
         changelog from the start (the store is a copy of it)."""
         options = Options(raw_mode=True)
         options.create_if_missing(True)
         bound_info_log(options)
+        if memory is not None:
+            memory.apply(options)
+            table = BlockBasedOptions()
+            table.set_block_cache(memory.cache)
+            options.set_block_based_table_factory(table)
         db = Rdict(str(path), options)
         if db.get(_FORMAT_KEY) is None:
             it = db.iter()

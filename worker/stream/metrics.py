@@ -56,6 +56,7 @@ class Gauges:
     index_entries: int = 0
     purges_pending: int = 0
     state_bytes: dict[str, int] = field(default_factory=dict)
+    memory_bytes: dict[str, int] = field(default_factory=dict)  # RocksDB's: memtables, block cache
     recovering: bool = False
 
 
@@ -262,6 +263,15 @@ class _Collector(Collector):
         for store, size in sorted(g.state_bytes.items()):
             state.add_metric([store], size)
         yield state
+        memory = GaugeMetricFamily(
+            "neardup_store_memory_bytes",
+            "RocksDB memory of this worker's stores: their memtables together (bounded by NEARDUP_MEMTABLE_MB) "
+            "and the block cache they share.",
+            labels=["kind"],
+        )
+        for kind, size in sorted(g.memory_bytes.items()):
+            memory.add_metric([kind], size)
+        yield memory
         yield GaugeMetricFamily("neardup_recovering", "1 while stores are restoring.", int(g.recovering))
 
     def describe(self) -> Iterator[Metric]:

@@ -59,6 +59,8 @@ class Observed(Protocol):
 
     def state_dirs(self) -> dict[str, Path]: ...
 
+    def memory_bytes(self) -> dict[str, int]: ...
+
     async def event_text(self, order: int) -> str | None: ...
 
 
@@ -139,6 +141,7 @@ class Sampler:
             index_entries=self.observed.index_entries(),
             purges_pending=self.observed.purges_pending(),
             state_bytes=sizes,
+            memory_bytes=self.observed.memory_bytes(),
             recovering=self.observed.recovering(),
         )
         p50, p99 = m.recent_latency(_LATENCY_WINDOW_S)
@@ -242,6 +245,7 @@ class Sampler:
             },
             "index_entries": m.gauges.index_entries,
             "state_bytes": dict(m.gauges.state_bytes),
+            "memory_bytes": dict(m.gauges.memory_bytes),
             "history": [_chart_point(points, i) for i in range(1, len(points))],
             "pairs": await self._pairs(list(reversed(m.pairs))),
         }

@@ -37,6 +37,7 @@ from topology.stages import decode_probes
 from worker.settings import Settings
 from worker.state.changelog import StoreSet
 from worker.state.layout import StoreMismatch
+from worker.state.memory import SharedMemory
 from worker.state.partition import IndexPartition
 from worker.state.replay import ChangelogReader
 from worker.state.transaction import Transaction
@@ -100,17 +101,19 @@ class Worker:
         self.guard = Guard(self.sends, self.metrics)
         self.handoff = Handoff(self.names, self.sends)
         plan, retention_ms = settings.block_plan, settings.retention_ms
+        self.memory = SharedMemory.of(settings.cache_mb, settings.memtable_mb)
+        memory = self.memory
         self.index_stores: StoreSet[IndexPartition] = StoreSet(
             datadir / "stores" / "index",
             self.names.index_changelog,
-            lambda path: IndexPartition(path, plan, retention_ms, settings.cache_mb, features=settings.stored_features),
+            lambda path: IndexPartition(path, plan, retention_ms, features=settings.stored_features, memory=memory),
             reader,
             _CHANGELOG_GROUP_S,
         )
         verdict_stores: StoreSet[VerdictPartition] = StoreSet(
             datadir / "stores" / "verdict",
             self.names.verdict_changelog,
-            lambda path: VerdictPartition(path, retention_ms),
+            lambda path: VerdictPartition(path, retention_ms, memory),
             reader,
             min(VERDICT_GROUP_S, settings.allowed_lateness_ms / 2000),
         )
@@ -347,6 +350,9 @@ class Worker:
 
     def state_dirs(self) -> dict[str, Path]:
         return {"index": self.index_stores.root, "verdict": self.verdict.stores.root}
+
+    def memory_bytes(self) -> dict[str, int]:
+        return self.memory.usage()
 
     async def event_text(self, order: int) -> str | None:
         return await self.inspector.text(order)
