@@ -91,20 +91,14 @@ def _messages(lines: list[bytes], events: int, windows: int, retention_ms: int) 
     return out
 
 
-def child(feed: Path, state: Path, events: int, windows: int, partitions: int) -> dict[str, Any]:
-    """One run in this process, on the store code importable here."""
-    from topology.codec import encode_chunks
-    from topology.stages import Topics
+def _batches(settings: Any, feed: Path, events: int, windows: int) -> list[Any]:
+    """The fingerprint stage's output for every batch, each distinct text fingerprinted once."""
     from worker.engine.fingerprint import fingerprint_each, warm_up
-    from worker.settings import Settings
     from worker.stream.fingerprint import FingerprintStage
-    from worker.stream.index import IndexStage
 
-    settings = Settings.from_env(partitions=partitions, topic_prefix="bench")  # NEARDUP_CACHE_MB and the like apply
     warm_up(settings)
-    stage, index = FingerprintStage(settings), IndexStage(settings, Topics(settings.topic_prefix).events)
-    lines = feed.read_bytes().splitlines()
-    messages = _messages(lines, events, windows, settings.retention_ms)
+    stage = FingerprintStage(settings)
+    messages = _messages(feed.read_bytes().splitlines(), events, windows, settings.retention_ms)
     known: dict[str, Any] = {}
     batches = []
     for start in range(0, len(messages), BATCH):
@@ -112,8 +106,20 @@ def child(feed: Path, state: Path, events: int, windows: int, partitions: int) -
         missing = [text for text in parsed.texts if text not in known]
         known.update(zip(missing, fingerprint_each(missing, settings), strict=True))
         batches.append(stage.fan_out_all(parsed, [known[text] for text in parsed.texts]))
-    from worker.collector import settle
+    return batches
 
+
+def child(feed: Path, state: Path, events: int, windows: int, partitions: int) -> dict[str, Any]:
+    """One run in this process, on the store code importable here."""
+    from topology.codec import encode_chunks
+    from topology.stages import Topics
+    from worker.collector import settle
+    from worker.settings import Settings
+    from worker.stream.index import IndexStage
+
+    settings = Settings.from_env(partitions=partitions, topic_prefix="bench")  # NEARDUP_CACHE_MB and the like apply
+    batches = _batches(settings, feed, events, windows)
+    index = IndexStage(settings, Topics(settings.topic_prefix).events)
     settle()  # as the worker does; and the input made above stays out of the collector's passes
     base = _status("VmRSS")  # the process and its input, before any store opens
     stores = _open_stores(settings, state, partitions)
@@ -138,7 +144,7 @@ def child(feed: Path, state: Path, events: int, windows: int, partitions: int) -
         "disk_end": _disk(state),
         "cpu_us": 1e6 * cpu / events,
         "p50_ms": 1e3 * statistics.median(walls),
-        "p99_ms": 1e3 * statistics.quantiles(walls, n=100)[98],
+        "p99_ms": 1e3 * statistics.quantiles(walls, n=100, method="inclusive")[98],
         "max_ms": 1e3 * max(walls),
         "over_1s": sum(w > 1.0 for w in walls),
     }

@@ -17,7 +17,7 @@ BUDGET_MB = 64  # above what the memtables of two stores reserve as they start (
 
 
 def fill(index: BlockIndex, rng: random.Random, first: int, count: int) -> None:
-    """Entries of 1 KB sketches, a write of a hundred at a time (about 1.3 MB of memtable)."""
+    """Entries of 1 KB sketches, a write of a hundred at a time (about 150 KB of memtable)."""
     for start in range(first, first + count, 100):
         index.add_many(
             (Entry(f"ev-{i}", rng.getrandbits(64), i, i, rng.randbytes(1024)), None, [i])

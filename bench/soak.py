@@ -1,0 +1,115 @@
+"""One worker on a broker at a steady rate for minutes, event time racing: its memory, state and latency over time.
+
+``bench/store_memory.py`` measures the index stores alone; this runs the whole worker
+(``bench/stream.py``'s set-up: fresh topics, one worker process, 4 partitions) while the dev
+stream, replayed under fresh ids, is sent at ``--rate`` with its event times spread over
+``--days`` (70: ten windows of the default retention), so that time buckets fill, expire and
+are purged while the worker's memtables and logs fill. Every ``SAMPLE_S`` seconds the worker
+process's RSS and the bytes of its stores on disk are sampled; at the end every verdict's
+latency (input record to output record) is read back and its p99 given for each 30 s of
+input, where a stall shows. With ``--before REV`` that revision's worker runs in turn.
+
+    NEARDUP_BOOTSTRAP=127.0.0.1:29092 python bench/soak.py --events 360000 --rate 600 --before HEAD~1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):
+    sys.path.insert(0, str(ROOT))
+
+from bench import devset, stream  # noqa: E402
+
+SAMPLE_S = 15.0
+WINDOW_MS = 30_000  # latency p99 is given for each this much of input
+
+
+def _events(count: int, days: float) -> list[tuple[bytes, bytes]]:
+    """``count`` events of the dev stream replayed under fresh ids, times spread over ``days``."""
+    base = stream._events(20_000)
+    out = []
+    for i in range(count):
+        event = json.loads(base[i % len(base)][1])
+        event["id"] = f"r{i // len(base)}-{event['id']}"
+        event["ts"] = devset.EPOCH_MS + int(i * days * 86_400_000 / count)
+        out.append((event["id"].encode(), json.dumps(event, ensure_ascii=False).encode()))
+    return out
+
+
+def _stores_bytes(root: Path) -> int:
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file() and "stores" in f.parts)
+
+
+def run(bootstrap: str, tree: Path, events: list[tuple[bytes, bytes]], rate: float) -> dict[str, Any]:
+    """One worker of ``tree`` through ``events`` at ``rate``: its samples and latencies."""
+    tmp = stream.scratch_dir()
+    samples: list[tuple[float, int, int]] = []  # seconds since the first send, RSS, stores' bytes
+    with stream.running(bootstrap, 4, 1, stream.NEARDUP, tmp, 20, tree=tree) as names:
+        worker = stream.children()[0]
+        stop = threading.Event()
+
+        def sample() -> None:
+            began = time.monotonic()
+            while not stop.is_set():
+                samples.append((time.monotonic() - began, stream.rss_kib(worker) << 10, _stores_bytes(tmp)))
+                stop.wait(SAMPLE_S)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        stream.produce(bootstrap, names.events, events, rate)
+        outputs = [names.unique, names.duplicates]
+        stream.wait_quiet(bootstrap, outputs)
+        stop.set()
+        sampler.join()
+        inputs, outs = stream.read_times(bootstrap, names.events, outputs, len(events))
+    return {"samples": samples, "latency": sorted((inputs[k], outs[k] - inputs[k]) for k in outs if k in inputs)}
+
+
+def report(name: str, result: dict[str, Any]) -> list[str]:
+    samples, latency = result["samples"], result["latency"]
+    every = sorted(ms for _, ms in latency)
+    first = latency[0][0]
+    windows: dict[int, list[int]] = {}
+    for ts, ms in latency:
+        windows.setdefault((ts - first) // WINDOW_MS, []).append(ms)
+    p99s = [stream.percentile(sorted(ms), 0.99) for _, ms in sorted(windows.items())]
+    mib = 1 << 20
+    return [
+        f"{name}: {len(every):,} verdicts, latency p50 {stream.percentile(every, 0.5):.0f} ms, "
+        f"p99 {stream.percentile(every, 0.99):.0f} ms, max {every[-1]:.0f} ms",
+        f"  p99 each {WINDOW_MS // 1000} s of input (ms): " + " ".join(f"{p:.0f}" for p in p99s),
+        f"  worker RSS (MiB) each {SAMPLE_S:.0f} s: " + " ".join(f"{rss / mib:.0f}" for _, rss, _ in samples),
+        f"  stores on disk (MiB) each {SAMPLE_S:.0f} s: " + " ".join(f"{size / mib:.0f}" for _, _, size in samples),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--events", type=int, default=360_000)
+    parser.add_argument("--rate", type=float, default=600.0, help="events/s")
+    parser.add_argument("--days", type=float, default=70.0, help="event times spread over this many days")
+    parser.add_argument("--before", metavar="REV", help="also run that revision's worker, in turn")
+    args = parser.parse_args()
+    bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
+    trees = {"this": ROOT}
+    if args.before:
+        from bench.baseline import worktree
+
+        trees["before"] = worktree(args.before)
+    events = _events(args.events, args.days)
+    print(f"{args.events:,} events at {args.rate:g}/s, event times over {args.days:g} days, one worker, 4 partitions")
+    for name, tree in trees.items():
+        print("\n".join(report(name, run(bootstrap, tree, events, args.rate))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
