@@ -203,11 +203,11 @@ class BlockIndex(Writes):
             self._memory.apply(db_options)
         else:
             db_options.set_db_write_buffer_size(MEMTABLE_BUDGET)
-        if self.bucket_ms and self._memory is None:
-            # A WAL bound, so idle buckets (and the watermark in ``default``) get flushed:
-            # RocksDB keeps a WAL file until every family with data in it is flushed, and its
-            # default bound grows with the number of families.
-            db_options.set_max_total_wal_size(WAL_BUDGET)
+            if self.bucket_ms:
+                # A WAL bound, so idle buckets (and the watermark in ``default``) get flushed:
+                # RocksDB keeps a WAL file until every family with data in it is flushed, and its
+                # default bound grows with the number of families.
+                db_options.set_max_total_wal_size(WAL_BUDGET)
         if statistics:
             db_options.enable_statistics()
         return db_options

@@ -27,14 +27,12 @@ class SharedMemory:
 
     cache: Cache
     memtables: WriteBufferManager
-    memtable_bytes: int
 
     @classmethod
     def of(cls, cache_mb: int, memtable_mb: int) -> SharedMemory:
         # No stall: a write over the budget triggers a flush instead of waiting for one, since a
         # stalled write holds the worker's only thread (rocksdict keeps the GIL through it).
-        memtable_bytes = memtable_mb << 20
-        return cls(Cache(cache_mb << 20), WriteBufferManager(memtable_bytes, False), memtable_bytes)
+        return cls(Cache(cache_mb << 20), WriteBufferManager(memtable_mb << 20, False))
 
     def apply(self, options: Options) -> None:
         """Put a store's memtables under the shared budget, and bound its write-ahead log."""
@@ -43,7 +41,7 @@ class SharedMemory:
 
     @property
     def wal_bytes(self) -> int:
-        return max(1 << 20, self.memtable_bytes // WAL_SHARE)
+        return max(1 << 20, self.memtables.get_buffer_size() // WAL_SHARE)
 
     def usage(self) -> dict[str, int]:
         """Bytes in use now: the stores' memtables together, and the shared block cache."""

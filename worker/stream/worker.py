@@ -101,8 +101,7 @@ class Worker:
         self.guard = Guard(self.sends, self.metrics)
         self.handoff = Handoff(self.names, self.sends)
         plan, retention_ms = settings.block_plan, settings.retention_ms
-        self.memory = SharedMemory.of(settings.cache_mb, settings.memtable_mb)
-        memory = self.memory
+        memory = self.memory = SharedMemory.of(settings.cache_mb, settings.memtable_mb)
         self.index_stores: StoreSet[IndexPartition] = StoreSet(
             datadir / "stores" / "index",
             self.names.index_changelog,
