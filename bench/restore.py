@@ -9,7 +9,7 @@ takes. Run against a broker (``NEARDUP_BOOTSTRAP``); not part of CI::
 The changelog is written in the worker's own format by the worker's own code:
 :meth:`IndexPartition.add` records each event's operations (every block table plus its two
 anchors, as a real event whose buckets all live in one partition) and
-:func:`topology.codec.encode_chunks` packs ``--per-record`` events per record, as one index
+:func:`topology.changelog.encode_ops` packs ``--per-record`` events per record, as one index
 batch does. Only the RocksDB writes are skipped while producing (a store that discards
 them), so producing stays cheap; the timed part is a real :meth:`StoreSet.restore` into an
 empty directory through :class:`ChangelogReader`.
@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.stream import drop_topics  # noqa: E402
-from topology.codec import encode_chunks  # noqa: E402
+from topology.changelog import encode_ops  # noqa: E402
 from topology.stages import Topics, total_order  # noqa: E402
 from topology.topics import create_topics, topics  # noqa: E402
 from worker.engine.blocks import Plan, parse_plan  # noqa: E402
@@ -83,7 +83,7 @@ def produce_changelog(
             )
             recorder.add(entry, tables=tables, exact_keys=[rng.getrandbits(64), rng.getrandbits(64)])
             if (n + 1) % per_record == 0 or n + 1 == events:
-                for chunk in encode_chunks(recorder.take_ops()):
+                for chunk in encode_ops(recorder.take_ops()):
                     producer.send(topic, key=uuid.uuid4().hex.encode(), value=chunk, partition=0)
                     records += 1
                     size += len(chunk)

@@ -7,7 +7,8 @@ and the machine's mood blur what our code costs. Here the three stages' ``proces
 partitions, into 4 index and 4 verdict partitions of fresh RocksDB stores, one worker
 owning them all, as the stream bench's one worker does. It prints the CPU time an event of
 each stage: fingerprint (validate, fingerprint, fan out), index (probe, verify, store,
-answer) and verdict (gather, decide, store, hold), each the median of ``--rounds`` fresh
+answer), verdict (gather, decide, store, hold) and changelog (each batch's records of the
+index stores, encoded as the worker sends them), each the median of ``--rounds`` fresh
 processes; *helper* is the part of the fingerprint stage the worker's helper process takes
 (:mod:`worker.stream.helper`: the texts' fingerprints, pickled as it sends them back), *worker*
 what is left to the worker's own process (loading them included), and *gc* how much of all
@@ -16,7 +17,8 @@ that the cyclic garbage collector's passes took. Where Linux lets the process co
 of the stages' thread: a figure this box's load barely moves, where its CPU seconds move by
 a fifth from one run to the next. With ``--before REV`` the same rounds run,
 in turn, on that revision's code (a ``git worktree`` with the native extension of its own
-source) and each figure gets its ratio.
+source) and each figure gets its ratio. Last, each tree's index changelog: its bytes an event
+and the CPU a restore takes to decode them.
 
 With ``--feed quotes`` the input is :mod:`bench.quotes` instead (the stream tests' feed: texts
 that share sentences, so a probe verifies dozens of candidates). The events are made once, by
@@ -49,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-STAGES = ("fingerprint", "index", "verdict")
+STAGES = ("fingerprint", "index", "verdict", "changelog")
 BATCH = 500
 PARTITIONS = 4
 
@@ -125,6 +127,8 @@ def child(feed: Path, state: Path, batch: int = BATCH) -> dict[str, float]:
         spent[part] += until[0] - since[0]
         executed[part] += until[1] - since[1]
 
+    encode, decode = _changelog_codec()
+    logged: list[bytes] = []
     collecting = _settle_as_the_worker()
     for start in range(0, len(messages), batch):
         began = clock()
@@ -143,14 +147,38 @@ def child(feed: Path, state: Path, batch: int = BATCH) -> dict[str, float]:
         result = index.process(index_stores, {p: [out.message(p)] for p in parts})
         indexed = clock()
         verdict.process(verdict_stores, dict(result.replies), int(now * 1000))
+        decided = clock()
+        for store in index_stores.values():  # the batch's index changelog records, as the worker makes them
+            logged.extend(encode(store.take_ops()))
         add("fingerprint", began, fingerprinted)
         add("index", fingerprinted, indexed)
-        add("verdict", indexed, clock())
+        add("verdict", indexed, decided)
+        add("changelog", decided, clock())
     spent["gc"] = collecting()
     per_event = {part: seconds / len(messages) for part, seconds in spent.items()}
+    began = time.process_time()
+    for record in logged:  # what a restore of these records decodes
+        decode(record)
+    per_event["changelog decode"] = (time.process_time() - began) / len(messages)
+    per_event["changelog bytes"] = sum(map(len, logged)) / len(messages)
     if counted is not None:
         per_event |= {f"{part} instructions": count / len(messages) for part, count in executed.items()}
     return {"events": len(messages)} | per_event
+
+
+def _changelog_codec() -> tuple[Callable[[list[Any]], list[bytes]], Callable[[bytes], list[Any]]]:
+    """How the tree measured writes and reads its index changelog records (asked of its
+    partition store: an installed checkout may lend a tree before modules it lacks)."""
+    from worker.state import partition
+
+    if hasattr(partition, "IndexOp"):
+        from topology.changelog import decode_ops, encode_ops
+
+        return encode_ops, decode_ops
+    from topology.codec import encode_chunks
+    from worker.state.replay import decode_ops as decode_json
+
+    return encode_chunks, decode_json
 
 
 def _thread_counter() -> Callable[[], int] | None:
@@ -214,6 +242,12 @@ def report(runs: dict[str, list[dict[str, float]]]) -> list[str]:
     lines = _table(runs, "", 1e6, "us of CPU an event")
     if all("index instructions" in r for rounds in runs.values() for r in rounds):
         lines += _table(runs, " instructions", 1e-3, "thousand instructions an event, user space, the stages' thread")
+    for tree, rounds in runs.items():
+        size = statistics.median(r["changelog bytes"] for r in rounds)
+        decode = statistics.median(r["changelog decode"] for r in rounds) * 1e6
+        lines.append(
+            f"{tree}: index changelog {size:,.0f} bytes an event, {decode:.1f} us an event to decode (a restore's)"
+        )
     return lines
 
 

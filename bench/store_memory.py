@@ -25,6 +25,7 @@ Settings come from the environment, as a worker's do (``NEARDUP_CACHE_MB=256``).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -109,14 +110,25 @@ def _batches(settings: Any, feed: Path, events: int, windows: int) -> list[Any]:
     return batches
 
 
+def _stages() -> Any:
+    """This tree's ``bench/stages.py``, whatever tree the child's imports come from (it knows
+    how each tree encodes its index changelog)."""
+    spec = importlib.util.spec_from_file_location("_stages", Path(__file__).with_name("stages.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 def child(feed: Path, state: Path, events: int, windows: int, partitions: int) -> dict[str, Any]:
     """One run in this process, on the store code importable here."""
-    from topology.codec import encode_chunks
     from topology.stages import Topics
     from worker.collector import settle
     from worker.settings import Settings
     from worker.stream.index import IndexStage
 
+    encode_ops, _ = _stages()._changelog_codec()
     settings = Settings.from_env(partitions=partitions, topic_prefix="bench")  # NEARDUP_CACHE_MB and the like apply
     batches = _batches(settings, feed, events, windows)
     index = IndexStage(settings, Topics(settings.topic_prefix).events)
@@ -130,7 +142,7 @@ def child(feed: Path, state: Path, events: int, windows: int, partitions: int) -
         index.process(stores, {p: [out.message(p)] for p in out.shares})
         index.upkeep(list(stores.values()))
         for store in stores.values():  # the batch's changelog record, as the worker makes it
-            encode_chunks(store.take_ops())
+            encode_ops(store.take_ops())
         walls.append(time.perf_counter() - began)
         if n % SAMPLE == 0:
             rss.append(_status("VmRSS"))

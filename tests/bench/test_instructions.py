@@ -84,15 +84,21 @@ def test_another_threads_work_is_not_counted() -> None:
 
 
 def test_the_report_quotes_instructions_where_every_round_counted_them() -> None:
-    figures = {"fingerprint": 3e-4, "index": 4e-4, "verdict": 1e-4, "helper": 2e-4, "gc": 1e-5}
+    figures = {"fingerprint": 3e-4, "index": 4e-4, "verdict": 1e-4, "changelog": 1e-5, "helper": 2e-4, "gc": 1e-5}
+    figures |= {"changelog bytes": 2000.0, "changelog decode": 5e-6}
     counted = {"fingerprint instructions": 9e5, "index instructions": 1e6, "verdict instructions": 2e5}
+    counted |= {"changelog instructions": 1e5}
     this = figures | counted | {"helper instructions": 7e5}
-    before = figures | {k: v * 2 for k, v in counted.items()} | {"helper instructions": 7e5}
+    before = figures | {k: v * 2 for k, v in counted.items()} | {"helper instructions": 7e5, "changelog bytes": 3000.0}
     lines = report({"this": [this], "before": [before]})
     assert lines[4].startswith("tree") and "thousand instructions an event" in lines[4]
-    assert lines[5].split() == ["this", "900.0", "1000.0", "200.0", "2100.0", "700.0", "1400.0"]
-    assert lines[7].split()[:7] == ["ratio", "0.50", "0.50", "0.50", "0.50", "1.00", "0.40"]
-    assert len(report({"this": [this], "before": [figures]})) == 4, "a tree that did not count: CPU seconds only"
+    assert lines[5].split() == ["this", "900.0", "1000.0", "200.0", "100.0", "2200.0", "700.0", "1500.0"]
+    assert lines[7].split()[:8] == ["ratio", "0.50", "0.50", "0.50", "0.50", "0.50", "1.00", "0.41"]
+    assert lines[8:] == [
+        "this: index changelog 2,000 bytes an event, 5.0 us an event to decode (a restore's)",
+        "before: index changelog 3,000 bytes an event, 5.0 us an event to decode (a restore's)",
+    ]
+    assert len(report({"this": [this], "before": [figures]})) == 6, "a tree that did not count: CPU seconds only"
 
 
 @needs_counter

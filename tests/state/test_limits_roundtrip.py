@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from topology.changelog import decode_ops, encode_ops
 from topology.codec import decode_batch, encode_chunks
 from topology.stages import TABLE, Share, answer_item, decode_probes, encode_probes, total_order
 from topology.validate import InvalidEvent, parse_event, record_limit
@@ -26,7 +27,6 @@ from worker.engine.fingerprint import fingerprint
 from worker.engine.match import Entry
 from worker.settings import Settings
 from worker.state.partition import IndexPartition
-from worker.state.replay import decode_ops
 from worker.state.verdicts import VerdictPartition
 from worker.stream import deadletter, gather
 from worker.stream.outbox import encode
@@ -108,7 +108,13 @@ def round_trip(raw: bytes, tmp: Path) -> dict[str, Any]:
     index = IndexPartition(tmp / "index", plan, SETTINGS.retention_ms)
     index.add(Entry(event.id, fp.simhash, order, intro.ts, fp.sketch), tables=range(len(plan.tables)))
     assert [c.entry.event_id for c in index.candidates(fp.simhash, [0], 0)] == [event.id]
+    restored_index = IndexPartition(tmp / "index-restored", plan, SETTINGS.retention_ms)
+    for record in encode_ops(index.take_ops()):  # its changelog record, and a store restored from it
+        assert len(record) < KAFKA_DEFAULT_MAX_RECORD
+        restored_index.apply(decode_ops(record))
+    assert [c.entry.sketch for c in restored_index.candidates(fp.simhash, [0], 0)] == [fp.sketch]
     index.close()
+    restored_index.close()
 
     # index -> verdict: the answers message.
     items = [

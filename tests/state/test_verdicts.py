@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from topology import codec
+from topology.changelog import decode_ops
 from topology.codec import encode_chunks
 from topology.stages import answer_item, note_item, order_time
 from topology.verdicts import Intro, Output, Published, Ref
-from worker.state.replay import decode_ops
 from worker.state.verdicts import VerdictPartition
 from worker.stream import gather
 from worker.stream.hold import Hold

@@ -78,10 +78,14 @@ class StoreSet(Generic[S]):
         opener: Callable[[Path], S],
         reader: ChangelogReader,
         group_s: float = 0.0,
+        encode: Callable[[list[Any]], list[bytes]] = codec.encode_chunks,
     ) -> None:
+        """``encode`` makes a flush's records of one partition's ops (at most 512 KiB each): the
+        index changelog's are :func:`topology.changelog.encode_ops`."""
         self.root = root
         self.topic = topic
         self._group_s = group_s
+        self._encode = encode
         self._opener = opener
         self._reader = reader
         self._open: dict[int, S] = {}
@@ -259,7 +263,7 @@ class StoreSet(Generic[S]):
             self._queued, self._queued_batches = defaultdict(list), []
             pending: list[tuple[int, Awaitable[Any]]] = []
             for partition, partition_ops in queued.items():
-                chunks = codec.encode_chunks(partition_ops)
+                chunks = self._encode(partition_ops)
                 for key, chunk in zip(chunk_keys(len(chunks)), chunks, strict=True):
                     pending.append((partition, await self._send(key, chunk, partition)))
             settle = asyncio.ensure_future(self._settle(batches, pending, self._on_failed, self._last_settle))

@@ -5,9 +5,9 @@ holds exactly the buckets routed to it, each bucket one RocksDB prefix scan, eac
 event's entry (fingerprint, order, ts, sketch) once however many of its tables landed here.
 
 Every add is also recorded as a logical operation; the stage writes a batch's operations as
-one changelog record (:mod:`worker.state.changelog`). Operations of one event within a batch are
-merged into one ``[id, fingerprint, order, ts, sketch_b64, tables, exact_keys]``, so the
-sketch travels once per event and partition, not once per table.
+one changelog record (:mod:`worker.state.changelog`, in :mod:`topology.changelog`'s format).
+Operations of one event within a batch are merged into one :class:`IndexOp`, so the sketch
+travels once per event and partition, not once per table.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import logging
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from topology.changelog import IndexOp
 from worker.engine.blocks import Plan, hamming
 from worker.engine.match import Candidate, Entry
 from worker.state.buckets import PURGE_SLICE
@@ -35,12 +35,6 @@ log = logging.getLogger("neardup.worker")
 # events of several input partitions, and other workers' shares through Kafka, interleave by
 # when their batches ran; a minute covers a worker that lags its peers by that much.
 REORDER_MS = 60_000
-
-
-@lru_cache(maxsize=1 << 12)
-def _base64(sketch: bytes) -> str:
-    """A sketch as its changelog op carries it: one event's ops of several partitions share it."""
-    return base64.b64encode(sketch).decode("ascii")
 
 
 class IndexPartition:
@@ -75,7 +69,7 @@ class IndexPartition:
             log.warning("%s; rebuilding it from its changelog", exc)
             shutil.rmtree(path)
             self.index = open_index()
-        self._ops: dict[tuple[str, int], list[Any]] = {}
+        self._ops: dict[tuple[str, int], IndexOp] = {}
         self._added = 0  # entries stored since the last take_added
 
     def candidates(
@@ -106,10 +100,10 @@ class IndexPartition:
             entry = entry.entry
         op = self._ops.get((entry.event_id, entry.order))
         if op is None:
-            op = [entry.event_id, entry.fingerprint, entry.order, entry.ts, _base64(entry.sketch), [], []]
+            op = IndexOp.of(entry.event_id, entry.fingerprint, entry.order, entry.ts, entry.sketch)
             self._ops[(entry.event_id, entry.order)] = op
-        op[5].extend(tables)
-        op[6].extend(exact_keys)
+        op.tables.extend(tables)
+        op.exact_keys.extend(exact_keys)
         return stored
 
     def behind(self, ts: int, order: int) -> bool:
@@ -141,7 +135,7 @@ class IndexPartition:
     def purges_pending(self) -> int:
         return self.index.purges_pending
 
-    def take_ops(self) -> list[Any]:
+    def take_ops(self) -> list[IndexOp]:
         ops = list(self._ops.values())
         self._ops.clear()
         return ops
@@ -157,14 +151,7 @@ class IndexPartition:
             raise StoreMismatch(f"the changelog of {self.index.path} was written with other settings: {exc}") from exc
 
     def _apply(self, ops: list[Any]) -> None:
-        self.index.add_many(
-            (
-                Entry(str(event_id), int(fp), int(order), int(ts), base64.b64decode(sketch)),
-                [int(t) for t in tables],
-                [int(k) for k in exact_keys],
-            )
-            for event_id, fp, order, ts, sketch, tables, exact_keys in ops
-        )
+        self.index.add_many(_replayed(op) for op in ops)
 
     def get_record(self, key: str) -> bytes | None:
         return self.index.get_record(key)
@@ -174,3 +161,14 @@ class IndexPartition:
 
     def close(self) -> None:
         self.index.close()
+
+
+def _replayed(op: IndexOp | list[Any]) -> tuple[Entry, list[int], list[int]]:
+    """An op as :meth:`BlockIndex.add_many` takes it: an :class:`IndexOp`, or the JSON array
+    ``[id, fingerprint, order, ts, sketch in base64, tables, exact_keys]`` of a record written
+    before that format."""
+    if isinstance(op, IndexOp):
+        return Entry(op.event_id, op.fingerprint, op.order, op.ts, op.sketch), op.tables, op.exact_keys
+    event_id, fp, order, ts, sketch, tables, exact_keys = op
+    entry = Entry(str(event_id), int(fp), int(order), int(ts), base64.b64decode(sketch))
+    return entry, [int(t) for t in tables], [int(k) for k in exact_keys]

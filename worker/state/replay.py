@@ -14,17 +14,10 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from topology import codec
+from topology.changelog import decode_ops
 from worker.state.flushes import Reassembly
 
 _RESTORE_STALL_S = 120.0
-
-
-def decode_ops(raw: bytes) -> list[Any]:
-    ops = codec.loads(raw)
-    if not isinstance(ops, list):
-        raise ValueError("a changelog record must be a JSON array of operations")
-    return ops
 
 
 class ChangelogReader:

@@ -32,6 +32,7 @@ from typing import Any
 import faust
 from faust.types import EventT
 
+from topology.changelog import encode_ops
 from topology.codec import decode_batch
 from topology.stages import decode_probes
 from worker.settings import Settings
@@ -108,6 +109,7 @@ class Worker:
             lambda path: IndexPartition(path, plan, retention_ms, features=settings.stored_features, memory=memory),
             reader,
             _CHANGELOG_GROUP_S,
+            encode_ops,
         )
         verdict_stores: StoreSet[VerdictPartition] = StoreSet(
             datadir / "stores" / "verdict",
