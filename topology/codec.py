@@ -1,4 +1,6 @@
-"""JSON for what the stages write on every event: internal messages, changelogs, store values, outputs.
+"""JSON for what the stages write on every event: internal messages, the verdict changelog, store values, outputs.
+
+(The index changelog, mostly sketches, is msgpack: :mod:`topology.changelog`.)
 
 msgspec's encoder, not the standard library's: a unique verdict carries the whole event, and
 the verdict store writes it, logs it and publishes it, so encoding was about a tenth of a
