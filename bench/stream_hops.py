@@ -146,9 +146,11 @@ class _CpuSamples:
         return (last[1] - first[1]) / wall, (last[2] - first[2]) / wall
 
 
-def _sample(pid: int, out: Path, gil: bool) -> subprocess.Popen[bytes]:
+def _sample(pid: int, out: Path, gil: bool, native: bool) -> subprocess.Popen[bytes]:
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    cmd = [spy, "record", "--pid", str(pid), "--rate", "200", "--format", "raw", "--output", str(out), "--nonblocking"]
+    cmd = [spy, "record", "--pid", str(pid), "--rate", "200", "--format", "raw", "--output", str(out)]
+    # Native frames need the process paused while its stack is read.
+    cmd += ["--native"] if native else ["--nonblocking"]
     cmd += ["--gil"] if gil else []
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -161,6 +163,7 @@ def main() -> None:
     parser.add_argument("--feed", choices=stream.FEEDS, default="devset", help="the input (see bench/stream.py)")
     parser.add_argument("--profile", type=Path, metavar="FILE", help="sample the worker with py-spy (see above)")
     parser.add_argument("--gil", action="store_true", help="with --profile: only the thread holding the GIL")
+    parser.add_argument("--native", action="store_true", help="with --profile: native frames too (RocksDB's own)")
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
     tmp = stream.scratch_dir()
@@ -175,7 +178,7 @@ def main() -> None:
         stream._wait_ready(log)
         stream.warm_up(bootstrap, names)
         warmed = log.stat().st_size
-        spy = _sample(worker.pid, args.profile, args.gil) if args.profile else None
+        spy = _sample(worker.pid, args.profile, args.gil, args.native) if args.profile else None
         pids = [worker.pid, *stream.descendants(worker.pid)]  # and its fingerprint helper
         with _CpuSamples(pids) as samples:
             result = stream._measure(
