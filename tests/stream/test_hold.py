@@ -56,3 +56,19 @@ def test_a_clock_step_back_does_not_reorder_and_shutdown_takes_what_is_acknowled
     assert sent(hold, 50, settled=2) == []  # o2 does not overtake o1
     assert sent(hold, 50, settled=1, everything=True) == [("o1", ["a"])]
     assert sent(hold, 50, settled=2, everything=True) == [("o2", ["b"])]
+
+
+def test_an_entry_whose_inputs_every_partition_has_passed_leaves_before_its_hold_ends() -> None:
+    hold = Hold()
+    hold.add(HeldEntry("o1", due_ms=1000, seq=1, ids=["a"], last_ms=50), {"a": verdict("a")})
+    hold.add(HeldEntry("o2", due_ms=1000, seq=2, ids=["b"], last_ms=60), {"b": verdict("b")})
+    hold.add(HeldEntry("o3", due_ms=1000, seq=3, ids=["c"]), {"c": verdict("c")})  # inputs unknown
+    due = [
+        (key, [event_id for _, event_id, _ in outputs])
+        for key, outputs in hold.take_due(10, 3, nothing_stored, caught_up_ms=60)
+    ]
+    assert due == [("o1", ["a"])]  # b's input came at 60: an event at 60 may still note it
+    assert sent(hold, 10, settled=3) == []
+    assert [key for key, _ in hold.take_due(10, 1, nothing_stored, caught_up_ms=61)] == []  # o2's record first
+    assert [key for key, _ in hold.take_due(10, 3, nothing_stored, caught_up_ms=10_000)] == ["o2"]
+    assert sent(hold, 1000, settled=3) == [("o3", ["c"])]

@@ -27,7 +27,8 @@ from topology.verdicts import Output, Published
 
 @dataclass
 class HeldEntry:
-    """One batch's held outputs: its outbox key, when its hold ends, the ids it publishes.
+    """One batch's held outputs: its outbox key, when its hold ends, the ids it publishes, and
+    when the latest of their inputs was appended (None: unknown; only ``due_ms`` ends its hold).
 
     An id appears once per output: a re-sent copy of a held id publishes its verdict again.
     """
@@ -36,6 +37,7 @@ class HeldEntry:
     due_ms: int
     seq: int
     ids: list[str]
+    last_ms: int | None = None
 
 
 class Hold:
@@ -71,18 +73,28 @@ class Hold:
         entry.seq = max(entry.seq, seq)
 
     def take_due(
-        self, now_ms: int, settled_seq: int, stored: Callable[[str], Published | None], everything: bool = False
+        self,
+        now_ms: int,
+        settled_seq: int,
+        stored: Callable[[str], Published | None],
+        everything: bool = False,
+        caught_up_ms: int | None = None,
     ) -> list[tuple[str, list[Output]]]:
         """Entries whose hold ran out and whose records are acknowledged, oldest first, as
         ``(outbox key, outputs)``; with ``everything``, held ones too (shutdown).
 
         ``stored`` reads a verdict this hold no longer keeps (a copy's entry that outlives its
-        first verdict's).
+        first verdict's). ``caught_up_ms``: every input appended before it has been applied
+        (:mod:`worker.stream.frontier`), so an entry whose inputs all came before it is due
+        whatever its hold: no note can change it any more.
         """
         due: list[tuple[str, list[Output]]] = []
         while self._entries:
             entry = self._entries[0]
-            if entry.seq > settled_seq or (entry.due_ms > now_ms and not everything):
+            if entry.seq > settled_seq:
+                break
+            caught_up = caught_up_ms is not None and entry.last_ms is not None and entry.last_ms < caught_up_ms
+            if entry.due_ms > now_ms and not (everything or caught_up):
                 break
             self._entries.popleft()
             outputs: list[Output] = []

@@ -87,6 +87,8 @@ class VerdictStage:
         self._last_expiry = 0.0
         # Held verdicts go out within a fifth of the hold (at least 4 ms) of falling due.
         self.tick_s = max(0.004, self.lateness_ms / 5000)
+        # Before it, when no earlier input can still come (the worker's Frontier tells).
+        self.caught_up: Callable[[], int | None] = _unknown
 
     async def run(self, by_partition: dict[int, list[dict[str, Any]]], release: Callable[[], None]) -> None:
         """Intros, answers and notes per verdict partition, from Kafka or this worker's index stage.
@@ -120,7 +122,8 @@ class VerdictStage:
         # Grouped when no output waits for this record alone: held verdicts wait for their
         # hold, which is at least twice the group time; without items no source offset stays
         # uncommitted to make a rebalance wait for this record.
-        grouped = not result.after_record and any(by_partition.values())
+        # Nor when this worker releases held verdicts early: they wait for this record alone.
+        grouped = not result.after_record and any(by_partition.values()) and self.caught_up() is None
         await tx.commit(
             self.sends.changelog(self.names.verdict_changelog), durable, self.sends.write_failed, not grouped
         )
@@ -188,7 +191,8 @@ class VerdictStage:
         whose records are acknowledged to the outbox."""
         hold = self.holds.get(part)
         if hold:
-            for key, outputs in hold.take_due(int(time.time() * 1000), store.settled, store.verdict, everything):
+            now = int(time.time() * 1000)
+            for key, outputs in hold.take_due(now, store.settled, store.verdict, everything, self.caught_up()):
                 self.outbox.emit(part, key, outputs)
 
     def emit_owned(self, everything: bool = False) -> None:
@@ -275,6 +279,10 @@ class VerdictStage:
         await self.outbox.close()
         if self.transactions is not None:
             await self.transactions.close_all()
+
+
+def _unknown() -> int | None:
+    return None
 
 
 def expiry_slice(filed: int) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from topology.stages import order_time
 from topology.verdicts import Intro, Output, Pending, Published, Ref
 from worker.state.verdicts import VerdictPartition
 from worker.stream import deadletter, gather
@@ -161,8 +162,16 @@ class VerdictBatch:
         held = None
         if self.held_ids:
             outputs = [self._verdict(event_id).output(event_id) for event_id in self.held_ids]
-            held = HeldEntry(self.store.put_outbox(outputs), self.now + self.lateness_ms, 0, self.held_ids)
+            key = self.store.put_outbox(outputs)
+            held = HeldEntry(key, self.now + self.lateness_ms, 0, self.held_ids, self._latest_arrival(self.held_ids))
         return after_record, held
+
+    def _latest_arrival(self, ids: list[str]) -> int | None:
+        """When the latest input of ``ids`` was appended (ms): a note for any of them comes from
+        an event appended no later (:mod:`worker.stream.frontier`). None if one is unknown."""
+        orders = [self.arrivals.get(event_id) for event_id in ids]
+        known = [order for order in orders if order is not None]
+        return order_time(max(known)) if known and len(known) == len(orders) else None
 
     def _verdict(self, event_id: str) -> Published:
         """The verdict this batch holds for an id it decided, revised or republishes."""

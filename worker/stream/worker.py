@@ -45,6 +45,7 @@ from worker.state.transaction import Transaction
 from worker.state.verdicts import VerdictPartition
 from worker.stream.batches import Windows, take_batches
 from worker.stream.fingerprint import FingerprintStage, ProbeMessage
+from worker.stream.frontier import Frontier, Ticket, latest_appends
 from worker.stream.guard import Guard, OffsetHolds, log_batch
 from worker.stream.handoff import Handoff
 from worker.stream.helper import FingerprintHelper
@@ -123,6 +124,8 @@ class Worker:
         self.batches: set[asyncio.Task[None]] = set()  # input batches under way
         self.index = IndexStage(settings, self.names.events)
         self.verdict = VerdictStage(settings, verdict_stores, self.sends, transactions)
+        self.frontier = Frontier(settings.partitions)  # held verdicts out early, while alone
+        self.verdict.caught_up = self.frontier.caught_up_ms
         self.index_lock = asyncio.Lock()  # held by a batch, so shutdown never closes a store under it
         # The operator's side (worker.stream.web): samples, explain and check.
         self.closing = False
@@ -163,11 +166,13 @@ class Worker:
             async for batch in take_batches(stream, _TAKE_MAX, spacing):
                 last_size = len(batch)
                 last_waited = time.time() - min(event.message.timestamp for event in batch)
-                if not warned and any(e.message.timestamp_type != _LOG_TIMESTAMP_TYPE for e in batch):
-                    warned = True
-                    log.warning(
-                        "%s does not use LogAppendTime; the total order follows producer clocks", self.names.events
-                    )
+                if any(e.message.timestamp_type != _LOG_TIMESTAMP_TYPE for e in batch):
+                    self.frontier.reset(sole=False)  # producer clocks: no partition's times only grow
+                    if not warned:
+                        warned = True
+                        log.warning(
+                            "%s does not use LogAppendTime; the total order follows producer clocks", self.names.events
+                        )
                 # Held before this body returns and the batch is acked: its offsets stay
                 # uncommitted until the task has taken the holds of what it sends.
                 holds = OffsetHolds(batch)
@@ -175,6 +180,8 @@ class Worker:
                 body = functools.partial(self.fingerprint_batch, order=order, handed_on=holds.hold())
                 batch_task = asyncio.ensure_future(self.guard.run("fingerprint", batch, body, holds))
                 batch_task.add_done_callback(order.done)  # a batch that failed lets the next one on
+                ticket = self.frontier.begin(latest_appends(event.message for event in batch))
+                batch_task.add_done_callback(functools.partial(self._batch_ended, ticket))
                 self.batches.add(batch_task)
                 batch_task.add_done_callback(self.batches.discard)
                 under_way.append(batch_task)
@@ -212,6 +219,12 @@ class Worker:
         handed_on()
         if self.settings.log_batches:
             log_batch(batch, started, cpu)
+
+    def _batch_ended(self, ticket: Ticket, task: asyncio.Task[None]) -> None:
+        """An input batch is applied (or failed): held verdicts it was the last to wait for go now."""
+        applied = not task.cancelled() and task.exception() is None
+        if self.frontier.finish(ticket, applied):
+            self.verdict.emit_owned()
 
     async def stop_batches(self) -> None:
         """Cancel the batches under way (their offsets stay uncommitted: read again on restart)."""
@@ -268,6 +281,9 @@ class Worker:
     # ------------------------------------------------------- rebalances and timers
     def assigned(self, sender: Any, assigned: set[Any], **_: Any) -> None:
         self.handoff.assigned(assigned)
+        every = set(range(self.settings.partitions))
+        inputs = {tp.partition for tp in assigned if tp.topic == self.names.events}
+        self.frontier.reset(sole=inputs == every and self.handoff.index == every and self.handoff.verdict == every)
         self.sampler.assigned_once = True
         self.restores_pending += 1
         task = asyncio.ensure_future(self.restore_assigned())
@@ -301,6 +317,7 @@ class Worker:
         """Another worker may write these partitions' changelogs once this returns: the verdict
         stage logs what it has sent first; restore again if they come back."""
         index, verdict = self.handoff.revoked(revoked)
+        self.frontier.reset(sole=False)  # until the next assignment says who owns what
         self.index_stores.forget(index)
         await self.verdict.hand_over(verdict)
 

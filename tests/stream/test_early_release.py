@@ -1,0 +1,97 @@
+"""A lone worker sends a held verdict once no earlier event can still come, not when its hold ends.
+
+The argument is in ``worker/stream/frontier.py``; here it is checked on the broker, with a
+hold long enough (3 s) that a verdict sent early cannot be mistaken for one sent on time.
+Copies race their originals through the other input partition, so a verdict sent too early
+would have to be corrected: the outputs must hold no correction and scan's verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.stream.test_stream import _scan_reference
+from tests.stream_helpers import SAMPLE, OutputReader, WorkerProcess, input_orders, producer, worker_env
+from topology.stages import Topics, order_time
+from topology.topics import create_topics, topics
+from worker.settings import Settings
+
+pytestmark = pytest.mark.kafka
+
+HOLD_MS = 3000
+
+
+def _send(bootstrap: str, topic: str, placed: list[tuple[int, bytes]], rate: float) -> None:
+    """Each line to its own partition, keyed by its id, at ``rate`` lines a second."""
+    with producer(bootstrap) as out:
+        for i, (partition, line) in enumerate(placed):
+            out.send(topic, key=json.loads(line)["id"].encode(), value=line, partition=partition)
+            if i % 2:
+                out.flush()
+                time.sleep(2 / rate)
+
+
+def _latencies(reader: OutputReader, orders: dict[str, int], ids: set[str]) -> list[int]:
+    """Per id, from its input's append time to its verdict record's time (ms)."""
+    return [reader.stamped[i] - order_time(orders[i]) for i in ids]
+
+
+def test_held_verdicts_leave_early_only_when_every_partition_is_past_them(kafka_bootstrap: str, tmp_path: Path) -> None:
+    prefix = f"er{uuid.uuid4().hex[:8]}"
+    env = worker_env(kafka_bootstrap, prefix, 2, tmp_path / "state", lateness_ms=HOLD_MS)
+    names = Topics(prefix)
+    create_topics(kafka_bootstrap, topics(prefix, 2, 1))
+    # The sample alternately in each partition, every third story's copy sent at once to the other.
+    busy: list[tuple[int, bytes]] = []
+    for i, line in enumerate(SAMPLE):
+        busy.append((i % 2, line))
+        if i % 3 == 0:
+            event = json.loads(line)
+            copy = json.dumps({**event, "id": f"{event['id']}-copy"}).encode()
+            busy.append(((i + 1) % 2, copy))
+    # Then stories in partition 0 alone: partition 1 might still bring an earlier one.
+    lone = [
+        (0, json.dumps({"id": f"lone-{i}", "text": f"Harbour notice {i}: berth {i * 7} closes for dredging."}).encode())
+        for i in range(12)
+    ]
+    worker = WorkerProcess.start(env, "lone", tmp_path)
+    reader = OutputReader(kafka_bootstrap, names)
+    try:
+        worker.wait_ready()
+        busy_ids = {json.loads(line)["id"] for _, line in busy}
+        _send(kafka_bootstrap, names.events, busy, rate=100)
+        reader.wait_for(busy_ids, timeout=90)
+        lone_ids = {json.loads(line)["id"] for _, line in lone}
+        _send(kafka_bootstrap, names.events, lone, rate=20)
+        reader.wait_for(lone_ids, timeout=90)
+        reader.settle()
+    finally:
+        worker.stop()
+        reader.close()
+    orders = input_orders(kafka_bootstrap, names.events)
+
+    # Most busy verdicts went long before the hold ended; the last ones of each burst wait it out.
+    busy_ms = _latencies(reader, orders, busy_ids)
+    assert statistics.median(busy_ms) < HOLD_MS / 3, sorted(busy_ms)
+    # With partition 1 quiet, nothing says an earlier event cannot come: the whole hold.
+    assert min(_latencies(reader, orders, lone_ids)) >= HOLD_MS * 0.95
+
+    # Early, and still right: one verdict an id, none corrected, each as scan decides in the total order.
+    assert not [r for r in reader.records if r.topic == names.corrections]
+    verdicts: dict[str, list[dict[str, object]]] = {}
+    for r in reader.records:
+        if r.topic in (names.unique, names.duplicates):
+            verdicts.setdefault(str(r.key), []).append(r.value)
+    assert set(verdicts) == busy_ids | lone_ids and all(len(v) == 1 for v in verdicts.values())
+    in_order = sorted(busy + lone, key=lambda placed: orders[json.loads(placed[1])["id"]])
+    settings = Settings.from_env(env)
+    reference = _scan_reference([line for _, line in in_order], settings, tmp_path)
+    got = {i: (v[0]["verdict"], v[0].get("duplicate_of")) for i, v in verdicts.items()}
+    assert got == {i: (r["verdict"], r.get("duplicate_of")) for i, r in reference.items()}
+    assert sum(1 for verdict, _ in got.values() if verdict == "duplicate") >= len(SAMPLE) // 3

@@ -1,0 +1,64 @@
+"""The frontier: how far every input partition is applied, counted only in batch order and only alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from worker.stream.frontier import Frontier, latest_appends
+
+
+@dataclass
+class _Msg:
+    partition: int
+    timestamp: float
+    topic: str = "t"
+    offset: int = 0
+    key: bytes | None = None
+    value: bytes | None = None
+
+
+def test_every_partition_must_be_past_an_event_and_a_batch_counts_after_those_before_it() -> None:
+    frontier = Frontier(partitions=2)
+    frontier.reset(sole=True)
+    first = frontier.begin({0: 100, 1: 90})
+    second = frontier.begin({0: 130})
+    third = frontier.begin({1: 140})
+    assert frontier.caught_up_ms() is None
+    assert not frontier.finish(second, applied=True)  # the batch before it may still bring notes
+    assert frontier.caught_up_ms() is None
+    assert frontier.finish(first, applied=True)
+    assert frontier.caught_up_ms() == 90  # partition 1 only as far as the first batch
+    assert frontier.finish(third, applied=True)
+    assert frontier.caught_up_ms() == 130
+
+
+def test_a_partition_never_seen_leaves_it_unknown() -> None:
+    frontier = Frontier(partitions=3)
+    frontier.reset(sole=True)
+    frontier.finish(frontier.begin({0: 100, 1: 100}), applied=True)
+    assert frontier.caught_up_ms() is None
+
+
+def test_not_alone_a_failed_batch_or_a_new_assignment_stop_early_releases() -> None:
+    frontier = Frontier(partitions=1)
+    frontier.finish(frontier.begin({0: 100}), applied=True)
+    assert frontier.caught_up_ms() is None  # no assignment yet said this worker owns everything
+
+    frontier.reset(sole=True)
+    frontier.finish(frontier.begin({0: 100}), applied=True)
+    assert frontier.caught_up_ms() == 100
+    frontier.finish(frontier.begin({0: 200}), applied=False)
+    assert frontier.caught_up_ms() is None
+    frontier.finish(frontier.begin({0: 300}), applied=True)
+    assert frontier.caught_up_ms() is None  # until the next assignment
+
+    frontier.reset(sole=True)
+    before = frontier.begin({0: 400})
+    frontier.reset(sole=True)  # a rebalance while it ran: its batch says nothing of the new one
+    assert not frontier.finish(before, applied=True)
+    assert frontier.caught_up_ms() is None
+
+
+def test_latest_appends_takes_each_partitions_latest_time_in_ms() -> None:
+    messages = [_Msg(0, 1.0004), _Msg(1, 2.0), _Msg(0, 1.5), _Msg(0, 1.2)]
+    assert latest_appends(messages) == {0: 1500, 1: 2000}

@@ -1,0 +1,92 @@
+"""How far every input partition has been decided, so that held verdicts can go out early.
+
+A verdict is held (:mod:`worker.stream.hold`) for a note from an event *earlier* in the total
+order (append time, partition, offset) that a later batch may still bring. While one worker
+owns every partition, notes only come from its own batches, and input appended with
+LogAppendTime has non-decreasing append times within a partition. Once a batch holding a
+record of partition *p* appended at time *t* has been applied in full (indexed, its notes
+handed to the verdict stage), every record of *p* appended before *t* has been too. So when
+every input partition has been applied past an event's append time, no event before it can
+still come and its verdict need not wait out the rest of ``allowed_lateness_ms``.
+
+The hold's timer still releases what this cannot: with other workers (whose notes come
+through Kafka at any time), an input partition with nothing new, or a batch that failed.
+Batches may finish out of order; a batch counts only once those before it have finished.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from worker.stream.batches import Message
+
+
+@dataclass
+class Ticket:
+    """One input batch under way: the latest append time (ms) of each input partition in it."""
+
+    generation: int
+    latest: dict[int, int]
+    finished: bool = False
+
+
+class Frontier:
+    """The append time before which every input partition's records have been applied, or None."""
+
+    def __init__(self, partitions: int) -> None:
+        self.partitions = partitions
+        self._generation = 0
+        self._sole = False
+        self._applied: dict[int, int] = {}
+        self._under_way: deque[Ticket] = deque()
+
+    def reset(self, sole: bool) -> None:
+        """A new assignment: what other workers did meanwhile is unknown, so start again, and
+        only while this worker owns every partition (``sole``)."""
+        self._generation += 1
+        self._sole = sole
+        self._applied.clear()
+        self._under_way.clear()
+
+    def begin(self, latest: dict[int, int]) -> Ticket:
+        """A batch taken, in the order batches are taken."""
+        ticket = Ticket(self._generation, latest)
+        if self._sole:
+            self._under_way.append(ticket)
+        return ticket
+
+    def finish(self, ticket: Ticket, applied: bool) -> bool:
+        """A batch ended; ``applied`` False (it failed, or was cancelled) stops early releases
+        until the next assignment. True when the frontier moved."""
+        if ticket.generation != self._generation or not self._sole:
+            return False
+        if not applied:
+            self.reset(sole=False)
+            return False
+        ticket.finished = True
+        moved = False
+        while self._under_way and self._under_way[0].finished:
+            for partition, ms in self._under_way.popleft().latest.items():
+                if ms > self._applied.get(partition, -1):
+                    self._applied[partition] = ms
+                    moved = True
+        return moved
+
+    def caught_up_ms(self) -> int | None:
+        """Every input partition has been applied past this append time (an event appended
+        before it has no earlier event still to come), or None when that is not known."""
+        if not self._sole or len(self._applied) < self.partitions:
+            return None
+        return min(self._applied.values())
+
+
+def latest_appends(messages: Iterable[Message]) -> dict[int, int]:
+    """The latest append time (ms, as the total order rounds it) of each partition's messages."""
+    latest: dict[int, int] = {}
+    for message in messages:
+        ms = int(round(message.timestamp * 1000))
+        if ms > latest.get(message.partition, -1):
+            latest[message.partition] = ms
+    return latest
