@@ -127,7 +127,7 @@ def main() -> None:
         f"{args.producers} producers x {args.stories} stories at {args.rate:.0f} events/s each, "
         f"{_PARTITIONS} partitions, broker {bootstrap}"
     )
-    with stream.running(bootstrap, _PARTITIONS, 1, True, tmp, 0, warm) as names:
+    with stream.running(bootstrap, _PARTITIONS, 1, "faust", tmp, 0, warm) as names:
         _send_concurrently(bootstrap, names.events, feeds, args.rate)
         floor = stream.latency_ms(*stream.read_times(bootstrap, names.events, [names.unique], events))
     print(
@@ -137,7 +137,7 @@ def main() -> None:
     )
     for workers in (int(w) for w in args.workers.split(",")):
         for lateness in (int(ms) for ms in args.lateness_ms.split(",")):
-            with stream.running(bootstrap, _PARTITIONS, workers, False, tmp, lateness, warm) as names:
+            with stream.running(bootstrap, _PARTITIONS, workers, stream.NEARDUP, tmp, lateness, warm) as names:
                 _send_concurrently(bootstrap, names.events, feeds, args.rate)
                 input_ts, output_ts = stream.read_times(
                     bootstrap, names.events, [names.unique, names.duplicates], events
