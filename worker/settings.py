@@ -185,7 +185,8 @@ class Settings:
     replication: int = _setting(1, "Replication factor of created topics.")
     allowed_lateness_ms: int = _setting(
         20,
-        "How long a verdict waits for a possibly earlier original racing through another partition.",
+        "How long a verdict waits for a possibly earlier original racing through another partition "
+        "(a worker owning every partition stops waiting once all input partitions are past it).",
     )
     fingerprint_helper: bool = _setting(
         True,
