@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.stream.test_stream import _scan_reference
+from tests.stream.web_helpers import free_port, scrape, total
 from tests.stream_helpers import SAMPLE, OutputReader, WorkerProcess, input_orders, producer, worker_env
 from topology.stages import Topics, order_time
 from topology.topics import create_topics, topics
@@ -44,7 +45,8 @@ def _latencies(reader: OutputReader, orders: dict[str, int], ids: set[str]) -> l
 
 def test_held_verdicts_leave_early_only_when_every_partition_is_past_them(kafka_bootstrap: str, tmp_path: Path) -> None:
     prefix = f"er{uuid.uuid4().hex[:8]}"
-    env = worker_env(kafka_bootstrap, prefix, 2, tmp_path / "state", lateness_ms=HOLD_MS)
+    port = free_port()
+    env = worker_env(kafka_bootstrap, prefix, 2, tmp_path / "state", lateness_ms=HOLD_MS, web_port=port)
     names = Topics(prefix)
     create_topics(kafka_bootstrap, topics(prefix, 2, 1))
     # The sample alternately in each partition, every third story's copy sent at once to the other.
@@ -71,6 +73,7 @@ def test_held_verdicts_leave_early_only_when_every_partition_is_past_them(kafka_
         _send(kafka_bootstrap, names.events, lone, rate=20)
         reader.wait_for(lone_ids, timeout=90)
         reader.settle()
+        samples = scrape(f"http://127.0.0.1:{port}")
     finally:
         worker.stop()
         reader.close()
@@ -81,6 +84,9 @@ def test_held_verdicts_leave_early_only_when_every_partition_is_past_them(kafka_
     assert statistics.median(busy_ms) < HOLD_MS / 3, sorted(busy_ms)
     # With partition 1 quiet, nothing says an earlier event cannot come: the whole hold.
     assert min(_latencies(reader, orders, lone_ids)) >= HOLD_MS * 0.95
+    # An operator sees both on /metrics.
+    assert total(samples, "neardup_holds_ended_total", by="early") > 0
+    assert total(samples, "neardup_holds_ended_total", by="due") > 0
 
     # Early, and still right: one verdict an id, none corrected, each as scan decides in the total order.
     assert not [r for r in reader.records if r.topic == names.corrections]

@@ -68,7 +68,9 @@ def test_an_entry_whose_inputs_every_partition_has_passed_leaves_before_its_hold
         for key, outputs in hold.take_due(10, 3, nothing_stored, caught_up_ms=60)
     ]
     assert due == [("o1", ["a"])]  # b's input came at 60: an event at 60 may still note it
+    assert hold.early == 1
     assert sent(hold, 10, settled=3) == []
     assert [key for key, _ in hold.take_due(10, 1, nothing_stored, caught_up_ms=61)] == []  # o2's record first
     assert [key for key, _ in hold.take_due(10, 3, nothing_stored, caught_up_ms=10_000)] == ["o2"]
     assert sent(hold, 1000, settled=3) == [("o3", ["c"])]
+    assert hold.early == 0  # its hold ran out

@@ -45,6 +45,7 @@ class Hold:
 
     def __init__(self) -> None:
         self._entries: deque[HeldEntry] = deque()
+        self.early = 0  # of the entries the last take_due returned, those whose hold had not run out
         self._verdicts: dict[str, Published] = {}
         self._entry_of: dict[str, HeldEntry] = {}
 
@@ -89,6 +90,7 @@ class Hold:
         whatever its hold: no note can change it any more.
         """
         due: list[tuple[str, list[Output]]] = []
+        self.early = 0
         while self._entries:
             entry = self._entries[0]
             if entry.seq > settled_seq:
@@ -96,6 +98,7 @@ class Hold:
             caught_up = caught_up_ms is not None and entry.last_ms is not None and entry.last_ms < caught_up_ms
             if entry.due_ms > now_ms and not (everything or caught_up):
                 break
+            self.early += entry.due_ms > now_ms and not everything
             self._entries.popleft()
             outputs: list[Output] = []
             for event_id in entry.ids:

@@ -75,6 +75,9 @@ class Metrics:
         # Events the index did not store: older than the retention window behind the newest it
         # stored (decided against what is left of their window; later copies cannot match them).
         self.late = 0
+        # Held verdict batches sent: "early", once no earlier event could come (worker.stream.frontier),
+        # or "due", when their hold ran out (or at shutdown).
+        self.holds_ended: Counter[str] = Counter()
         # Batches being handled now, by (stage, batch): records and since when (time.monotonic()); what a
         # shutdown that runs out of time abandons (worker.stream.shutdown).
         self.in_flight: dict[tuple[str, int], tuple[int, float]] = {}
@@ -230,6 +233,14 @@ class _Collector(Collector):
             "Events older than the retention window behind the newest indexed: decided, not indexed.",
             value=m.late,
         )
+        holds = CounterMetricFamily(
+            "neardup_holds_ended",
+            "Held batches of verdicts sent, by what ended the hold: early (no earlier event can come) or due.",
+            labels=["by"],
+        )
+        for by in ("early", "due"):
+            holds.add_metric([by], m.holds_ended[by])
+        yield holds
         resent = CounterMetricFamily(
             "neardup_events_resent",
             "Ids sent again, their first verdict published again, by whether the text (its fingerprint) changed.",

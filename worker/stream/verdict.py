@@ -192,7 +192,10 @@ class VerdictStage:
         hold = self.holds.get(part)
         if hold:
             now = int(time.time() * 1000)
-            for key, outputs in hold.take_due(now, store.settled, store.verdict, everything, self.caught_up()):
+            due = hold.take_due(now, store.settled, store.verdict, everything, self.caught_up())
+            self.metrics.holds_ended["early"] += hold.early
+            self.metrics.holds_ended["due"] += len(due) - hold.early
+            for key, outputs in due:
                 self.outbox.emit(part, key, outputs)
 
     def emit_owned(self, everything: bool = False) -> None:
