@@ -5,9 +5,10 @@
 stream, replayed under fresh ids, is sent at ``--rate`` with its event times spread over
 ``--days`` (70: ten windows of the default retention), so that time buckets fill, expire and
 are purged while the worker's memtables and logs fill. Every ``SAMPLE_S`` seconds the worker
-process's RSS and the bytes of its stores on disk are sampled; at the end every verdict's
-latency (input record to output record) is read back and its p99 given for each 30 s of
-input, where a stall shows. With ``--before REV`` that revision's worker runs in turn.
+process's RSS and the bytes of its stores on disk (in all, then index and verdict stores
+apart) are sampled; at the end every verdict's latency (input record to output record) is
+read back and its p99 given for each 30 s of input, where a stall shows. With ``--before
+REV`` that revision's worker runs in turn.
 
     NEARDUP_BOOTSTRAP=127.0.0.1:29092 python bench/soak.py --events 360000 --rate 600 --before HEAD~1
 """
@@ -45,15 +46,25 @@ def _events(count: int, days: float) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def _stores_bytes(root: Path) -> int:
-    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file() and "stores" in f.parts)
+KINDS = ("index", "verdict")  # a worker's stores, under <state>/stores/<kind>/<partition>
+
+
+def _stores_bytes(root: Path) -> dict[str, int]:
+    """Bytes on disk of the stores under ``root``, by kind: which of them grows."""
+    sizes = dict.fromkeys(KINDS, 0)
+    for f in root.rglob("*"):
+        if "stores" in f.parts and f.is_file():
+            kind = f.parts[f.parts.index("stores") + 1]
+            sizes[kind] = sizes.get(kind, 0) + f.stat().st_size
+    return sizes
 
 
 def run(bootstrap: str, tree: Path, events: list[tuple[bytes, bytes]], rate: float) -> dict[str, Any]:
     """One worker of ``tree`` through ``events`` at ``rate``: its samples and latencies."""
     tmp = stream.scratch_dir()
-    samples: list[tuple[float, int, int]] = []  # seconds since the first send, RSS, stores' bytes
-    with stream.running(bootstrap, 4, 1, stream.NEARDUP, tmp, 20, tree=tree) as names:
+    samples: list[tuple[float, int, dict[str, int]]] = []  # seconds since the first send, RSS, stores' bytes
+    warm = stream.warm_events_at(devset.EPOCH_MS)  # the index's newest event: where the stream's times begin
+    with stream.running(bootstrap, 4, 1, stream.NEARDUP, tmp, 20, warm, tree=tree) as names:
         worker = stream.children()[0]
         stop = threading.Event()
 
@@ -88,7 +99,12 @@ def report(name: str, result: dict[str, Any]) -> list[str]:
         f"p99 {stream.percentile(every, 0.99):.0f} ms, max {every[-1]:.0f} ms",
         f"  p99 each {WINDOW_MS // 1000} s of input (ms): " + " ".join(f"{p:.0f}" for p in p99s),
         f"  worker RSS (MiB) each {SAMPLE_S:.0f} s: " + " ".join(f"{rss / mib:.0f}" for _, rss, _ in samples),
-        f"  stores on disk (MiB) each {SAMPLE_S:.0f} s: " + " ".join(f"{size / mib:.0f}" for _, _, size in samples),
+        f"  stores on disk (MiB) each {SAMPLE_S:.0f} s: "
+        + " ".join(f"{sum(s.values()) / mib:.0f}" for *_, s in samples),
+        *(
+            f"    {kind} stores: " + " ".join(f"{sizes.get(kind, 0) / mib:.0f}" for *_, sizes in samples)
+            for kind in KINDS
+        ),
     ]
 
 

@@ -378,6 +378,18 @@ def warm_up(bootstrap: str, names: Topics, events: list[tuple[bytes, bytes]] | N
     time.sleep(_WARMUP_S)
 
 
+def warm_events_at(ts_ms: int) -> list[tuple[bytes, bytes]]:
+    """The warm-up's events with the event time ``ts_ms``: that of measured events with times of
+    their own (``days``). Warmed up at append time (now), the index's newest event would be
+    years ahead of them, and it would decide every one late, storing none."""
+    out = []
+    for key, value in _events(_WARMUP_EVENTS, _WARMUP.decode(), "sample"):
+        event = json.loads(value)
+        event["ts"] = ts_ms
+        out.append((key, json.dumps(event, ensure_ascii=False).encode()))
+    return out
+
+
 @contextmanager
 def running(
     bootstrap: str,
@@ -473,8 +485,9 @@ def run(
     send until the outputs are read back (the read-back's share is a few percent).
     """
     events = _events(count, feed=feed, days=days)
+    warm = warm_events_at(devset.EPOCH_MS) if days else None
     with running(
-        bootstrap, partitions, workers, job, tmp, lateness_ms, guarantee=guarantee, web=web, tree=tree
+        bootstrap, partitions, workers, job, tmp, lateness_ms, warm, guarantee=guarantee, web=web, tree=tree
     ) as names:
         outputs = [names.unique, names.duplicates] if job == NEARDUP else [names.unique]
         worker_pids, broker = children(), broker_pids(bootstrap)
