@@ -52,11 +52,17 @@ def test_not_alone_a_failed_batch_or_a_new_assignment_stop_early_releases() -> N
     frontier.finish(frontier.begin({0: 300}), applied=True)
     assert frontier.caught_up_ms() is None  # until the next assignment
 
+
+def test_a_batch_from_before_an_assignment_counts_for_nothing_and_holds_back_later_ones() -> None:
+    frontier = Frontier(partitions=1)
     frontier.reset(sole=True)
     before = frontier.begin({0: 400})
-    frontier.reset(sole=True)  # a rebalance while it ran: its batch says nothing of the new one
-    assert not frontier.finish(before, applied=True)
+    frontier.reset(sole=True)  # a rebalance while it ran: what it applied says nothing now
+    after = frontier.begin({0: 500})
+    assert not frontier.finish(after, applied=True)  # the batch before it may still bring notes
     assert frontier.caught_up_ms() is None
+    assert frontier.finish(before, applied=True)
+    assert frontier.caught_up_ms() == 500
 
 
 def test_latest_appends_takes_each_partitions_latest_time_in_ms() -> None:

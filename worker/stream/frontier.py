@@ -27,7 +27,6 @@ from worker.stream.batches import Message
 class Ticket:
     """One input batch under way: the latest append time (ms) of each input partition in it."""
 
-    generation: int
     latest: dict[int, int]
     finished: bool = False
 
@@ -37,34 +36,30 @@ class Frontier:
 
     def __init__(self, partitions: int) -> None:
         self.partitions = partitions
-        self._generation = 0
         self._sole = False
         self._applied: dict[int, int] = {}
-        self._under_way: deque[Ticket] = deque()
+        self._under_way: deque[Ticket] = deque()  # every batch taken and not finished, in order
 
     def reset(self, sole: bool) -> None:
         """A new assignment: what other workers did meanwhile is unknown, so start again, and
-        only while this worker owns every partition (``sole``)."""
-        self._generation += 1
+        only while this worker owns every partition (``sole``). Batches still under way from
+        before count for nothing, but still hold back the batches taken after them."""
         self._sole = sole
         self._applied.clear()
-        self._under_way.clear()
+        for ticket in self._under_way:
+            ticket.latest = {}
 
     def begin(self, latest: dict[int, int]) -> Ticket:
-        """A batch taken, in the order batches are taken."""
-        ticket = Ticket(self._generation, latest)
-        if self._sole:
-            self._under_way.append(ticket)
+        """A batch taken, in the order batches are taken; each must reach :meth:`finish`."""
+        ticket = Ticket(latest if self._sole else {})
+        self._under_way.append(ticket)
         return ticket
 
     def finish(self, ticket: Ticket, applied: bool) -> bool:
         """A batch ended; ``applied`` False (it failed, or was cancelled) stops early releases
         until the next assignment. True when the frontier moved."""
-        if ticket.generation != self._generation or not self._sole:
-            return False
         if not applied:
             self.reset(sole=False)
-            return False
         ticket.finished = True
         moved = False
         while self._under_way and self._under_way[0].finished:
