@@ -167,7 +167,7 @@ class Worker:
                 last_size = len(batch)
                 last_waited = time.time() - min(event.message.timestamp for event in batch)
                 if any(e.message.timestamp_type != _LOG_TIMESTAMP_TYPE for e in batch):
-                    self.frontier.reset(sole=False)  # producer clocks: no partition's times only grow
+                    self.frontier.reset(sole=False)  # producer clocks: a partition's times may go back
                     if not warned:
                         warned = True
                         log.warning(
