@@ -7,8 +7,10 @@ stream, replayed under fresh ids, is sent at ``--rate`` with its event times spr
 are purged while the worker's memtables and logs fill. Every ``SAMPLE_S`` seconds the worker
 process's RSS and the bytes of its stores on disk (in all, then index and verdict stores
 apart) are sampled; at the end every verdict's latency (input record to output record) is
-read back and its p99 given for each 30 s of input, where a stall shows. With ``--before
-REV`` that revision's worker runs in turn.
+read back and its p99 given for each 30 s of input, where a stall shows, with the worker's
+own counts of corrections and of events decided late. With ``--before REV`` that revision's
+worker runs in turn. A late event is not indexed, so the bench fails when there is any: a
+stream that does not fit its warm-up once left every event late, and the index idle.
 
     NEARDUP_BOOTSTRAP=127.0.0.1:29092 python bench/soak.py --events 360000 --rate 600 --before HEAD~1
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -82,7 +85,18 @@ def run(bootstrap: str, tree: Path, events: list[tuple[bytes, bytes]], rate: flo
         stop.set()
         sampler.join()
         inputs, outs = stream.read_times(bootstrap, names.events, outputs, len(events))
-    return {"samples": samples, "latency": sorted((inputs[k], outs[k] - inputs[k]) for k in outs if k in inputs)}
+    latency = sorted((inputs[k], outs[k] - inputs[k]) for k in outs if k in inputs)
+    return {"samples": samples, "latency": latency, **_run_counts(tmp / f"{names.prefix}-0.log")}
+
+
+def _run_counts(log: Path) -> dict[str, int]:
+    """The worker's own counts of its run (the line it prints when it stops): corrections it
+    published, and events it decided late, which the index did not store."""
+    lines = [line for line in log.read_text(errors="replace").splitlines() if "this run:" in line]
+    found = re.search(r"corrections (\d+), late (\d+)", lines[-1]) if lines else None
+    if found is None:
+        raise RuntimeError(f"no summary line in {log}")
+    return {"corrections": int(found.group(1)), "late": int(found.group(2))}
 
 
 def report(name: str, result: dict[str, Any]) -> list[str]:
@@ -96,7 +110,8 @@ def report(name: str, result: dict[str, Any]) -> list[str]:
     mib = 1 << 20
     return [
         f"{name}: {len(every):,} verdicts, latency p50 {stream.percentile(every, 0.5):.0f} ms, "
-        f"p99 {stream.percentile(every, 0.99):.0f} ms, max {every[-1]:.0f} ms",
+        f"p99 {stream.percentile(every, 0.99):.0f} ms, max {every[-1]:.0f} ms; "
+        f"corrections {result['corrections']}, late {result['late']}",
         f"  p99 each {WINDOW_MS // 1000} s of input (ms): " + " ".join(f"{p:.0f}" for p in p99s),
         f"  worker RSS (MiB) each {SAMPLE_S:.0f} s: " + " ".join(f"{rss / mib:.0f}" for _, rss, _ in samples),
         f"  stores on disk (MiB) each {SAMPLE_S:.0f} s: "
@@ -123,8 +138,13 @@ def main() -> None:
         trees["before"] = worktree(args.before)
     events = _events(args.events, args.days)
     print(f"{args.events:,} events at {args.rate:g}/s, event times over {args.days:g} days, one worker, 4 partitions")
+    late = 0
     for name, tree in trees.items():
-        print("\n".join(report(name, run(bootstrap, tree, events, args.rate))), flush=True)
+        result = run(bootstrap, tree, events, args.rate)
+        print("\n".join(report(name, result)), flush=True)
+        late += result["late"]
+    if late:  # the index stored none of those: what was measured is not a worker under load
+        sys.exit(f"{late} events decided late (not indexed): the stream's event times do not fit its warm-up")
 
 
 if __name__ == "__main__":
