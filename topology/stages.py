@@ -103,6 +103,11 @@ def total_order(append_ts_ms: int, partition: int, offset: int) -> int:
     return (append_ts_ms << ORDER_TS_SHIFT) | (partition << ORDER_PARTITION_SHIFT) | offset
 
 
+def append_ms(timestamp_s: float) -> int:
+    """A record's append time (Kafka's seconds) in the milliseconds :func:`total_order` takes."""
+    return int(round(timestamp_s * 1000))
+
+
 def order_time(order: int) -> int:
     """The append timestamp (ms) a :func:`total_order` was made from: when the input arrived."""
     return order >> ORDER_TS_SHIFT

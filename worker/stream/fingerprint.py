@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topology.records import Event
-from topology.stages import EXACT, LOOKUP, TABLE, Share, Slot, slot_partitions, total_order
+from topology.stages import EXACT, LOOKUP, TABLE, Share, Slot, append_ms, slot_partitions, total_order
 from topology.validate import InvalidEvent, parse_event
 from topology.verdicts import Intro
 from worker.engine.fingerprint import Fingerprint, fingerprint_each
@@ -144,9 +144,9 @@ class FingerprintStage:
         if raw is None:
             raise InvalidEvent("record has no value (null)")
         event = parse_event(raw, self.settings)
-        append_ms = int(round(timestamp_s * 1000))
-        order = total_order(append_ms, partition, offset)
-        return event, order, event.ts if event.ts is not None else append_ms
+        appended = append_ms(timestamp_s)
+        order = total_order(appended, partition, offset)
+        return event, order, event.ts if event.ts is not None else appended
 
     def shares(self, event: Event, order: int, ts: int, fp: Fingerprint) -> tuple[Intro, dict[int, Share]]:
         """The event's shares by index partition, the first holding its first slot: a slot per

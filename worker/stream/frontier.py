@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from topology.stages import append_ms
 from worker.stream.batches import Message
 
 
@@ -78,10 +79,10 @@ class Frontier:
 
 
 def latest_appends(messages: Iterable[Message]) -> dict[int, int]:
-    """The latest append time (ms, as the total order rounds it) of each partition's messages."""
+    """The latest append time (ms, as the total order takes it) of each partition's messages."""
     latest: dict[int, int] = {}
     for message in messages:
-        ms = int(round(message.timestamp * 1000))
+        ms = append_ms(message.timestamp)
         if ms > latest.get(message.partition, -1):
             latest[message.partition] = ms
     return latest
