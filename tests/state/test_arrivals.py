@@ -57,6 +57,19 @@ def test_what_left_the_window_is_settled_and_forgotten() -> None:
     assert arrivals.before(at(99 * 100)) == 98
 
 
+def test_once_every_earlier_arrival_is_stored_it_settles_without_the_window() -> None:
+    arrivals = Arrivals(window_ms=60_000)
+    for n, ts in enumerate([5, 9, 7, 12]):
+        arrivals.add(at(n * 10), ts)
+    assert arrivals.settled is None, "all four inside the window"
+    assert arrivals.settle_before(T0 + 25)
+    assert arrivals.settled == 9, "the newest of the three that arrived before 25 ms"
+    assert arrivals.before(at(30)) == 9 and arrivals.before(at(35)) == 12, "later arrivals see what they saw"
+    assert not arrivals.settle_before(T0 + 25), "nothing new to fold"
+    assert not arrivals.settle_before(T0), "an arrival time already passed moves nothing"
+    assert arrivals.settled == 9
+
+
 def test_without_a_window_everything_is_settled_at_once() -> None:
     arrivals = Arrivals()
     arrivals.add(at(20), 500)
@@ -83,3 +96,19 @@ def test_a_bucket_outlives_its_horizon_until_no_earlier_arrival_can_come(tmp_pat
             index.add(Entry(f"later{n}", 0x1111_2222_3333_4444 + n, at(90_000 * (n + 1)), T0 + 8 * DAY + n, b"x"))
         assert index.query(story.fingerprint, 3, order=at(10)) == []
         assert T0 // index.bucket_ms not in index.live_buckets
+
+
+def test_a_bucket_expires_as_soon_as_every_earlier_arrival_is_stored(tmp_path: Path) -> None:
+    """A lone worker knows when every earlier arrival is stored: a backfill, whose event time
+    races, then keeps one window live, not the weeks a minute of its arrivals spans."""
+    plan = plan_for(k=3, expected=1_000_000)
+    with BlockIndex(tmp_path / "ix", plan, retention_ms=7 * DAY, reorder_ms=60_000) as index:
+        story = Entry("story", 0x0123_4567_89AB_CDEF, at(0), T0, b"s" * 130)
+        index.add(story)
+        index.add(Entry("newer", 0x7EDC_BA98_7654_3210, at(20), T0 + 8 * DAY, b"n" * 130))
+        index.settle_before(T0 + 20)
+        assert T0 // index.bucket_ms in index.live_buckets, "an event that arrived before the newer may still come"
+        index.settle_before(T0 + 21)
+        assert T0 // index.bucket_ms not in index.live_buckets, "dropped 21 ms of arrivals on, not 60 s"
+        assert index.query(story.fingerprint, 3, order=at(30)) == []
+        assert [c.entry.event_id for c in index.query(0x7EDC_BA98_7654_3210, 3, order=at(30))] == ["newer"]

@@ -50,3 +50,37 @@ def test_expired_buckets_do_not_pile_up_under_full_batches(tmp_path: Path) -> No
     finally:
         for store in stores:
             store.close()
+
+
+def _backfill(tmp_path: Path, lone: bool) -> list[int]:
+    """Batches 10 ms of arrival apart, each a second of event time (a backfill), through the
+    index stage with the default reorder window: the live buckets of a store after each."""
+    rng = random.Random(5)
+    stage = IndexStage(Settings(), "events")
+    store = IndexPartition(tmp_path / f"index-{lone}", PLAN, RETENTION_MS)
+    live = []
+    try:
+        for batch in range(3 * RETENTION_MS // SECOND):  # three windows of event time
+            arrived = batch * 10
+            with store.deferred():
+                for n in range(20):
+                    ts = batch * SECOND + n * SECOND // 20
+                    entry = Entry(
+                        f"e{batch}-{n}", rng.getrandbits(64), total_order(arrived, 0, batch * 20 + n), ts, b"s"
+                    )
+                    store.add(entry, tables=[0])
+            stage.upkeep([store], arrived + 1 if lone else None)  # the frontier: this batch is in
+            live.append(len(store.index.live_buckets))
+    finally:
+        store.close()
+    return live
+
+
+def test_a_lone_worker_keeps_one_window_live_in_a_backfill(tmp_path: Path) -> None:
+    """Expiry waits out a reorder window of arrival time for events that may still come; a lone
+    worker knows when none can (its frontier), so a backfill keeps one window, not the weeks of
+    event time that a minute of its arrivals spans."""
+    window = RETENTION_MS // SECOND + 1  # a bucket a second, and the one the newest events fill
+    alone, unknown = _backfill(tmp_path, lone=True), _backfill(tmp_path, lone=False)
+    assert max(alone) <= window, alone
+    assert unknown[-1] > 2 * window, "without the frontier nothing expired"

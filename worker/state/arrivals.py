@@ -8,7 +8,10 @@ than the rest, stored a few milliseconds early, moved the window past a copy's o
 before the copy's probe arrived, and the copy was published unique where scan found its
 original. So a partition keeps the newest time as a function of arrival: a probe is cut
 at the newest event that *arrived before it*, and a bucket expires only once no event that
-arrived before its newest overtaker can still come (``window_ms`` of arrival time later).
+arrived before its newest overtaker can still come (``window_ms`` of arrival time later, or
+as soon as the caller knows that every earlier arrival is stored, as a worker that owns
+every partition does: in a backfill, where event time races, a minute of arrivals holds
+weeks of event time).
 
 The function is kept as *marks*, one per arrival millisecond at most: (arrival ms, newest
 ts stored among events that arrived up to then), both increasing. Events of one millisecond
@@ -85,6 +88,20 @@ class Arrivals:
         self._ts.append(ts)
         if self._at[0] < at - self.window_ms or len(self._at) > self.limit:
             self._settle()
+
+    def settle_before(self, arrival_ms: int) -> bool:
+        """Every event that arrived before ``arrival_ms`` has been stored (a lone worker knows
+        it, :mod:`worker.stream.frontier`): fold their marks into ``settled`` without waiting
+        out the window. True when ``settled`` moved."""
+        cut = bisect_left(self._at, arrival_ms)
+        if not cut:
+            return False
+        newest = self._ts[cut - 1]
+        del self._at[:cut], self._ts[:cut]
+        if self.settled is not None and newest <= self.settled:
+            return False
+        self.settled = newest
+        return True
 
     def _settle(self) -> None:
         """Fold the marks older than the window (or past the limit) into ``settled``, an

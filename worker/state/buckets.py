@@ -347,6 +347,12 @@ class TimeBuckets:
         fell behind the stream."""
         return len(self._retired)
 
+    def settle_before(self, arrival_ms: int) -> None:
+        """Every event that arrived before ``arrival_ms`` is stored: expire what no later
+        arrival can see, without waiting out the reorder window (:meth:`Arrivals.settle_before`)."""
+        if self._arrivals.settle_before(arrival_ms):
+            self._expire()
+
     def maintain(self, rows: int = PURGE_SLICE) -> bool:
         """One step of bucket upkeep: a slice of an expired bucket's purge (up to ``rows``
         entries, then as many log rows; or its drop), else create the family of the bucket

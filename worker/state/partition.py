@@ -122,6 +122,10 @@ class IndexPartition:
         added, self._added = self._added, 0
         return added
 
+    def settle_before(self, arrival_ms: int) -> None:
+        """Every event that arrived before ``arrival_ms`` is stored (:meth:`BlockIndex.settle_before`)."""
+        self.index.settle_before(arrival_ms)
+
     def maintain(self, rows: int = PURGE_SLICE) -> bool:
         """One step of bucket upkeep (:meth:`BlockIndex.maintain`), a purge's slice of up to
         ``rows`` rows; False when none was due."""

@@ -269,7 +269,7 @@ class Worker:
         await self.sends.dead_letter(result.dead)
         local = await self.handoff.answers(result.replies, holds.hold())
         await tx.commit(self.sends.changelog(self.names.index_changelog), holds.hold(), self.sends.write_failed)
-        self.index.upkeep(list(tx.touched.values()))
+        self.index.upkeep(list(tx.touched.values()), self.frontier.caught_up_ms())
         return local
 
     async def verdict_batch(self, batch: Sequence[EventT], holds: OffsetHolds) -> None:
