@@ -83,7 +83,9 @@ def batch(
 def due(store: VerdictPartition, hold: Hold, now: int) -> list[tuple[str, str, object]]:
     """What the hold hands to the outbox at ``now``: (topic, id, duplicate_of)."""
     entries = hold.take_due(now, store.settled, store.verdict)
-    return [(role, event_id, value.get("duplicate_of")) for _, outputs in entries for role, event_id, value in outputs]
+    return [
+        (role, event_id, value.get("duplicate_of")) for _, outputs, _ in entries for role, event_id, value in outputs
+    ]
 
 
 EARLIER = Ref("w", 5, 2, 0.9).to_dict()

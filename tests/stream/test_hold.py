@@ -23,7 +23,7 @@ def nothing_stored(event_id: str) -> Published | None:
 def sent(hold: Hold, now: int, settled: int, everything: bool = False) -> list[tuple[str, list[str]]]:
     return [
         (key, [event_id for _, event_id, _ in outputs])
-        for key, outputs in hold.take_due(now, settled, nothing_stored, everything)
+        for key, outputs, _ in hold.take_due(now, settled, nothing_stored, everything)
     ]
 
 
@@ -45,7 +45,8 @@ def test_a_revision_sends_the_new_decision_after_its_own_record() -> None:
     hold.add(HeldEntry("o1", due_ms=20, seq=1, ids=["a"]), {"a": verdict("a")})
     hold.revise("a", verdict("a", original="w"), seq=3)
     assert sent(hold, 30, settled=2) == []
-    ((key, outputs),) = hold.take_due(30, 3, nothing_stored)
+    ((key, outputs, early),) = hold.take_due(30, 3, nothing_stored)
+    assert not early, "its hold ran out"
     assert [(role, value["duplicate_of"]) for role, _, value in outputs] == [("duplicates", "w")]
 
 
@@ -64,13 +65,13 @@ def test_an_entry_whose_inputs_every_partition_has_passed_leaves_before_its_hold
     hold.add(HeldEntry("o2", due_ms=1000, seq=2, ids=["b"], last_ms=60), {"b": verdict("b")})
     hold.add(HeldEntry("o3", due_ms=1000, seq=3, ids=["c"]), {"c": verdict("c")})  # inputs unknown
     due = [
-        (key, [event_id for _, event_id, _ in outputs])
-        for key, outputs in hold.take_due(10, 3, nothing_stored, caught_up_ms=60)
+        (key, [event_id for _, event_id, _ in outputs], early)
+        for key, outputs, early in hold.take_due(10, 3, nothing_stored, caught_up_ms=60)
     ]
-    assert due == [("o1", ["a"])]  # b's input came at 60: an event at 60 may still note it
-    assert hold.early == 1
+    assert due == [("o1", ["a"], True)]  # b's input came at 60: an event at 60 may still note it
     assert sent(hold, 10, settled=3) == []
-    assert [key for key, _ in hold.take_due(10, 1, nothing_stored, caught_up_ms=61)] == []  # o2's record first
-    assert [key for key, _ in hold.take_due(10, 3, nothing_stored, caught_up_ms=10_000)] == ["o2"]
-    assert sent(hold, 1000, settled=3) == [("o3", ["c"])]
-    assert hold.early == 0  # its hold ran out
+    assert [key for key, *_ in hold.take_due(10, 1, nothing_stored, caught_up_ms=61)] == []  # o2's record first
+    assert [(key, early) for key, _, early in hold.take_due(10, 3, nothing_stored, caught_up_ms=10_000)] == [
+        ("o2", True)
+    ]
+    assert [(key, early) for key, _, early in hold.take_due(1000, 3, nothing_stored)] == [("o3", False)]

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from topology.verdicts import Output, Published
 
@@ -40,12 +41,20 @@ class HeldEntry:
     last_ms: int | None = None
 
 
+class Due(NamedTuple):
+    """A held entry that may go out: its outbox key, its outputs, and whether it goes before
+    its hold ran out (no earlier event could change it any more)."""
+
+    key: str
+    outputs: list[Output]
+    early: bool
+
+
 class Hold:
     """The held outbox entries of one verdict partition, and the verdicts they will send."""
 
     def __init__(self) -> None:
         self._entries: deque[HeldEntry] = deque()
-        self.early = 0  # of the entries the last take_due returned, those whose hold had not run out
         self._verdicts: dict[str, Published] = {}
         self._entry_of: dict[str, HeldEntry] = {}
 
@@ -80,17 +89,16 @@ class Hold:
         stored: Callable[[str], Published | None],
         everything: bool = False,
         caught_up_ms: int | None = None,
-    ) -> list[tuple[str, list[Output]]]:
-        """Entries whose hold ran out and whose records are acknowledged, oldest first, as
-        ``(outbox key, outputs)``; with ``everything``, held ones too (shutdown).
+    ) -> list[Due]:
+        """Entries whose hold ran out and whose records are acknowledged, oldest first; with
+        ``everything``, held ones too (shutdown).
 
         ``stored`` reads a verdict this hold no longer keeps (a copy's entry that outlives its
         first verdict's). ``caught_up_ms``: every input appended before it has been applied
         (:mod:`worker.stream.frontier`), so an entry whose inputs all came before it is due
         whatever its hold: no note can change it any more.
         """
-        due: list[tuple[str, list[Output]]] = []
-        self.early = 0
+        due: list[Due] = []
         while self._entries:
             entry = self._entries[0]
             if entry.seq > settled_seq:
@@ -98,7 +106,6 @@ class Hold:
             caught_up = caught_up_ms is not None and entry.last_ms is not None and entry.last_ms < caught_up_ms
             if entry.due_ms > now_ms and not (everything or caught_up):
                 break
-            self.early += entry.due_ms > now_ms and not everything
             self._entries.popleft()
             outputs: list[Output] = []
             for event_id in entry.ids:
@@ -108,5 +115,5 @@ class Hold:
             for event_id in set(entry.ids):
                 if self._entry_of.get(event_id) is entry:
                     del self._entry_of[event_id], self._verdicts[event_id]
-            due.append((entry.key, outputs))
+            due.append(Due(entry.key, outputs, entry.due_ms > now_ms and not everything))
         return due

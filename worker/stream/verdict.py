@@ -192,10 +192,8 @@ class VerdictStage:
         hold = self.holds.get(part)
         if hold:
             now = int(time.time() * 1000)
-            due = hold.take_due(now, store.settled, store.verdict, everything, self.caught_up())
-            self.metrics.holds_ended["early"] += hold.early
-            self.metrics.holds_ended["due"] += len(due) - hold.early
-            for key, outputs in due:
+            for key, outputs, early in hold.take_due(now, store.settled, store.verdict, everything, self.caught_up()):
+                self.metrics.holds_ended["early" if early else "due"] += 1
                 self.outbox.emit(part, key, outputs)
 
     def emit_owned(self, everything: bool = False) -> None:
