@@ -177,9 +177,12 @@ FEEDS = ("devset", "sample")
 _DEVSET_SEED = 11  # not the shipped sample's seed, so the feed does not start with the warm-up's stories
 
 
-def _events(count: int, prefix: str = "b", feed: str = "devset", days: float = 0) -> list[tuple[bytes, bytes]]:
+def _events(
+    count: int, prefix: str = "b", feed: str = "devset", days: float = 0, at: int | None = None
+) -> list[tuple[bytes, bytes]]:
     """``count`` events under the ids ``{prefix}<n>``, keyed by id (``feed``: see the module doc);
-    with ``days``, their event times spread evenly over that many days from the first."""
+    with ``days``, their event times spread evenly over that many days from the first; with
+    ``at``, every one's time is that."""
     if feed == "devset":
         texts, _ = devset.build(count, _DEVSET_SEED)
     else:
@@ -195,6 +198,8 @@ def _events(count: int, prefix: str = "b", feed: str = "devset", days: float = 0
         event.pop("ts", None)
         if days:
             event["ts"] = devset.EPOCH_MS + int(i * days * 86_400_000 / count)
+        elif at is not None:
+            event["ts"] = at
         out.append((event["id"].encode(), json.dumps(event, ensure_ascii=False).encode()))
     return out
 
@@ -382,12 +387,7 @@ def warm_events_at(ts_ms: int) -> list[tuple[bytes, bytes]]:
     """The warm-up's events with the event time ``ts_ms``: that of measured events with times of
     their own (``days``). Warmed up at append time (now), the index's newest event would be
     years ahead of them, and it would decide every one late, storing none."""
-    out = []
-    for key, value in _events(_WARMUP_EVENTS, _WARMUP.decode(), "sample"):
-        event = json.loads(value)
-        event["ts"] = ts_ms
-        out.append((key, json.dumps(event, ensure_ascii=False).encode()))
-    return out
+    return _events(_WARMUP_EVENTS, _WARMUP.decode(), "sample", at=ts_ms)
 
 
 @contextmanager
