@@ -45,11 +45,16 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "partitions": (1, None),
     "replication": (1, None),
     "allowed_lateness_ms": (0, None),
+    "reorder_ms": (0, None),
     "web_port": (0, 65535),
     "connect_timeout_s": (0.1, None),
     "shutdown_timeout_s": (0, None),
 }
 _MIN_RETENTION_MS = 60_000
+# How far out of arrival order an index partition's shares may reach it (worker.state.arrivals):
+# events of several input partitions, and other workers' shares through Kafka, interleave by
+# when their batches ran; a minute covers a worker that lags its peers by that much.
+REORDER_MS = 60_000
 # Kafka's topic names: these characters, 249 at most; the prefix leaves room for the longest
 # name made from it ("{prefix}.verdict-changelog").
 _MAX_PREFIX = 249 - len(".verdict-changelog")
@@ -187,6 +192,12 @@ class Settings:
         20,
         "How long a verdict waits for a possibly earlier original racing through another partition "
         "(a worker owning every partition stops waiting once all input partitions are past it).",
+    )
+    reorder_ms: int = _setting(
+        REORDER_MS,
+        "How far behind in append time another worker's shares may reach an index partition: an expired "
+        "time bucket stays readable that much longer for them (a worker that has owned every partition "
+        "for that long expires it once every input partition is past it).",
     )
     fingerprint_helper: bool = _setting(
         True,

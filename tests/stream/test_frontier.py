@@ -65,6 +65,28 @@ def test_a_batch_from_before_an_assignment_counts_for_nothing_and_holds_back_lat
     assert frontier.caught_up_ms() == 500
 
 
+def test_the_index_expires_by_it_only_once_alone_for_the_reorder_window() -> None:
+    """Shares sent through Kafka before an assignment may still be on their way: an expired
+    bucket cannot be corrected, so the index waits the reorder window out after each one."""
+    now = [0.0]
+    frontier = Frontier(partitions=1, settle_after_s=60, clock=lambda: now[0])
+    frontier.reset(sole=True)
+    frontier.finish(frontier.begin({0: 100}), applied=True)
+    assert frontier.caught_up_ms() == 100, "held verdicts go early at once"
+    assert frontier.settled_ms() is None
+    now[0] = 60.0
+    assert frontier.settled_ms() == 100
+    frontier.reset(sole=True)
+    frontier.finish(frontier.begin({0: 200}), applied=True)
+    now[0] = 119.0
+    assert frontier.settled_ms() is None
+    now[0] = 120.0
+    assert frontier.settled_ms() == 200
+    frontier.reset(sole=False)
+    now[0] = 500.0
+    assert frontier.settled_ms() is None, "not alone"
+
+
 def test_latest_appends_takes_each_partitions_latest_time_in_ms() -> None:
     messages = [_Msg(0, 1.0004), _Msg(1, 2.0), _Msg(0, 1.5), _Msg(0, 1.2)]
     assert latest_appends(messages) == {0: 1500, 1: 2000}

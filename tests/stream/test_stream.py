@@ -305,17 +305,17 @@ def test_pointers_go_back_in_the_total_order_and_end_at_unique(shared: SharedRun
 
 
 # ------------------------------------------------------------------ the development set
-def test_the_stream_decides_the_development_set_exactly_as_neardup_scan(
-    kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """The one decision rule, two callers: on one input partition the stream's verdicts equal
-    scan's for every event of the development set (real text, a quarter of it near-duplicates,
-    hard negatives), not only for the sample feed."""
-    tmp = tmp_path_factory.mktemp("stream-devset")
+def _devset_as_scan(
+    kafka_bootstrap: str, tmp: Path, events: list[dict[str, Any]], reorder_ms: int | None = None, trailing: int = 0
+) -> dict[str, dict[str, Any]]:
+    """One worker, one input partition, ``events`` in order: asserts its verdicts equal scan's,
+    and returns scan's. With ``reorder_ms``, the worker's, and it has been alone that long
+    before the events come; the last ``trailing`` events come four a second."""
     prefix = f"dv{uuid.uuid4().hex[:8]}"
     env = worker_env(kafka_bootstrap, prefix, 1, tmp / "state")
+    if reorder_ms is not None:
+        env["NEARDUP_REORDER_MS"] = str(reorder_ms)
     settings, names = Settings.from_env(env), Topics(prefix)
-    events, _ = devset.build()
     lines = [json.dumps(event, ensure_ascii=False).encode() for event in events]
     reference = _scan_reference(lines, settings, tmp)
     assert len(reference) == len(events)
@@ -323,7 +323,9 @@ def test_the_stream_decides_the_development_set_exactly_as_neardup_scan(
     worker = WorkerProcess.start(env, "devset", tmp)
     try:
         worker.wait_ready()
-        send_lines(kafka_bootstrap, names.events, lines)
+        time.sleep((reorder_ms or 0) / 1000)
+        send_lines(kafka_bootstrap, names.events, lines[: len(lines) - trailing])
+        send_lines(kafka_bootstrap, names.events, lines[len(lines) - trailing :], rate=4)
         verdicts = _verdicts(_collect(settings, lambda got: len(got) >= len(lines), timeout=180), names)
     finally:
         worker.stop()
@@ -334,4 +336,38 @@ def test_the_stream_decides_the_development_set_exactly_as_neardup_scan(
         != [{k: expected[k] for k in VERDICT_KEYS}]
     }
     assert len(different) == 0, list(different.items())[:3]
+    return reference
+
+
+def test_the_stream_decides_the_development_set_exactly_as_neardup_scan(
+    kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The one decision rule, two callers: on one input partition the stream's verdicts equal
+    scan's for every event of the development set (real text, a quarter of it near-duplicates,
+    hard negatives), not only for the sample feed."""
+    events, _ = devset.build()
+    reference = _devset_as_scan(kafka_bootstrap, tmp_path_factory.mktemp("stream-devset"), events)
     assert sum(v["verdict"] == "duplicate" for v in reference.values()) > len(events) // 5
+
+
+def test_a_backfill_over_three_windows_expires_as_it_goes_and_decides_as_scan(
+    kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A backfill: the development set's event times stretched over three retention windows,
+    sent in about a second, then a few events a second of the latest time. A worker alone (for
+    its reorder window) expires buckets as soon as its frontier has passed every earlier
+    arrival, not a reorder window of arrivals later (here 8 s, longer than the whole run), and
+    what it expires no later event could still see: its verdicts are scan's, retention and all.
+    (Upkeep drops one expired bucket a batch: the later events' batches finish the purges.)"""
+    tmp = tmp_path_factory.mktemp("stream-backfill")
+    events, _ = devset.build()
+    span = 3 * Settings().retention_ms
+    stretched = [{**event, "ts": devset.EPOCH_MS + i * span // len(events)} for i, event in enumerate(events)]
+    later = [
+        {"id": f"later{n}", "text": f"Status report number {n}: all systems nominal.", "ts": stretched[-1]["ts"]}
+        for n in range(16)
+    ]
+    _devset_as_scan(kafka_bootstrap, tmp, stretched + later, reorder_ms=8_000, trailing=len(later))
+    (store,) = (tmp / "state").rglob("stores/index/*")
+    buckets = [name for name in Rdict.list_cf(str(store)) if name.startswith("bucket@")]
+    assert len(buckets) <= 10, f"a window is 8 buckets, the backfill spanned 22: {buckets}"

@@ -23,6 +23,7 @@ from typing import Any
 from topology.changelog import IndexOp
 from worker.engine.blocks import Plan, hamming
 from worker.engine.match import Candidate, Entry
+from worker.settings import REORDER_MS
 from worker.state.buckets import PURGE_SLICE
 from worker.state.index import BlockIndex
 from worker.state.layout import Packed, StoreLayoutError, StoreMismatch
@@ -30,11 +31,6 @@ from worker.state.memory import SharedMemory
 from worker.state.reads import Keep
 
 log = logging.getLogger("neardup.worker")
-
-# How far out of arrival order a partition's shares may reach it (:mod:`worker.state.arrivals`):
-# events of several input partitions, and other workers' shares through Kafka, interleave by
-# when their batches ran; a minute covers a worker that lags its peers by that much.
-REORDER_MS = 60_000
 
 
 class IndexPartition:

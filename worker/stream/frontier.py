@@ -12,12 +12,18 @@ still come and its verdict need not wait out the rest of ``allowed_lateness_ms``
 The hold's timer still releases what this cannot: with other workers (whose notes come
 through Kafka at any time), an input partition with nothing new, or a batch that failed.
 Batches may finish out of order; a batch counts only once those before it have finished.
+
+The index expires time buckets by the same knowledge (:meth:`Frontier.settled_ms`), but only
+once the worker has been alone for a while: shares that other workers, or this one before
+the assignment, sent through Kafka may still be on their way, and an expired bucket, unlike
+a verdict sent early, cannot be corrected. They get the index's reorder window, as before.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from topology.stages import append_ms
@@ -35,9 +41,14 @@ class Ticket:
 class Frontier:
     """The append time before which every input partition's records have been applied, or None."""
 
-    def __init__(self, partitions: int) -> None:
+    def __init__(
+        self, partitions: int, settle_after_s: float = 0.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.partitions = partitions
+        self.settle_after_s = settle_after_s
+        self._clock = clock
         self._sole = False
+        self._sole_since = 0.0
         self._applied: dict[int, int] = {}
         self._under_way: deque[Ticket] = deque()  # every batch taken and not finished, in order
 
@@ -46,6 +57,7 @@ class Frontier:
         only while this worker owns every partition (``sole``). Batches still under way from
         before count for nothing, but still hold back the batches taken after them."""
         self._sole = sole
+        self._sole_since = self._clock()
         self._applied.clear()
         for ticket in self._under_way:
             ticket.latest = {}
@@ -76,6 +88,13 @@ class Frontier:
         if not self._sole or len(self._applied) < self.partitions:
             return None
         return min(self._applied.values())
+
+    def settled_ms(self) -> int | None:
+        """:meth:`caught_up_ms` once this worker has owned every partition for
+        ``settle_after_s``: what the index may expire by (see the module docstring)."""
+        if self._clock() - self._sole_since < self.settle_after_s:
+            return None
+        return self.caught_up_ms()
 
 
 def latest_appends(messages: Iterable[Message]) -> dict[int, int]:

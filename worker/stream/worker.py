@@ -107,7 +107,14 @@ class Worker:
         self.index_stores: StoreSet[IndexPartition] = StoreSet(
             datadir / "stores" / "index",
             self.names.index_changelog,
-            lambda path: IndexPartition(path, plan, retention_ms, features=settings.stored_features, memory=memory),
+            lambda path: IndexPartition(
+                path,
+                plan,
+                retention_ms,
+                reorder_ms=settings.reorder_ms,
+                features=settings.stored_features,
+                memory=memory,
+            ),
             reader,
             _CHANGELOG_GROUP_S,
             encode_ops,
@@ -124,7 +131,8 @@ class Worker:
         self.batches: set[asyncio.Task[None]] = set()  # input batches under way
         self.index = IndexStage(settings, self.names.events)
         self.verdict = VerdictStage(settings, verdict_stores, self.sends, transactions)
-        self.frontier = Frontier(settings.partitions)  # held verdicts out early, while alone
+        # Held verdicts out early, and buckets expired, while alone.
+        self.frontier = Frontier(settings.partitions, settings.reorder_ms / 1000)
         self.verdict.caught_up = self.frontier.caught_up_ms
         self.index_lock = asyncio.Lock()  # held by a batch, so shutdown never closes a store under it
         # The operator's side (worker.stream.web): samples, explain and check.
@@ -269,7 +277,7 @@ class Worker:
         await self.sends.dead_letter(result.dead)
         local = await self.handoff.answers(result.replies, holds.hold())
         await tx.commit(self.sends.changelog(self.names.index_changelog), holds.hold(), self.sends.write_failed)
-        self.index.upkeep(list(tx.touched.values()), self.frontier.caught_up_ms())
+        self.index.upkeep(list(tx.touched.values()), self.frontier.settled_ms())
         return local
 
     async def verdict_batch(self, batch: Sequence[EventT], holds: OffsetHolds) -> None:
