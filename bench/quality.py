@@ -43,7 +43,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import devfeed, devledes, devlines, devset, devslips, devswaps, devtiny, heldout
+from bench import devcuts, devfeed, devledes, devlines, devset, devslips, devswaps, devtiny, heldout
 
 SYSTEMS = ("neardup", "simhash", "minhash", "minhash_verified")
 ORIGINAL_AFTER_COPY = "(original after its copy)"
@@ -340,7 +340,8 @@ def build_set(name: str, size: int, seed: int) -> tuple[list[dict[str, Any]], li
     """Events and truth of the named set: ``dev`` (tuned on) or ``heldout`` (never tuned on)."""
     if name == "dev":
         dev = devtiny.extend(*devslips.extend(*devfeed.extend(*devset.build(size, seed), seed), seed), seed)
-        return devledes.extend(*devlines.extend(*devswaps.extend(*dev, seed), seed), seed)
+        dev = devledes.extend(*devlines.extend(*devswaps.extend(*dev, seed), seed), seed)
+        return devcuts.extend(*dev, seed)
     return heldout.build(size, seed)
 
 

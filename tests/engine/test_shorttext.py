@@ -71,6 +71,29 @@ def test_a_cut_anywhere_shares_the_leading_edge_and_is_contained() -> None:
     assert is_duplicate(cut, full)
 
 
+POST = (
+    "中华人民共和国国务院新闻办公室今天上午举行新闻发布会，介绍今年前三季度国民经济运行情况，"
+    "有关负责人表示，经济运行总体平稳，就业形势基本稳定，居民消费价格温和上涨，下一步将继续扩大内需。"
+)
+
+
+def test_a_han_post_cut_to_its_first_line_is_found_by_the_posts_lead() -> None:
+    """A cut of 16-36 Han characters keeps edges 7 wide, the post it was cut from 16 wide: the
+    cut also looks up the post's lead key (a lookup, not a key it stores)."""
+    cut = POST[:17] + "…"
+    post, copy = fingerprint(POST, SETTINGS), fingerprint(cut, SETTINGS)
+    assert set(copy.lookups) & set(post.exact_keys), "the cut's lookups hold the post's lead key"
+    assert not set(copy.lookups) & set(copy.exact_keys), "and it does not store it"
+    assert is_duplicate(cut, POST)
+
+
+def test_a_post_that_opens_as_another_and_goes_on_otherwise_is_only_a_candidate() -> None:
+    other = POST[:17] + "，服务员态度很差"
+    post, opener = fingerprint(POST, SETTINGS), fingerprint(other, SETTINGS)
+    assert set(opener.lookups) & set(post.exact_keys)
+    assert not is_duplicate(other, POST)
+
+
 def test_a_header_line_keeps_the_trailing_edge() -> None:
     post = "这家店的服务态度非常好，下次还会再来"
     a, b = fingerprint(post, SETTINGS), fingerprint("【好评】\n" + post, SETTINGS)

@@ -133,6 +133,8 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
         if done is None:
             return None
     char_sketch, tags, keys, lookups = done
+    if char_sketch[0] & DENSE_FLAG:
+        lookups += wide_lead(heard)
     mask = numbers_mask(normalised).to_bytes(8, "big")
     windows = lead_windows(normalised, short=True, native=native)
     if windows:
@@ -225,6 +227,18 @@ def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int,
     keys = [_edge(basis[s : s + chars], _LEAD_SEED) for s in leads]
     keys += [_edge(basis[e - chars : e], _TAIL_SEED) for e in tails]
     return tuple(dict.fromkeys(k for k in keys if k not in own))
+
+
+def wide_lead(heard: str) -> Keys:
+    """To look up, for a dense text of ``EDGE_CHARS`` to ``DENSE_EDGE_MAX_CHARS`` letters and
+    digits: the lead key of a longer text that begins as it does. Its own edges are
+    ``DENSE_EDGE_CHARS`` wide and a longer text's ``EDGE_CHARS``, so a cut of a post down to
+    that length shared no key with it, and a cut to a fifth of a post of a hundred characters
+    went unfound though verification takes it."""
+    basis = _NON_WORD.sub("", heard)
+    if not EDGE_CHARS <= len(basis) <= DENSE_EDGE_MAX_CHARS:
+        return ()
+    return (_edge(basis[:EDGE_CHARS], _LEAD_SEED),)
 
 
 def half_keys(said: str) -> tuple[Keys, Keys]:
