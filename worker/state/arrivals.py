@@ -93,7 +93,17 @@ class Arrivals:
         """Every event that arrived before ``arrival_ms`` has been stored (a lone worker knows
         it, :mod:`worker.stream.frontier`): fold their marks into ``settled`` without waiting
         out the window. True when ``settled`` moved."""
-        cut = bisect_left(self._at, arrival_ms)
+        return self._fold(bisect_left(self._at, arrival_ms))
+
+    def _settle(self) -> None:
+        """Fold the marks older than the window (or past the limit) into ``settled``, an
+        eighth of them at least at a time, so that the arrays move rarely."""
+        cut = max(bisect_left(self._at, self._at[-1] - self.window_ms), len(self._at) - self.limit)
+        if cut >= max(1, len(self._at) >> 3):
+            self._fold(cut)
+
+    def _fold(self, cut: int) -> bool:
+        """Fold the first ``cut`` marks into ``settled``; True when it moved."""
         if not cut:
             return False
         newest = self._ts[cut - 1]
@@ -102,14 +112,3 @@ class Arrivals:
             return False
         self.settled = newest
         return True
-
-    def _settle(self) -> None:
-        """Fold the marks older than the window (or past the limit) into ``settled``, an
-        eighth of them at least at a time, so that the arrays move rarely."""
-        cut = max(bisect_left(self._at, self._at[-1] - self.window_ms), len(self._at) - self.limit)
-        if cut < max(1, len(self._at) >> 3):
-            return
-        newest = self._ts[cut - 1]
-        if self.settled is None or newest > self.settled:
-            self.settled = newest
-        del self._at[:cut], self._ts[:cut]
