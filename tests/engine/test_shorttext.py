@@ -87,6 +87,37 @@ def test_a_han_post_cut_to_its_first_line_is_found_by_the_posts_lead() -> None:
     assert is_duplicate(cut, POST)
 
 
+@pytest.mark.parametrize("kept", [10, 11, 12])
+def test_a_han_post_cut_to_a_tenth_is_found_by_its_narrow_lead(kept: int) -> None:
+    """A cut of 10-15 Han characters keeps no key of a post of a hundred: it looks up the
+    post's narrow lead, which only a post longer than a dense short text's edges stores."""
+    cut = POST[:kept] + "…"
+    post, copy = fingerprint(POST, SETTINGS), fingerprint(cut, SETTINGS)
+    assert not set(copy.exact_keys) & set(post.exact_keys)
+    assert set(copy.lookups) & set(post.exact_keys), "the cut's lookups hold the post's narrow lead"
+    assert is_duplicate(cut, POST)
+
+
+def test_a_cut_under_ten_han_characters_looks_up_no_lead() -> None:
+    post, cut = fingerprint(POST, SETTINGS), fingerprint(POST[:9], SETTINGS)
+    assert not set(cut.probe_keys) & set(post.exact_keys)
+
+
+def test_the_narrow_lead_joins_only_a_cut_to_its_post() -> None:
+    """Two posts that open alike never meet under it, and a story after its headline is not
+    nominated by it: neither looks up a narrow lead, and a headline stores none."""
+    other = (
+        POST[:12]
+        + "，今天下午又举行了第二场发布会，介绍就业和物价情况，有关负责人回答了记者提问，并表示将继续稳定就业。"
+    )
+    headline = fingerprint(POST[:12], SETTINGS)
+    post, opener = fingerprint(POST, SETTINGS), fingerprint(other, SETTINGS)
+    narrow = shorttext.lead_keys(fold_sounds(normalize(POST)))[0]
+    assert narrow and set(narrow) <= set(post.exact_keys) & set(opener.exact_keys)
+    assert not set(narrow) & (set(post.lookups) | set(opener.lookups))
+    assert not set(narrow) & set(headline.exact_keys)
+
+
 def test_a_post_that_opens_as_another_and_goes_on_otherwise_is_only_a_candidate() -> None:
     other = POST[:17] + "，服务员态度很差"
     post, opener = fingerprint(POST, SETTINGS), fingerprint(other, SETTINGS)

@@ -32,7 +32,8 @@ most ``Settings.short_chars`` characters also gets:
 * two more exact keys, hashes of its first and last ``EDGE_CHARS`` characters
   (``DENSE_EDGE_CHARS`` for a dense text of at most ``DENSE_EDGE_MAX_CHARS``), which find a
   cut or a prefixed copy whose resemblance is too low for the bands (and for a Latin text of
-  at most ``DENSE_EDGE_MAX_CHARS``, a third, of its first ``SHORT_LEAD_CHARS``);
+  at most ``DENSE_EDGE_MAX_CHARS``, a third, of its first ``SHORT_LEAD_CHARS``; for a longer
+  dense one, a narrow lead that a cut of it to its first line looks up: :func:`lead_keys`);
 * *inner edges* to look up but not store (:func:`inner_edge_keys`): the edges a post would
   have if it began or ended at one of its first or last clauses, which find the post under a
   header with a sentence after it;
@@ -40,7 +41,7 @@ most ``Settings.short_chars`` characters also gets:
   middle of so short a post breaks both edges and most bands, never both halves.
 
 The native engine (``worker/native/src/short.rs``) computes all of it but the numbers mask, the
-second list's folding and the words, bit for bit as :func:`_short_reference` does
+second list's folding, the words and the dense lead keys, bit for bit as :func:`_short_reference` does
 (``tests/engine/test_native.py``).
 """
 
@@ -73,6 +74,7 @@ from worker.engine.words import HAN_CHAR, MIN_SLIP_CHARS, canonical
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
     "ShortPart", "band_keys", "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys", "half_keys",
+    "NARROW_LEAD_CHARS", "lead_keys",
 ]  # fmt: skip
 
 CHAR_GRAM = 3
@@ -82,6 +84,7 @@ _BAND_SEED = 0xBA4D
 _LEAD_SEED = 0x1EAD5
 _TAIL_SEED = 0x7A115
 _HALF_SEED = 0x4A1F
+_NARROW_LEAD_SEED = 0x90571EAD
 _LATIN = re.compile("[a-z]")  # words are case-folded
 EDGE_CHARS = 16
 # A dense text's edges: as many characters as its smallest set that compare() lets match, on
@@ -95,6 +98,10 @@ DENSE_EDGE_MAX_CHARS = 36
 # 11-24 of them, fewer than EDGE_CHARS, and nothing else nominates so short a cut. A third key,
 # not a narrower edge as in dense text: the inner edges a longer copy looks up stay EDGE_CHARS wide.
 SHORT_LEAD_CHARS = MIN_CHAR_GRAMS + CHAR_GRAM - 1
+# A dense cut this short and no shorter is joined to the post it was cut from (lead_keys): a
+# cut of a post of a hundred characters to a tenth of it reads as it, and verification takes
+# it; under ten characters, an opening is a feed's own phrase as often as a post's.
+NARROW_LEAD_CHARS = 10
 # A set of at most this many 3-grams is listed whole (16 bits of each hash, sorted) after the
 # numbers mask: for so few grams the sketch's estimate is coarse (one-permutation hashing fills
 # only as many of its 128 bins, at most, and the rest copy them), a listed set gives the
@@ -134,7 +141,8 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
             return None
     char_sketch, tags, keys, lookups = done
     if char_sketch[0] & DENSE_FLAG:
-        lookups += wide_lead(heard)
+        stored, looked = lead_keys(heard)
+        keys, lookups = keys + stored, lookups + looked
     mask = numbers_mask(normalised).to_bytes(8, "big")
     windows = lead_windows(normalised, short=True, native=native)
     if windows:
@@ -229,16 +237,28 @@ def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int,
     return tuple(dict.fromkeys(k for k in keys if k not in own))
 
 
-def wide_lead(heard: str) -> Keys:
-    """To look up, for a dense text of ``EDGE_CHARS`` to ``DENSE_EDGE_MAX_CHARS`` letters and
-    digits: the lead key of a longer text that begins as it does. Its own edges are
-    ``DENSE_EDGE_CHARS`` wide and a longer text's ``EDGE_CHARS``, so a cut of a post down to
-    that length shared no key with it, and a cut to a fifth of a post of a hundred characters
-    went unfound though verification takes it."""
+def lead_keys(heard: str) -> tuple[Keys, Keys]:
+    """(to store, to look up): the lead keys that join a dense cut to the post it was cut from.
+    A cut of at most ``DENSE_EDGE_MAX_CHARS`` letters and digits keeps edges
+    ``DENSE_EDGE_CHARS`` wide, a longer post ``EDGE_CHARS``, so a cut of a post to its first
+    line shared no key with it, and a cut to a tenth of a post of a hundred characters went
+    unfound though verification takes it.
+
+    * A cut of ``EDGE_CHARS`` or more looks up the post's lead key.
+    * A shorter one, down to ``NARROW_LEAD_CHARS``, looks up its first ``NARROW_LEAD_CHARS``
+      under a seed of their own, which only a longer post stores. So two longer posts that
+      open alike (a feed's "【快讯】国家统计局…") never meet under it, and a post after a
+      short text it begins with (a headline, then its story) is not nominated by it: the
+      story says more than the headline, and is its own news."""
     basis = _NON_WORD.sub("", heard)
-    if not EDGE_CHARS <= len(basis) <= DENSE_EDGE_MAX_CHARS:
-        return ()
-    return (_edge(basis[:EDGE_CHARS], _LEAD_SEED),)
+    size = len(basis)
+    if size > DENSE_EDGE_MAX_CHARS:
+        return (_edge(basis[:NARROW_LEAD_CHARS], _NARROW_LEAD_SEED),), ()
+    if size >= EDGE_CHARS:
+        return (), (_edge(basis[:EDGE_CHARS], _LEAD_SEED),)
+    if size >= NARROW_LEAD_CHARS:
+        return (), (_edge(basis[:NARROW_LEAD_CHARS], _NARROW_LEAD_SEED),)
+    return (), ()
 
 
 def half_keys(said: str) -> tuple[Keys, Keys]:
