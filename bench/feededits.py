@@ -177,11 +177,12 @@ def header_line(text: str, lang: str, rng: random.Random) -> str:
 
 
 def cut_anywhere(text: str, lang: str, rng: random.Random) -> str | None:
-    """Cut at any character between 45 % and 95 % of the text, now and then an ellipsis."""
+    """Cut at any character between 45 % and 95 % of the text, now and then an ellipsis or a
+    "to be continued" mark, which feeds put right after the cut."""
     if len(text) < 24:
         return None
     kept = text[: round(rng.uniform(0.45, 0.95) * len(text))].rstrip()
-    more = rng.choice(["", "…", "..."] if lang == "en" else ["", "…", "……"])
+    more = rng.choice(["", "…", "...", " (cont.)"] if lang == "en" else ["", "…", "……", "（未完待续）"])
     return kept + more if kept != text else None
 
 

@@ -231,6 +231,33 @@ def test_chinese_footers_are_stripped(raw: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("价格还算可以，配置也不错，外形很喜欢，待机时间（未完）", "价格还算可以,配置也不错,外形很喜欢,待机时间"),
+        ("酒店一般，设施还可以，就是床上【未完待续】", "酒店一般,设施还可以,就是床上"),
+        ("The council voted on Monday to close the old bri [...]", "the council voted on monday to close the old bri"),
+        ("The council voted on Monday to close (cont.)", "the council voted on monday to close"),
+        ("The council voted on Monday (continued)", "the council voted on monday"),
+    ],
+)
+def test_a_cuts_to_be_continued_mark_is_stripped_wherever_the_cut_fell(raw: str, expected: str) -> None:
+    """The mark follows the cut mid-word as often as at a sentence's end; the original never had it."""
+    assert normalize(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("（未完）", "(未完)"),
+        ("(continued)", "(continued)"),
+        ("Part two (more) of the series is out today.", "part two (more) of the series is out today."),
+    ],
+)
+def test_a_mark_that_is_the_whole_post_or_inside_it_stays(raw: str, expected: str) -> None:
+    assert normalize(raw) == expected
+
+
+@pytest.mark.parametrize(
     "raw",
     [
         "今年1月5日电力供应紧张,多地限电。",

@@ -112,8 +112,12 @@ _FOOTERS_ZH = (
     r"(?:免责)?声明\s*:[^\n]{0,200}",
 )
 _FOOTER_BODY = "(" + "|".join(_FOOTERS_EN + _FOOTERS_ZH) + r")\s*\Z"
+# A cut's "to be continued" mark: "(未完)", "【未完待续】", "(continued)", "[...]". It follows the
+# cut wherever that fell, mid-word or mid-sentence, so it needs no boundary before it; left in,
+# it is a word or two of a post of a line that its original never had.
+_UNFINISHED = r"([(\[【](?:未完待续|未完|待续|续|to be continued|continued|cont(?:'?d)?\.?|more|\.\.\.|…)[)\]】])\s*\Z"
 # Searching from a boundary character lets ``re`` skip to candidates with its charset scan.
-_FOOTER = re.compile(_FOOTER_BOUNDARY + r"\s*" + _FOOTER_BODY, re.I)
+_FOOTER = re.compile(_FOOTER_BOUNDARY + r"\s*" + _FOOTER_BODY + "|" + _UNFINISHED, re.I)
 # Footers are short; only the tail is searched so a long text costs nothing extra.
 _FOOTER_WINDOW = 400
 # Real feeds stack a few credits or footers; the bound keeps a hostile event (thousands of
@@ -204,6 +208,7 @@ def strip_footers(text: str) -> str:
     * calls to action: "Read more: …", "More from Reuters: …", "Related: …", "Follow us on …",
       "Sign up …", "Subscribe to …", "Click here …", "Our Standards: …";
     * rights: "Copyright 2024 …", "© 2024 …", "(c) 2024 …", "All rights reserved.";
+    * a cut's mark, right after the cut: "（未完）", "【未完待续】", "(continued)", "[...]";
     * Chinese end marks and credits: "（完）", "【完】", "责任编辑：…", "责编：…", "编辑：…",
       "来源：…", "原标题：…", "作者：…", "记者：…", "校对：…", "审核：…";
     * Chinese calls to action and provenance: "点击查看…", "扫码关注…", "更多精彩：…",
@@ -213,7 +218,7 @@ def strip_footers(text: str) -> str:
     """
     for _ in range(_MAX_STACKED):
         m = _FOOTER.search(text, max(0, len(text) - _FOOTER_WINDOW))
-        cut = m.start(1) if m is not None else call_to_action(text)
+        cut = m.start(m.lastindex or 0) if m is not None else call_to_action(text)
         if cut is None or not text[:cut].strip():
             # Never the whole text: a post that *is* one line like "Read more: …" or
             # "Our Standards: …" is content, and stripping it would leave nothing to match on.
