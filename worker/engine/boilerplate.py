@@ -115,9 +115,12 @@ _FOOTER_BODY = "(" + "|".join(_FOOTERS_EN + _FOOTERS_ZH) + r")\s*\Z"
 # A cut's "to be continued" mark: "(未完)", "【未完待续】", "(continued)", "[...]". It follows the
 # cut wherever that fell, mid-word or mid-sentence, so it needs no boundary before it; left in,
 # it is a word or two of a post of a line that its original never had.
-_UNFINISHED = r"([(\[【](?:未完待续|未完|待续|续|to be continued|continued|cont(?:'?d)?\.?|more|\.\.\.|…)[)\]】])\s*\Z"
+_UNFINISHED = re.compile(
+    r"[(\[【](?:未完待续|未完|待续|续|to be continued|continued|cont(?:'?d)?\.?|more|\.\.\.|…)[)\]】]\s*\Z", re.I
+)
+_UNFINISHED_WINDOW = 24  # the longest mark, and the spaces after it
 # Searching from a boundary character lets ``re`` skip to candidates with its charset scan.
-_FOOTER = re.compile(_FOOTER_BOUNDARY + r"\s*" + _FOOTER_BODY + "|" + _UNFINISHED, re.I)
+_FOOTER = re.compile(_FOOTER_BOUNDARY + r"\s*" + _FOOTER_BODY, re.I)
 # Footers are short; only the tail is searched so a long text costs nothing extra.
 _FOOTER_WINDOW = 400
 # Real feeds stack a few credits or footers; the bound keeps a hostile event (thousands of
@@ -218,13 +221,23 @@ def strip_footers(text: str) -> str:
     """
     for _ in range(_MAX_STACKED):
         m = _FOOTER.search(text, max(0, len(text) - _FOOTER_WINDOW))
-        cut = m.start(m.lastindex or 0) if m is not None else call_to_action(text)
+        cut = m.start(1) if m is not None else _unfinished(text)
+        cut = call_to_action(text) if cut is None else cut
         if cut is None or not text[:cut].strip():
             # Never the whole text: a post that *is* one line like "Read more: …" or
             # "Our Standards: …" is content, and stripping it would leave nothing to match on.
             break
         text = text[:cut].rstrip()
     return text
+
+
+def _unfinished(text: str) -> int | None:
+    """Where a cut's mark starts, if the text ends with one. Looked for only when the text ends
+    with a closing bracket: a search of every text's tail for it doubled the footers' cost."""
+    if text.rstrip()[-1:] not in (")", "]", "】"):
+        return None
+    m = _UNFINISHED.search(text, max(0, len(text) - _UNFINISHED_WINDOW))
+    return None if m is None else m.start()
 
 
 # --- links, mentions, hashtags -------------------------------------------------------------
