@@ -59,6 +59,7 @@ def test_gauges_and_stage_histograms_are_exported_under_their_names() -> None:
     metrics.gauges.purges_pending = 2
     metrics.gauges.state_bytes = {"index": 1000, "verdict": 10}
     metrics.gauges.memory_bytes = {"memtables": 5000, "block_cache": 70}
+    metrics.gauges.process_bytes = {"resident": 9000, "heap_in_use": 800, "heap_free": 60}
     metrics.gauges.recovering = True
     metrics.stage_done("index", 0.004)
     got = scraped(metrics)
@@ -67,6 +68,7 @@ def test_gauges_and_stage_histograms_are_exported_under_their_names() -> None:
     assert got[("neardup_index_purges_pending", ())] == 2
     assert got[("neardup_state_bytes", (("store", "index"),))] == 1000
     assert got[("neardup_store_memory_bytes", (("kind", "memtables"),))] == 5000
+    assert got[("neardup_process_memory_bytes", (("kind", "heap_free"),))] == 60
     assert got[("neardup_recovering", ())] == 1
     assert got[("neardup_stage_seconds_count", (("stage", "index"),))] == 1
 

@@ -143,6 +143,9 @@ def test_counters_equal_the_records_on_the_output_topics_and_lag_reaches_zero(ru
         assert ("neardup_index_purges_pending", ()) in s
         # The stores' memtables hold what they were just written, under the one budget of 256 MiB.
         assert 0 < total(s, "neardup_store_memory_bytes", kind="memtables") < 256 << 20
+        # The process's own figures: its resident set holds its C heap in use.
+        resident = total(s, "neardup_process_memory_bytes", kind="resident")
+        assert 0 < total(s, "neardup_process_memory_bytes", kind="heap_in_use") < resident
 
 
 def test_a_late_event_is_counted_and_explained_as_out_of_the_window(run: Run) -> None:

@@ -57,6 +57,7 @@ class Gauges:
     purges_pending: int = 0
     state_bytes: dict[str, int] = field(default_factory=dict)
     memory_bytes: dict[str, int] = field(default_factory=dict)  # RocksDB's: memtables, block cache
+    process_bytes: dict[str, int] = field(default_factory=dict)  # resident, C heap in use and free
     recovering: bool = False
 
 
@@ -283,6 +284,15 @@ class _Collector(Collector):
         for kind, size in sorted(g.memory_bytes.items()):
             memory.add_metric([kind], size)
         yield memory
+        process = GaugeMetricFamily(
+            "neardup_process_memory_bytes",
+            "This worker process's memory: resident, and the C heap's bytes in use and held free "
+            "(glibc only): which of them grows when the resident set does.",
+            labels=["kind"],
+        )
+        for kind, size in sorted(g.process_bytes.items()):
+            process.add_metric([kind], size)
+        yield process
         yield GaugeMetricFamily("neardup_recovering", "1 while stores are restoring.", int(g.recovering))
 
     def describe(self) -> Iterator[Metric]:

@@ -26,6 +26,7 @@ from faust.types import TP
 
 from topology import codec
 from topology.stages import Topics
+from worker.stream.heap import process_memory
 from worker.stream.metrics import TEXT_SHOWN, Gauges, Metrics, Pair
 
 log = logging.getLogger("neardup.worker")
@@ -39,7 +40,7 @@ _TEXTS_CACHED = 256
 # again), its consumer kept them missing, its peers waited on its partitions, and nothing was
 # decided while it answered 503 and they answered healthy.
 TOPICS_LOST_S = 30.0
-_DISK_EVERY_S = 5.0  # the stores' sizes change slowly, and reading them walks their files
+_DISK_EVERY_S = 5.0  # sizes change slowly; reading them walks the stores' files and the heap's free lists
 # The page's pairs change at most this often: a person cannot read six pairs a second, and
 # rendering one (its texts found, its differences marked) takes about a millisecond of the
 # event loop the stages share.
@@ -132,9 +133,10 @@ class Sampler:
         m = self.metrics
         lag = await self._lag()
         self.check_topics()
-        sizes = m.gauges.state_bytes
+        sizes, process = m.gauges.state_bytes, m.gauges.process_bytes
         if time.monotonic() - self._disk_at > _DISK_EVERY_S:
             sizes = {store: _disk_bytes(path) for store, path in self.observed.state_dirs().items()}
+            process = process_memory()
             self._disk_at = time.monotonic()
         m.gauges = Gauges(
             lag=lag if lag is not None else m.gauges.lag,
@@ -142,6 +144,7 @@ class Sampler:
             purges_pending=self.observed.purges_pending(),
             state_bytes=sizes,
             memory_bytes=self.observed.memory_bytes(),
+            process_bytes=process,
             recovering=self.observed.recovering(),
         )
         p50, p99 = m.recent_latency(_LATENCY_WINDOW_S)
@@ -246,6 +249,7 @@ class Sampler:
             "index_entries": m.gauges.index_entries,
             "state_bytes": dict(m.gauges.state_bytes),
             "memory_bytes": dict(m.gauges.memory_bytes),
+            "process_bytes": dict(m.gauges.process_bytes),
             "history": [_chart_point(points, i) for i in range(1, len(points))],
             "pairs": await self._pairs(list(reversed(m.pairs))),
         }

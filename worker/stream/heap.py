@@ -1,0 +1,58 @@
+"""Where a worker's resident memory is: the C heap in use, what it keeps free, and the rest.
+
+RocksDB's own figures (``neardup_store_memory_bytes``) cover its memtables and block cache,
+both bounded by settings. A resident set that grows past them is either the C heap in use
+(RocksDB's table readers and iterators, Python's large objects) or memory the C allocator
+holds free and has not given back (fragmentation across its arenas, one per thread that
+allocates). glibc's ``mallinfo2`` tells the two apart; Python's small objects live in its own
+arenas, mapped outside the C heap, and are part of the rest.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+from functools import cache
+from typing import Any
+
+_FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in _FIELDS]
+
+
+@cache
+def _mallinfo2() -> Any | None:
+    """glibc's ``mallinfo2`` (2.33 and later), or None on another C library."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        call = libc.mallinfo2
+    except (OSError, AttributeError):
+        return None
+    call.restype = _MallInfo2
+    call.argtypes = []
+    return call
+
+
+def rss_bytes() -> int:
+    """This process's resident set (Linux), 0 where /proc is not."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
+def process_memory() -> dict[str, int]:
+    """Bytes by kind: ``resident``; with glibc, ``heap_in_use`` (allocated, small chunks and
+    mapped large ones) and ``heap_free`` (held by the allocator, free). It walks each arena's
+    free lists, so the sampler reads it every few seconds, not every second."""
+    out = {"resident": rss_bytes()}
+    call = _mallinfo2()
+    if call is not None:
+        info = call()
+        out["heap_in_use"] = int(info.uordblks + info.hblkhd)
+        out["heap_free"] = int(info.fordblks)
+    return out
