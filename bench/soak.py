@@ -5,8 +5,9 @@
 stream, replayed under fresh ids, is sent at ``--rate`` with its event times spread over
 ``--days`` (70: ten windows of the default retention), so that time buckets fill, expire and
 are purged while the worker's memtables and logs fill. Every ``SAMPLE_S`` seconds the worker
-process's RSS and the bytes of its stores on disk (in all, then index and verdict stores
-apart) are sampled; at the end every verdict's latency (input record to output record) is
+process's RSS, its memory by kind (its ``/metrics``: RocksDB's memtables and block cache, the C
+heap's bytes in use and free) and the bytes of its stores on disk (in all, then index and
+verdict stores apart) are sampled; at the end every verdict's latency (input record to output record) is
 read back and its p99 given for each 30 s of input, where a stall shows, with the worker's
 own counts of corrections and of events decided late. With ``--before REV`` that revision's
 worker runs in turn. A late event is not indexed, so the bench fails when there is any: a
@@ -24,6 +25,7 @@ import re
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -62,19 +64,37 @@ def _stores_bytes(root: Path) -> dict[str, int]:
     return sizes
 
 
+# The worker's memory by kind, from its /metrics: what RocksDB holds, and the C heap's in use and free.
+_MEMORY = re.compile(r'^neardup_(?:store|process)_memory_bytes\{kind="(\w+)"\} (\S+)$', re.M)
+MEMORY_KINDS = {"memtables": "memtables", "block_cache": "block cache", "heap_in_use": "C heap in use"}
+MEMORY_KINDS["heap_free"] = "C heap free"
+
+
+def _memory(url: str) -> dict[str, int]:
+    """The worker's memory gauges by kind (none from a worker of a tree before them)."""
+    try:
+        with urllib.request.urlopen(url + "/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return {}
+    return {kind: int(float(value)) for kind, value in _MEMORY.findall(text)}
+
+
 def run(bootstrap: str, tree: Path, events: list[tuple[bytes, bytes]], rate: float) -> dict[str, Any]:
     """One worker of ``tree`` through ``events`` at ``rate``: its samples and latencies."""
     tmp = stream.scratch_dir()
-    samples: list[tuple[float, int, dict[str, int]]] = []  # seconds since the first send, RSS, stores' bytes
+    samples: list[tuple[float, int, dict[str, int], dict[str, int]]] = []  # since the first send, RSS, disk, memory
     warm = stream.warm_events_at(devset.EPOCH_MS)  # the index's newest event: where the stream's times begin
-    with stream.running(bootstrap, 4, 1, stream.NEARDUP, tmp, 20, warm, tree=tree) as names:
+    urls: list[str] = []
+    with stream.running(bootstrap, 4, 1, stream.NEARDUP, tmp, 20, warm, tree=tree, web_urls=urls) as names:
         worker = stream.children()[0]
         stop = threading.Event()
 
         def sample() -> None:
             began = time.monotonic()
             while not stop.is_set():
-                samples.append((time.monotonic() - began, stream.rss_kib(worker) << 10, _stores_bytes(tmp)))
+                rss = stream.rss_kib(worker) << 10
+                samples.append((time.monotonic() - began, rss, _stores_bytes(tmp), _memory(urls[0])))
                 stop.wait(SAMPLE_S)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -113,13 +133,15 @@ def report(name: str, result: dict[str, Any]) -> list[str]:
         f"p99 {stream.percentile(every, 0.99):.0f} ms, max {every[-1]:.0f} ms; "
         f"corrections {result['corrections']}, late {result['late']}",
         f"  p99 each {WINDOW_MS // 1000} s of input (ms): " + " ".join(f"{p:.0f}" for p in p99s),
-        f"  worker RSS (MiB) each {SAMPLE_S:.0f} s: " + " ".join(f"{rss / mib:.0f}" for _, rss, _ in samples),
-        f"  stores on disk (MiB) each {SAMPLE_S:.0f} s: "
-        + " ".join(f"{sum(s.values()) / mib:.0f}" for *_, s in samples),
+        f"  worker RSS (MiB) each {SAMPLE_S:.0f} s: " + " ".join(f"{s[1] / mib:.0f}" for s in samples),
         *(
-            f"    {kind} stores: " + " ".join(f"{sizes.get(kind, 0) / mib:.0f}" for *_, sizes in samples)
-            for kind in KINDS
+            f"    {label}: " + " ".join(f"{s[3].get(kind, 0) / mib:.0f}" for s in samples)
+            for kind, label in MEMORY_KINDS.items()
+            if any(kind in s[3] for s in samples)
         ),
+        f"  stores on disk (MiB) each {SAMPLE_S:.0f} s: "
+        + " ".join(f"{sum(s[2].values()) / mib:.0f}" for s in samples),
+        *(f"    {kind} stores: " + " ".join(f"{s[2].get(kind, 0) / mib:.0f}" for s in samples) for kind in KINDS),
     ]
 
 

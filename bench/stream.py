@@ -402,9 +402,11 @@ def running(
     guarantee: str = "at_least_once",
     web: bool = False,
     tree: Path = REPO,
+    web_urls: list[str] | None = None,
 ) -> Iterator[Topics]:
     """Fresh topics with ``workers`` processes of ``job`` (neardup, or a passthrough) started and warmed up;
-    with ``web``, their web servers on and scraped once a second (:data:`WEB`)."""
+    with ``web``, their web servers on and scraped once a second (:data:`WEB`); with ``web_urls``,
+    their web servers on and their addresses put in that list, for the caller to read."""
     prefix = f"bench{uuid.uuid4().hex[:6]}"
     names, env = fresh_topics(bootstrap, prefix, partitions, tmp, lateness_ms)
     env["NEARDUP_PROCESSING_GUARANTEE"] = guarantee
@@ -416,7 +418,7 @@ def running(
         for i in range(workers):
             log = tmp / f"{prefix}-{i}.log"
             worker_env = env
-            if web:
+            if web or web_urls is not None:
                 port = _free_port()
                 worker_env = {**env, "NEARDUP_WEB_PORT": str(port)}
                 urls.append(f"http://127.0.0.1:{port}")
@@ -430,7 +432,10 @@ def running(
         for log in logs:
             _wait_ready(log)
         time.sleep(3.0 if len(procs) > 1 else 0.5)  # let the group settle after the last join
-        threading.Thread(target=_scrape, args=(urls, stop), daemon=True).start()
+        if web:
+            threading.Thread(target=_scrape, args=(urls, stop), daemon=True).start()
+        if web_urls is not None:
+            web_urls.extend(urls)
         warm_up(bootstrap, names, warm_events)
         yield names
     finally:

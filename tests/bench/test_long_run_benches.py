@@ -33,6 +33,11 @@ def test_the_soak_indexes_its_stream_and_reports_each_store(kafka_bootstrap: str
     out = _bench(kafka_bootstrap, "bench/soak.py", "--events", "1500", "--rate", "500", "--days", "70")
     assert re.search(r"this: 1,500 verdicts, latency p50 \d+ ms, p99 \d+ ms, max \d+ ms; corrections \d+, late 0", out)
     assert "    index stores: " in out and "    verdict stores: " in out
+    # The worker's memory by kind, read off its /metrics: the C heap in use is some of its RSS.
+    rss = [int(n) for n in re.search(r"worker RSS \(MiB\) each \d+ s: ([\d ]+)", out).group(1).split()]  # type: ignore[union-attr]
+    heap = [int(n) for n in re.search(r"    C heap in use: ([\d ]+)", out).group(1).split()]  # type: ignore[union-attr]
+    assert len(heap) == len(rss) and 0 < heap[-1] < rss[-1]
+    assert "    memtables: " in out and "    block cache: " in out
 
 
 def test_the_races_bench_runs_and_finds_no_story_left_twice_unique(kafka_bootstrap: str) -> None:
