@@ -229,7 +229,7 @@ class IndexStage:
                     )
         return earlier, later, len(others) < len(candidates)
 
-    def upkeep(self, stores: list[IndexPartition], caught_up_ms: int | None = None) -> None:
+    def upkeep(self, stores: list[IndexPartition], settled_ms: int | None = None) -> None:
         """After a batch, a slice of an expired bucket's purge where one is under way, sized to
         the entries the batch stored (:data:`PURGE_ROWS_PER_ADD`), so that expiry keeps pace with
         the stream at any batch size: a fixed slice kept pace with small batches only, and a
@@ -237,12 +237,13 @@ class IndexStage:
         created or dropped, so the next time bucket is ready before its first event
         (:meth:`worker.state.buckets.TimeBuckets.maintain`).
 
-        ``caught_up_ms``: every event that arrived before it is indexed (a lone worker's
-        :class:`~worker.stream.frontier.Frontier`), so buckets expire without waiting out the
-        reorder window, which in a backfill kept weeks of event time beyond the window live."""
-        if caught_up_ms is not None:
+        ``settled_ms``: every event that arrived before it is indexed, and no share sent before
+        this worker's assignment can still come (:meth:`worker.stream.frontier.Frontier.settled_ms`),
+        so buckets expire without waiting out the reorder window, which in a backfill kept weeks
+        of event time beyond the window live."""
+        if settled_ms is not None:
             for store in stores:
-                store.settle_before(caught_up_ms)
+                store.settle_before(settled_ms)
         added = sum(store.take_added() for store in stores)
         for store in stores:
             if store.purging:
