@@ -104,8 +104,8 @@ def test_a_cut_under_ten_han_characters_looks_up_no_lead() -> None:
 
 
 def test_the_narrow_lead_joins_only_a_cut_to_its_post() -> None:
-    """Two posts that open alike never meet under it, and a story after its headline is not
-    nominated by it: neither looks up a narrow lead, and a headline stores none."""
+    """Two posts that open alike never meet under it: neither looks up a narrow lead, and a
+    headline stores none."""
     other = (
         POST[:12]
         + "，今天下午又举行了第二场发布会，介绍就业和物价情况，有关负责人回答了记者提问，并表示将继续稳定就业。"
@@ -116,6 +116,23 @@ def test_the_narrow_lead_joins_only_a_cut_to_its_post() -> None:
     assert narrow and set(narrow) <= set(post.exact_keys) & set(opener.exact_keys)
     assert not set(narrow) & (set(post.lookups) | set(opener.lookups))
     assert not set(narrow) & set(headline.exact_keys)
+
+
+@pytest.mark.parametrize("mark", ["…", "……", "...", "，", "、"])
+def test_a_cut_that_says_it_was_cut_is_found_by_its_post_arriving_after_it(mark: str) -> None:
+    """A share preview ("…") or a cut mid-sentence (a comma) comes first: it stores a key of its
+    opening that every longer post looks up."""
+    for kept in (12, 20):
+        cut, post = fingerprint(POST[:kept] + mark, SETTINGS), fingerprint(POST, SETTINGS)
+        assert set(post.lookups) & set(cut.exact_keys), (kept, mark)
+        assert is_duplicate(POST, POST[:kept] + mark)
+
+
+def test_a_headline_that_ends_as_a_sentence_is_not_nominated_for_its_story() -> None:
+    """The same opening with no mark of a cut (a title, a sentence): the story after it is news
+    the headline did not carry, and does not look up its keys."""
+    for headline in (POST[:12], POST[:20], POST[:12] + "。", POST[:12] + "："):
+        assert not set(fingerprint(POST, SETTINGS).lookups) & set(fingerprint(headline, SETTINGS).exact_keys)
 
 
 def test_a_post_that_opens_as_another_and_goes_on_otherwise_is_only_a_candidate() -> None:

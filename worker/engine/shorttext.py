@@ -74,7 +74,7 @@ from worker.engine.words import HAN_CHAR, MIN_SLIP_CHARS, canonical
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
     "ShortPart", "band_keys", "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys", "half_keys",
-    "NARROW_LEAD_CHARS", "lead_keys",
+    "NARROW_LEAD_CHARS", "CUT_MARKS", "lead_keys",
 ]  # fmt: skip
 
 CHAR_GRAM = 3
@@ -85,6 +85,7 @@ _LEAD_SEED = 0x1EAD5
 _TAIL_SEED = 0x7A115
 _HALF_SEED = 0x4A1F
 _NARROW_LEAD_SEED = 0x90571EAD
+_MARKED_CUT_SEED = 0xC0771EAD
 _LATIN = re.compile("[a-z]")  # words are case-folded
 EDGE_CHARS = 16
 # A dense text's edges: as many characters as its smallest set that compare() lets match, on
@@ -102,6 +103,8 @@ SHORT_LEAD_CHARS = MIN_CHAR_GRAMS + CHAR_GRAM - 1
 # cut of a post of a hundred characters to a tenth of it reads as it, and verification takes
 # it; under ten characters, an opening is a feed's own phrase as often as a post's.
 NARROW_LEAD_CHARS = 10
+# How a normalised text that was cut mid-sentence ends (NFKC has made "…" three dots, "，" a comma).
+CUT_MARKS = ("...", ",", "、")
 # A set of at most this many 3-grams is listed whole (16 bits of each hash, sorted) after the
 # numbers mask: for so few grams the sketch's estimate is coarse (one-permutation hashing fills
 # only as many of its 128 bins, at most, and the rest copy them), a listed set gives the
@@ -247,18 +250,23 @@ def lead_keys(heard: str) -> tuple[Keys, Keys]:
     * A cut of ``EDGE_CHARS`` or more looks up the post's lead key.
     * A shorter one, down to ``NARROW_LEAD_CHARS``, looks up its first ``NARROW_LEAD_CHARS``
       under a seed of their own, which only a longer post stores. So two longer posts that
-      open alike (a feed's "【快讯】国家统计局…") never meet under it, and a post after a
-      short text it begins with (a headline, then its story) is not nominated by it: the
-      story says more than the headline, and is its own news."""
+      open alike (a feed's "【快讯】国家统计局…") never meet under it.
+    * A cut that arrives first is found by its post only when it says it was cut: it ends
+      mid-sentence, in an ellipsis or a comma (:data:`CUT_MARKS`; a share preview's "位置…").
+      It then stores its first ``NARROW_LEAD_CHARS`` under a third seed, which every longer
+      post looks up. A short text without such an end is not nominated by it: a headline,
+      then its story, is news the headline did not carry."""
     basis = _NON_WORD.sub("", heard)
     size = len(basis)
+    if size < NARROW_LEAD_CHARS:
+        return (), ()
+    lead = basis[:NARROW_LEAD_CHARS]
     if size > DENSE_EDGE_MAX_CHARS:
-        return (_edge(basis[:NARROW_LEAD_CHARS], _NARROW_LEAD_SEED),), ()
+        return (_edge(lead, _NARROW_LEAD_SEED),), (_edge(lead, _MARKED_CUT_SEED),)
+    stored = (_edge(lead, _MARKED_CUT_SEED),) if heard.endswith(CUT_MARKS) else ()
     if size >= EDGE_CHARS:
-        return (), (_edge(basis[:EDGE_CHARS], _LEAD_SEED),)
-    if size >= NARROW_LEAD_CHARS:
-        return (), (_edge(basis[:NARROW_LEAD_CHARS], _NARROW_LEAD_SEED),)
-    return (), ()
+        return stored, (_edge(basis[:EDGE_CHARS], _LEAD_SEED),)
+    return stored, (_edge(lead, _NARROW_LEAD_SEED),)
 
 
 def half_keys(said: str) -> tuple[Keys, Keys]:
