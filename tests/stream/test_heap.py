@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.stream.heap import process_memory
+from worker.stream.heap import process_memory, trim
 
 
 def test_a_large_allocation_shows_in_the_resident_set_and_the_heap_in_use() -> None:
@@ -13,3 +13,17 @@ def test_a_large_allocation_shows_in_the_resident_set_and_the_heap_in_use() -> N
     assert after["heap_in_use"] - before["heap_in_use"] >= 64 << 20
     del held
     assert process_memory()["heap_in_use"] < after["heap_in_use"] - (60 << 20)
+
+
+def test_trim_gives_back_the_pages_freed_between_live_chunks() -> None:
+    """What a long-running worker's heap does: chunks freed between live ones stay resident
+    until trimmed."""
+    chunks = [bytes(8192) for _ in range(10_000)]  # 80 MiB of heap, every page touched
+    del chunks[::2]  # 40 MiB freed, each hole between two live chunks
+    freed = process_memory()
+    assert freed["heap_free"] >= 32 << 20
+    assert not trim(freed["heap_free"] + (1 << 20)), "under the bound: nothing to do"
+    assert trim(16 << 20)
+    # Each 8 KiB hole holds at least one whole page (4 KiB) that can go back.
+    assert process_memory()["resident"] <= freed["resident"] - 5_000 * 4096 * 9 // 10
+    assert len(chunks) == 5_000

@@ -16,6 +16,7 @@ import faust
 from worker.settings import Settings
 from worker.state.replay import ChangelogReader
 from worker.stream.batches import Windows, take_batches
+from worker.stream.heap import TRIM_EVERY_S, TRIM_FREE_BYTES, trim
 from worker.stream.metrics import Metrics
 from worker.stream.transactions import Transactions
 from worker.stream.web import install_web
@@ -66,6 +67,10 @@ def install(
     @app.timer(interval=10.0, name="counters")
     async def report() -> None:
         log.info("%s", worker.metrics.summary())
+
+    @app.timer(interval=TRIM_EVERY_S, name="trim")
+    async def give_back_free_memory() -> None:
+        trim(TRIM_FREE_BYTES)
 
     if settings.web_port:  # without a web server nobody reads the samples
 
