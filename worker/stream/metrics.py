@@ -271,32 +271,33 @@ class _Collector(Collector):
             "Expired time buckets of this worker's index stores not yet deleted (one a store: under way).",
             g.purges_pending,
         )
-        state = GaugeMetricFamily("neardup_state_bytes", "Disk used by this worker's stores.", labels=["store"])
-        for store, size in sorted(g.state_bytes.items()):
-            state.add_metric([store], size)
-        yield state
-        memory = GaugeMetricFamily(
+        yield _by_label("neardup_state_bytes", "Disk used by this worker's stores.", "store", g.state_bytes)
+        yield _by_label(
             "neardup_store_memory_bytes",
             "RocksDB memory of this worker's stores: their memtables together (bounded by NEARDUP_MEMTABLE_MB) "
             "and the block cache they share.",
-            labels=["kind"],
+            "kind",
+            g.memory_bytes,
         )
-        for kind, size in sorted(g.memory_bytes.items()):
-            memory.add_metric([kind], size)
-        yield memory
-        process = GaugeMetricFamily(
+        yield _by_label(
             "neardup_process_memory_bytes",
             "This worker process's memory: resident, and the C heap's bytes in use and held free "
             "(glibc only): which of them grows when the resident set does.",
-            labels=["kind"],
+            "kind",
+            g.process_bytes,
         )
-        for kind, size in sorted(g.process_bytes.items()):
-            process.add_metric([kind], size)
-        yield process
         yield GaugeMetricFamily("neardup_recovering", "1 while stores are restoring.", int(g.recovering))
 
     def describe(self) -> Iterator[Metric]:
         return iter(())
+
+
+def _by_label(name: str, documentation: str, label: str, values: dict[str, int]) -> GaugeMetricFamily:
+    """A gauge with one sample for each of ``values``, its key the ``label``."""
+    family = GaugeMetricFamily(name, documentation, labels=[label])
+    for key, value in sorted(values.items()):
+        family.add_metric([key], value)
+    return family
 
 
 def exposition(metrics: Metrics) -> tuple[bytes, str]:
