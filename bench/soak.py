@@ -66,8 +66,12 @@ def _stores_bytes(root: Path) -> dict[str, int]:
 
 # The worker's memory by kind, from its /metrics: what RocksDB holds, and the C heap's in use and free.
 _MEMORY = re.compile(r'^neardup_(?:store|process)_memory_bytes\{kind="(\w+)"\} (\S+)$', re.M)
-MEMORY_KINDS = {"memtables": "memtables", "block_cache": "block cache", "heap_in_use": "C heap in use"}
-MEMORY_KINDS["heap_free"] = "C heap free"
+MEMORY_KINDS = {
+    "memtables": "memtables",
+    "block_cache": "block cache",
+    "heap_in_use": "C heap in use",
+    "heap_free": "C heap free",
+}
 
 
 def _memory(url: str) -> dict[str, int]:

@@ -47,9 +47,9 @@ def _mallinfo2() -> Any | None:
 
 def trim(free_bytes: int) -> bool:
     """Give the pages of the C heap's free memory back to the system (glibc's ``malloc_trim``)
-    once it holds more than ``free_bytes``; True when it did. In a 50-minute soak the heap's
-    memory in use levelled off within half an hour while its free memory rose all the way
-    (24 to 140 MiB): chunks freed between live ones, which glibc keeps mapped, in each arena."""
+    once it holds more than ``free_bytes``; True when it did. In a long soak the heap's memory
+    in use levelled off while its free memory kept rising: chunks freed between live ones,
+    which glibc keeps mapped in each arena (docs/benchmarks.md, "What the resident set holds")."""
     if free_bytes <= 0 or process_memory().get("heap_free", 0) <= free_bytes:
         return False
     call = getattr(_libc(), "malloc_trim", None)
