@@ -318,7 +318,9 @@ def test_inner_edges_find_a_post_under_a_header_and_are_never_stored(tmp_path: P
 
 
 def test_an_event_whose_share_of_a_partition_is_lookups_alone_is_answered(tmp_path: Path) -> None:
-    text = "长此以往，卖“地”者终将无立足之地。 １９９５年盛夏，经过不到一年的理论改装准备的表演队，终于进行到新机的实装训练阶段了。 因此，海关的工作效率直接影响着企业的经济效益。"
+    # Which partitions an event's keys reach is its keys' hashes: this text's happen to leave
+    # one partition its lookups alone (another text was needed when the short keys changed).
+    text = "真是让人郁闷，当当的速度真是慢的让人崩溃，12月10日发货到12月26日还没收到，半个月了都"
     out = FingerprintStage(SETTINGS).process([event("a", text, 1)])
     shares = [share for mine in out.shares.values() for share in mine]
     assert any(not share.exact_keys and not share.tables for share in shares), "a partition gets lookups alone"
