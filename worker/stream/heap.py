@@ -50,14 +50,29 @@ def trim(free_bytes: int) -> bool:
     once it holds more than ``free_bytes``; True when it did. In a long soak the heap's memory
     in use levelled off while its free memory kept rising: chunks freed between live ones,
     which glibc keeps mapped in each arena (docs/benchmarks.md, "What the resident set holds")."""
-    if free_bytes <= 0 or process_memory().get("heap_free", 0) <= free_bytes:
+    heap = _heap_bytes()
+    call = _malloc_trim()
+    if heap is None or call is None or free_bytes <= 0 or heap[1] <= free_bytes:
         return False
-    call = getattr(_libc(), "malloc_trim", None)
-    if call is None:
-        return False
-    call.argtypes = [ctypes.c_size_t]
     call(0)
     return True
+
+
+@cache
+def _malloc_trim() -> Any | None:
+    call = getattr(_libc(), "malloc_trim", None)
+    if call is not None:
+        call.argtypes = [ctypes.c_size_t]
+    return call
+
+
+def _heap_bytes() -> tuple[int, int] | None:
+    """The C heap's bytes (in use, held free), or None without glibc's ``mallinfo2``."""
+    call = _mallinfo2()
+    if call is None:
+        return None
+    info = call()
+    return int(info.uordblks + info.hblkhd), int(info.fordblks)
 
 
 def rss_bytes() -> int:
@@ -74,9 +89,7 @@ def process_memory() -> dict[str, int]:
     mapped large ones) and ``heap_free`` (held by the allocator, free). It walks each arena's
     free lists, so the sampler reads it every few seconds, not every second."""
     out = {"resident": rss_bytes()}
-    call = _mallinfo2()
-    if call is not None:
-        info = call()
-        out["heap_in_use"] = int(info.uordblks + info.hblkhd)
-        out["heap_free"] = int(info.fordblks)
+    heap = _heap_bytes()
+    if heap is not None:
+        out["heap_in_use"], out["heap_free"] = heap
     return out
