@@ -48,6 +48,16 @@ def test_a_misread_look_alike_in_a_short_post_is_a_duplicate(original: str, misr
     assert is_duplicate(original, misread)
 
 
+@pytest.mark.parametrize(
+    ("original", "misread"),
+    [("4.房间很小", "4.房问很小"), ("今日天晴", "今曰天晴")],
+)
+def test_a_misread_post_of_four_to_seven_characters_shares_a_key_with_its_original(original: str, misread: str) -> None:
+    probe, stored = fingerprint(misread, SETTINGS), fingerprint(original, SETTINGS)
+    assert set(probe.probe_keys) & set(stored.exact_keys), "every band and edge breaks; the whole folded key holds"
+    assert is_duplicate(misread, original)
+
+
 @pytest.mark.parametrize(("a", "b"), [("今天天气很好", "今天天气不好"), ("土地出让金上涨", "土地出让金下跌")])
 def test_posts_that_differ_by_a_word_stay_apart(a: str, b: str) -> None:
     assert not is_duplicate(a, b)

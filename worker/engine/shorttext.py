@@ -38,7 +38,8 @@ most ``Settings.short_chars`` characters also gets:
   have if it began or ended at one of its first or last clauses, which find the post under a
   header with a sentence after it;
 * for a post of 8-36 letters and digits, its *halves* (:func:`half_keys`): one slip in the
-  middle of so short a post breaks both edges and most bands, never both halves.
+  middle of so short a post breaks both edges and most bands, never both halves; for a dense
+  post of 4-7, the whole of it folded by shape and sound.
 
 The native engine (``worker/native/src/short.rs``) computes all of it but the numbers mask, the
 second list's folding, the words and the dense lead keys, bit for bit as :func:`_short_reference` does
@@ -269,6 +270,11 @@ def lead_keys(heard: str) -> tuple[Keys, Keys]:
     return stored, (_edge(lead, _NARROW_LEAD_SEED),)
 
 
+# The fewest letters and digits of a dense text that gets a key of its whole folded words: three
+# Han characters are a common word, in too many posts to be a key of one.
+MIN_WHOLE_CHARS = 4
+
+
 def half_keys(said: str) -> tuple[Keys, Keys]:
     """Keys of a text of ``MIN_SLIP_CHARS`` to ``DENSE_EDGE_MAX_CHARS`` letters and digits (its
     words folded by shape and sound, spaces out) that a copy with one slip shares: its first
@@ -277,8 +283,14 @@ def half_keys(said: str) -> tuple[Keys, Keys]:
     it, the middle character in neither). Then, to look up, the halves a text one letter
     longer or shorter would have (a Latin letter dropped or doubled: only a text with one
     looks them up, since a Han character or a digit more or less is not a slip). Stored and
-    probed as the edges are; :func:`worker.engine.words.slipped` verifies what they find."""
+    probed as the edges are; :func:`worker.engine.words.slipped` verifies what they find.
+
+    A dense text shorter than that has one key instead, of all of it: it must equal its
+    original once folded, and only the fold joins "房问很小" to "房间很小" (an OCR misreading
+    changes every band and edge of four to seven characters, as they are folded by sound only)."""
     size = len(said)
+    if MIN_WHOLE_CHARS <= size < MIN_SLIP_CHARS and _dense(said):
+        return (mmh3.hash64(f"{size}={said}", _HALF_SEED, signed=False)[0],), ()
     near = _halves(said, size - 1) + _halves(said, size + 1) if _LATIN.search(said) else ()
     return _halves(said, size), near
 
