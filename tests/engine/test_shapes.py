@@ -27,6 +27,14 @@ def test_look_alikes_fold_together_and_other_characters_do_not() -> None:
     assert fold("Tokyo 2026, 土地") == "Tokyo 2026, " + fold("土") + "地", "only listed characters change"
 
 
+def test_classic_misreadings_the_font_misses_fold_too() -> None:
+    fold = shapes.fold_shapes
+    for group in ["人入八", "白自", "天夫", "拔拨", "木本", "千干", "日曰田由"]:
+        assert len(set(fold(group))) == 1, group
+    for a, b in ["天大", "人大", "木林", "白黑"]:
+        assert fold(a) != fold(b), (a, b)
+
+
 def test_every_character_folds_one_step_to_one_that_stays() -> None:
     table = shapes.shape_table()
     assert len(table) > 500
@@ -50,7 +58,7 @@ def test_a_misread_look_alike_in_a_short_post_is_a_duplicate(original: str, misr
 
 @pytest.mark.parametrize(
     ("original", "misread"),
-    [("4.房间很小", "4.房问很小"), ("今日天晴", "今曰天晴")],
+    [("4.房间很小", "4.房问很小"), ("会见美国客人", "会见美国客入"), ("今日天晴", "今曰天晴")],
 )
 def test_a_misread_post_of_four_to_seven_characters_shares_a_key_with_its_original(original: str, misread: str) -> None:
     probe, stored = fingerprint(misread, SETTINGS), fingerprint(original, SETTINGS)

@@ -10,7 +10,9 @@ and :func:`worker.engine.sketch.compare` takes the better of the two lists.
 
 The table (``worker/data/shapes_zh.txt``) is built by ``scripts/build_zh_shapes.py`` from a
 font's glyphs: a common character (GB 2312) folds to its closest look-alike, a stroke or so
-apart, among the more common ones.
+apart, among the more common ones. The classic misreadings whose glyphs lie further apart than
+its bound (人/入/八, 白/自, 天/夫) are written by hand (``worker/data/shapes_zh_classic.txt``)
+and joined with it: a font's pixels do not know which strokes an OCR engine loses.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from worker.engine.sounds import sound_table
 __all__ = ["fold_shapes", "fold_shapes_and_sounds", "shape_table"]
 
 _TABLE = "shapes_zh.txt"
+_CLASSIC = "shapes_zh_classic.txt"
 
 
 def fold_shapes(text: str) -> str:
@@ -43,11 +46,24 @@ def _shape_sound_table() -> dict[int, int]:
 
 @cache
 def shape_table() -> dict[int, int]:
-    """``str.translate`` table: character -> its group's first member (only those that change)."""
-    table = {}
-    lines = resources.files("worker").joinpath("data", _TABLE).read_text(encoding="utf-8").splitlines()
-    for line in lines:
-        if line and not line.startswith("#"):
-            char, folded = line.split("\t")
-            table[ord(char)] = ord(folded)
-    return table
+    """``str.translate`` table: character -> its group's first member (only those that change).
+
+    The font's groups (a character and its look-alikes) joined with the hand-written ones that
+    share a character with them, each joined group folded to the font's choice when it made one."""
+    root: dict[str, str] = {}
+    for line in _lines(_TABLE):
+        char, folded = line.split("\t")
+        root[char] = folded
+    for group in _lines(_CLASSIC):
+        members = set(group)
+        members |= {root.get(char, char) for char in group}
+        members |= {char for char, folded in root.items() if folded in members}
+        rep = next((root[char] for char in group if char in root), group[0])
+        for char in members - {rep}:
+            root[char] = rep
+    return {ord(char): ord(folded) for char, folded in root.items() if char != folded}
+
+
+def _lines(name: str) -> list[str]:
+    text = resources.files("worker").joinpath("data", name).read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
