@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import devset
-from bench.feededits import TRANSFORMS, apply, short_opening, short_report, short_wrapper
+from bench.feededits import TRANSFORMS, apply, removed_sentence, short_opening, short_report, short_wrapper
 
 HARD_NEGATIVE_KINDS = ("short_wrapper", "short_numbers", "short_opening")
 SHARE = 0.5  # events of the feed part per event of the first part
@@ -177,6 +177,7 @@ def _stream(posts: list[Post], size: int, rng: random.Random, accept: Callable[[
             out.append(_Event(text, out[a].lang, t, out[a].cluster, "copy", out[a].source, [name], None, a))
             made += 1
     _add_openings(out, kept, accept, n_hard // 2, size, rng)
+    _add_removals(out, n_copies // len(TRANSFORMS), size, rng)
     return out
 
 
@@ -200,6 +201,25 @@ def _add_openings(
         out.append(_Event(text_a, lang, t, len(out), "original", a.sid, []))
         out.append(_Event(text_b, lang, t + rng.expovariate(1 / 20), len(out), "hard_negative", b.sid, []))
         out[-1].hard_negative, out[-1].related = "short_opening", len(out) - 2
+
+
+def _add_removals(out: list[_Event], n: int, size: int, rng: random.Random) -> None:
+    """``n`` removed_sentence copies, of originals of two sentences or more that no hard negative
+    was made to look like (made last, so the events before stay as they were)."""
+    framed = {event.related for event in out if event.hard_negative}
+    made = 0
+    for a in rng.sample(range(len(out)), len(out)):
+        if made >= n:
+            break
+        if out[a].role != "original" or a in framed:
+            continue
+        text = removed_sentence(out[a].text, out[a].lang, rng)
+        if text is not None:
+            t = out[a].time + _delay(rng, size)
+            out.append(
+                _Event(text, out[a].lang, t, out[a].cluster, "copy", out[a].source, ["removed_sentence"], None, a)
+            )
+            made += 1
 
 
 def extend(

@@ -2,7 +2,7 @@
 
 Character slips at 1-5 % (keyboard neighbours, dropped, doubled or swapped letters; Chinese
 characters of the same sound), OCR look-alikes, repost wrappers, header lines, cuts at any
-character, an appended sentence, all of them at once; and the frames of its hard negatives:
+character, an appended sentence, all of them at once; a sentence taken out; and the frames of its hard negatives:
 one long social wrapper around two different short posts, and short templated reports that
 differ only in their numbers and names.
 """
@@ -20,6 +20,9 @@ from bench import devset
 TRANSFORMS = (
     "slip_typos", "ocr_typos", "repost_wrapper", "header_line", "cut_anywhere", "appended_sentence", "heavy_mix",
 )  # fmt: skip
+# Every copy class of the part: the ones above in turn, then removed_sentence, made after them
+# from the posts of two sentences or more, so that adding it changed no copy before it.
+CLASSES = (*TRANSFORMS, "removed_sentence")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -193,6 +196,20 @@ def appended_sentence(text: str, lang: str, rng: random.Random, donors: Sequence
         return None
     extra = rng.choice(fitting)
     return text + ("" if lang == "zh" else " ") + extra
+
+
+# The fewest characters a post keeps with a sentence taken out: less is not recognisably it.
+MIN_KEPT_CHARS = 10
+
+
+def removed_sentence(text: str, lang: str, rng: random.Random) -> str | None:
+    """One sentence of a post of two or more taken out, the first, the last or one between."""
+    pieces = [p for p in devset.split_sentences(text, lang) if p.strip()]
+    if len(pieces) < 2:
+        return None
+    i = rng.randrange(len(pieces))
+    kept = "".join(pieces[:i] + pieces[i + 1 :]).strip()
+    return kept if len(kept) >= MIN_KEPT_CHARS else None
 
 
 def heavy_mix(text: str, lang: str, rng: random.Random, donors: Sequence[str]) -> str | None:

@@ -26,7 +26,7 @@ def test_every_class_and_the_hard_negative_kind_are_there() -> None:
     feed = truth[400:]
     applied = Counter(name for t in feed for name in t["transforms"])
     assert set(Counter(t["hard_negative"] for t in feed if t["hard_negative"])) == set(devfeed.HARD_NEGATIVE_KINDS)
-    assert set(applied) == set(feededits.TRANSFORMS) and min(applied.values()) >= 5
+    assert set(applied) == set(feededits.CLASSES) and min(applied.values()) >= 5
     text = {e["id"]: e["text"] for e in events}
     cluster = {t["id"]: t["cluster"] for t in truth}
     for t in feed:
