@@ -128,6 +128,21 @@ def test_a_cut_that_says_it_was_cut_is_found_by_its_post_arriving_after_it(mark:
         assert is_duplicate(POST, POST[:kept] + mark)
 
 
+REVIEW = "比较旧了，但整体感觉还行，前台的服务员态度也很热情，早餐品种不算多但味道不错。"
+
+
+@pytest.mark.parametrize("last", ["服务也还可以，下次再来。", "房间干净，床很舒服，下次出差还会再来住。"])
+def test_a_post_with_its_first_sentence_taken_out_is_found_by_the_posts_tail(last: str) -> None:
+    """What is left, 10-36 characters, keeps edges narrower than the post's: it looks up the
+    post's tail key (16 and more) or its narrow tail (10-15), which only a longer post stores."""
+    post, copy = fingerprint(REVIEW + last, SETTINGS), fingerprint(last, SETTINGS)
+    stored, _ = shorttext.tail_keys(fold_sounds(normalize(REVIEW + last)))
+    _, looked = shorttext.tail_keys(fold_sounds(normalize(last)))
+    assert looked and set(looked) <= set(copy.lookups) & set(post.exact_keys) - set(copy.exact_keys)
+    assert len(stored) == 1 and set(stored) <= set(post.exact_keys), "the post stores its narrow tail"
+    assert is_duplicate(last, REVIEW + last)
+
+
 def test_a_headline_that_ends_as_a_sentence_is_not_nominated_for_its_story() -> None:
     """The same opening with no mark of a cut (a title, a sentence): the story after it is news
     the headline did not carry, and does not look up its keys."""

@@ -33,7 +33,8 @@ most ``Settings.short_chars`` characters also gets:
   (``DENSE_EDGE_CHARS`` for a dense text of at most ``DENSE_EDGE_MAX_CHARS``), which find a
   cut or a prefixed copy whose resemblance is too low for the bands (and for a Latin text of
   at most ``DENSE_EDGE_MAX_CHARS``, a third, of its first ``SHORT_LEAD_CHARS``; for a longer
-  dense one, a narrow lead that a cut of it to its first line looks up: :func:`lead_keys`);
+  dense one, a narrow lead that a cut of it to its first line looks up: :func:`lead_keys`,
+  and a narrow tail that it looks up with its opening sentences taken out: :func:`tail_keys`);
 * *inner edges* to look up but not store (:func:`inner_edge_keys`): the edges a post would
   have if it began or ended at one of its first or last clauses, which find the post under a
   header with a sentence after it;
@@ -75,7 +76,7 @@ from worker.engine.words import HAN_CHAR, MIN_SLIP_CHARS, canonical
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
     "ShortPart", "band_keys", "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys", "half_keys",
-    "NARROW_LEAD_CHARS", "CUT_MARKS", "lead_keys",
+    "NARROW_LEAD_CHARS", "CUT_MARKS", "lead_keys", "tail_keys",
 ]  # fmt: skip
 
 CHAR_GRAM = 3
@@ -87,6 +88,7 @@ _TAIL_SEED = 0x7A115
 _HALF_SEED = 0x4A1F
 _NARROW_LEAD_SEED = 0x90571EAD
 _MARKED_CUT_SEED = 0xC0771EAD
+_NARROW_TAIL_SEED = 0x90577A11
 _LATIN = re.compile("[a-z]")  # words are case-folded
 EDGE_CHARS = 16
 # A dense text's edges: as many characters as its smallest set that compare() lets match, on
@@ -146,7 +148,8 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
     char_sketch, tags, keys, lookups = done
     if char_sketch[0] & DENSE_FLAG:
         stored, looked = lead_keys(heard)
-        keys, lookups = keys + stored, lookups + looked
+        tail_stored, tail_looked = tail_keys(heard)
+        keys, lookups = keys + stored + tail_stored, lookups + looked + tail_looked
     mask = numbers_mask(normalised).to_bytes(8, "big")
     windows = lead_windows(normalised, short=True, native=native)
     if windows:
@@ -273,6 +276,24 @@ def lead_keys(heard: str) -> tuple[Keys, Keys]:
 # The fewest letters and digits of a dense text that gets a key of its whole folded words: three
 # Han characters are a common word, in too many posts to be a key of one.
 MIN_WHOLE_CHARS = 4
+
+
+def tail_keys(heard: str) -> tuple[Keys, Keys]:
+    """(to store, to look up): the tail keys that join a dense post with its opening sentence
+    removed to the post. As with a cut (:func:`lead_keys`), the short copy keeps edges
+    ``DENSE_EDGE_CHARS`` wide and the post ``EDGE_CHARS``, so they shared no key: a copy of
+    ``EDGE_CHARS`` or more looks up the post's tail key, a shorter one down to
+    ``NARROW_LEAD_CHARS`` its last ``NARROW_LEAD_CHARS`` under a seed only a longer post stores."""
+    basis = _NON_WORD.sub("", heard)
+    size = len(basis)
+    if size < NARROW_LEAD_CHARS:
+        return (), ()
+    tail = basis[-NARROW_LEAD_CHARS:]
+    if size > DENSE_EDGE_MAX_CHARS:
+        return (_edge(tail, _NARROW_TAIL_SEED),), ()
+    if size >= EDGE_CHARS:
+        return (), (_edge(basis[-EDGE_CHARS:], _TAIL_SEED),)
+    return (), (_edge(tail, _NARROW_TAIL_SEED),)
 
 
 def half_keys(said: str) -> tuple[Keys, Keys]:
