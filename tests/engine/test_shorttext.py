@@ -67,8 +67,15 @@ def test_a_cut_anywhere_shares_the_leading_edge_and_is_contained() -> None:
     full = "The Hudson and Mohawk Rivers could be navigated only as far as Central New York."
     cut = "The Hudson and Mohawk Rivers could be navigated on…"
     a, b = fingerprint(full, SETTINGS), fingerprint(cut, SETTINGS)
-    assert a.bands[-2] == b.bands[-2] and a.bands[-1] != b.bands[-1]
+    (lead, tail), (cut_lead, cut_tail) = _edges(full), _edges(cut)
+    assert lead == cut_lead and {lead, tail} <= set(a.bands) and {cut_lead, cut_tail} <= set(b.bands)
+    assert tail not in b.bands
     assert is_duplicate(cut, full)
+
+
+def _edges(text: str) -> tuple[int, int]:
+    basis = "".join(ch for ch in fold_sounds(normalize(text)) if ch.isalnum())
+    return shorttext.edge_keys(basis, shorttext.EDGE_CHARS)
 
 
 POST = (
@@ -126,6 +133,20 @@ def test_a_cut_that_says_it_was_cut_is_found_by_its_post_arriving_after_it(mark:
         cut, post = fingerprint(POST[:kept] + mark, SETTINGS), fingerprint(POST, SETTINGS)
         assert set(post.lookups) & set(cut.exact_keys), (kept, mark)
         assert is_duplicate(POST, POST[:kept] + mark)
+
+
+STORY = "The ferry service resumes across the bay after the storm, with extra sailings on Sunday."
+
+
+@pytest.mark.parametrize("kept", ["The ferry serv", "The ferry service"[:15]])
+def test_an_english_post_cut_to_twelve_to_fifteen_letters_is_found_by_its_narrow_lead(kept: str) -> None:
+    """A Latin cut that short keeps no edge of a post over 36 letters: it looks up the post's
+    first 12 under a seed only such a post stores, so two long posts never meet under it."""
+    post, cut = fingerprint(STORY, SETTINGS), fingerprint(kept, SETTINGS)
+    assert set(cut.lookups) & set(post.exact_keys) - set(cut.exact_keys)
+    assert is_duplicate(kept, STORY)
+    other = fingerprint(STORY[:20] + " tomorrow morning, the port authority said in a statement today.", SETTINGS)
+    assert not set(other.lookups) & set(post.exact_keys) - set(post.lookups) - set(other.exact_keys)
 
 
 REVIEW = "比较旧了，但整体感觉还行，前台的服务员态度也很热情，早餐品种不算多但味道不错。"

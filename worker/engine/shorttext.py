@@ -32,8 +32,9 @@ most ``Settings.short_chars`` characters also gets:
 * two more exact keys, hashes of its first and last ``EDGE_CHARS`` characters
   (``DENSE_EDGE_CHARS`` for a dense text of at most ``DENSE_EDGE_MAX_CHARS``), which find a
   cut or a prefixed copy whose resemblance is too low for the bands (and for a Latin text of
-  at most ``DENSE_EDGE_MAX_CHARS``, a third, of its first ``SHORT_LEAD_CHARS``; for a longer
-  dense one, a narrow lead that a cut of it to its first line looks up: :func:`lead_keys`,
+  at most ``DENSE_EDGE_MAX_CHARS``, a third, of its first ``SHORT_LEAD_CHARS``, which a longer
+  one stores under a seed of its own for a cut of it to look up: :func:`latin_lead_keys`; for a
+  longer dense one, a narrow lead that a cut of it to its first line looks up: :func:`lead_keys`,
   and a narrow tail that it looks up with its opening sentences taken out: :func:`tail_keys`);
 * *inner edges* to look up but not store (:func:`inner_edge_keys`): the edges a post would
   have if it began or ended at one of its first or last clauses, which find the post under a
@@ -76,7 +77,7 @@ from worker.engine.words import HAN_CHAR, MIN_SLIP_CHARS, canonical
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
     "ShortPart", "band_keys", "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys", "half_keys",
-    "NARROW_LEAD_CHARS", "CUT_MARKS", "lead_keys", "tail_keys",
+    "NARROW_LEAD_CHARS", "CUT_MARKS", "lead_keys", "tail_keys", "latin_lead_keys",
 ]  # fmt: skip
 
 CHAR_GRAM = 3
@@ -150,6 +151,9 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
         stored, looked = lead_keys(heard)
         tail_stored, tail_looked = tail_keys(heard)
         keys, lookups = keys + stored + tail_stored, lookups + looked + tail_looked
+    else:
+        stored, looked = latin_lead_keys(heard)
+        keys, lookups = keys + stored, lookups + looked
     mask = numbers_mask(normalised).to_bytes(8, "big")
     windows = lead_windows(normalised, short=True, native=native)
     if windows:
@@ -276,6 +280,20 @@ def lead_keys(heard: str) -> tuple[Keys, Keys]:
 # The fewest letters and digits of a dense text that gets a key of its whole folded words: three
 # Han characters are a common word, in too many posts to be a key of one.
 MIN_WHOLE_CHARS = 4
+
+
+def latin_lead_keys(heard: str) -> tuple[Keys, Keys]:
+    """(to store, to look up): :func:`lead_keys` for a Latin text. A cut of ``SHORT_LEAD_CHARS``
+    to ``EDGE_CHARS`` letters and digits shares no key with a post longer than
+    ``DENSE_EDGE_MAX_CHARS`` (whose shorter texts store their first ``SHORT_LEAD_CHARS``): it
+    looks up those under a seed of their own, which only such a post stores."""
+    basis = _NON_WORD.sub("", heard)
+    size = len(basis)
+    if size > DENSE_EDGE_MAX_CHARS:
+        return (_edge(basis[:SHORT_LEAD_CHARS], _NARROW_LEAD_SEED),), ()
+    if SHORT_LEAD_CHARS <= size < EDGE_CHARS:
+        return (), (_edge(basis[:SHORT_LEAD_CHARS], _NARROW_LEAD_SEED),)
+    return (), ()
 
 
 def tail_keys(heard: str) -> tuple[Keys, Keys]:
