@@ -74,8 +74,12 @@ def test_a_cut_anywhere_shares_the_leading_edge_and_is_contained() -> None:
 
 
 def _edges(text: str) -> tuple[int, int]:
-    basis = "".join(ch for ch in fold_sounds(normalize(text)) if ch.isalnum())
-    return shorttext.edge_keys(basis, shorttext.EDGE_CHARS)
+    return shorttext.edge_keys(_basis(text), shorttext.EDGE_CHARS)
+
+
+def _basis(text: str) -> str:
+    """A text's letters and digits, folded by sound, as its short keys are cut from."""
+    return "".join(ch for ch in fold_sounds(normalize(text)) if ch.isalnum())
 
 
 POST = (
@@ -119,7 +123,7 @@ def test_the_narrow_lead_joins_only_a_cut_to_its_post() -> None:
     )
     headline = fingerprint(POST[:12], SETTINGS)
     post, opener = fingerprint(POST, SETTINGS), fingerprint(other, SETTINGS)
-    narrow = shorttext.lead_keys(fold_sounds(normalize(POST)))[0]
+    narrow = shorttext.lead_keys(_basis(POST))[0]
     assert narrow and set(narrow) <= set(post.exact_keys) & set(opener.exact_keys)
     assert not set(narrow) & (set(post.lookups) | set(opener.lookups))
     assert not set(narrow) & set(headline.exact_keys)
@@ -157,8 +161,8 @@ def test_a_post_with_its_first_sentence_taken_out_is_found_by_the_posts_tail(las
     """What is left, 10-36 characters, keeps edges narrower than the post's: it looks up the
     post's tail key (16 and more) or its narrow tail (10-15), which only a longer post stores."""
     post, copy = fingerprint(REVIEW + last, SETTINGS), fingerprint(last, SETTINGS)
-    stored, _ = shorttext.tail_keys(fold_sounds(normalize(REVIEW + last)))
-    _, looked = shorttext.tail_keys(fold_sounds(normalize(last)))
+    stored, _ = shorttext.tail_keys(_basis(REVIEW + last))
+    _, looked = shorttext.tail_keys(_basis(last))
     assert looked and set(looked) <= set(copy.lookups) & set(post.exact_keys) - set(copy.exact_keys)
     assert len(stored) == 1 and set(stored) <= set(post.exact_keys), "the post stores its narrow tail"
     assert is_duplicate(last, REVIEW + last)

@@ -77,7 +77,7 @@ from worker.engine.words import HAN_CHAR, MIN_SLIP_CHARS, canonical
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
     "ShortPart", "band_keys", "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys", "half_keys",
-    "NARROW_LEAD_CHARS", "CUT_MARKS", "lead_keys", "tail_keys", "latin_lead_keys",
+    "NARROW_LEAD_CHARS", "CUT_MARKS", "reach_keys", "lead_keys", "tail_keys", "latin_lead_keys",
 ]  # fmt: skip
 
 CHAR_GRAM = 3
@@ -147,13 +147,8 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
         if done is None:
             return None
     char_sketch, tags, keys, lookups = done
-    if char_sketch[0] & DENSE_FLAG:
-        stored, looked = lead_keys(heard)
-        tail_stored, tail_looked = tail_keys(heard)
-        keys, lookups = keys + stored + tail_stored, lookups + looked + tail_looked
-    else:
-        stored, looked = latin_lead_keys(heard)
-        keys, lookups = keys + stored, lookups + looked
+    stored, looked = reach_keys(heard, bool(char_sketch[0] & DENSE_FLAG))
+    keys, lookups = keys + stored, lookups + looked
     mask = numbers_mask(normalised).to_bytes(8, "big")
     windows = lead_windows(normalised, short=True, native=native)
     if windows:
@@ -248,7 +243,19 @@ def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int,
     return tuple(dict.fromkeys(k for k in keys if k not in own))
 
 
-def lead_keys(heard: str) -> tuple[Keys, Keys]:
+def reach_keys(heard: str, dense: bool) -> tuple[Keys, Keys]:
+    """(to store, to look up): the keys that join a short text to a longer one it was cut from
+    or had its opening taken from, whose edges are wider than its own (:func:`lead_keys`,
+    :func:`tail_keys`, :func:`latin_lead_keys`)."""
+    basis = _NON_WORD.sub("", heard)
+    if not dense:
+        return latin_lead_keys(basis)
+    stored, looked = lead_keys(basis, heard.endswith(CUT_MARKS))
+    tail_stored, tail_looked = tail_keys(basis)
+    return stored + tail_stored, looked + tail_looked
+
+
+def lead_keys(basis: str, marked: bool = False) -> tuple[Keys, Keys]:
     """(to store, to look up): the lead keys that join a dense cut to the post it was cut from.
     A cut of at most ``DENSE_EDGE_MAX_CHARS`` letters and digits keeps edges
     ``DENSE_EDGE_CHARS`` wide, a longer post ``EDGE_CHARS``, so a cut of a post to its first
@@ -263,31 +270,27 @@ def lead_keys(heard: str) -> tuple[Keys, Keys]:
       mid-sentence, in an ellipsis or a comma (:data:`CUT_MARKS`; a share preview's "位置…").
       It then stores its first ``NARROW_LEAD_CHARS`` under a third seed, which every longer
       post looks up. A short text without such an end is not nominated by it: a headline,
-      then its story, is news the headline did not carry."""
-    basis = _NON_WORD.sub("", heard)
+      then its story, is news the headline did not carry.
+
+    ``basis``: the text's letters and digits, folded by sound; ``marked``: whether it ends in
+    one of :data:`CUT_MARKS`."""
     size = len(basis)
     if size < NARROW_LEAD_CHARS:
         return (), ()
     lead = basis[:NARROW_LEAD_CHARS]
     if size > DENSE_EDGE_MAX_CHARS:
         return (_edge(lead, _NARROW_LEAD_SEED),), (_edge(lead, _MARKED_CUT_SEED),)
-    stored = (_edge(lead, _MARKED_CUT_SEED),) if heard.endswith(CUT_MARKS) else ()
+    stored = (_edge(lead, _MARKED_CUT_SEED),) if marked else ()
     if size >= EDGE_CHARS:
         return stored, (_edge(basis[:EDGE_CHARS], _LEAD_SEED),)
     return stored, (_edge(lead, _NARROW_LEAD_SEED),)
 
 
-# The fewest letters and digits of a dense text that gets a key of its whole folded words: three
-# Han characters are a common word, in too many posts to be a key of one.
-MIN_WHOLE_CHARS = 4
-
-
-def latin_lead_keys(heard: str) -> tuple[Keys, Keys]:
+def latin_lead_keys(basis: str) -> tuple[Keys, Keys]:
     """(to store, to look up): :func:`lead_keys` for a Latin text. A cut of ``SHORT_LEAD_CHARS``
     to ``EDGE_CHARS`` letters and digits shares no key with a post longer than
     ``DENSE_EDGE_MAX_CHARS`` (whose shorter texts store their first ``SHORT_LEAD_CHARS``): it
     looks up those under a seed of their own, which only such a post stores."""
-    basis = _NON_WORD.sub("", heard)
     size = len(basis)
     if size > DENSE_EDGE_MAX_CHARS:
         return (_edge(basis[:SHORT_LEAD_CHARS], _NARROW_LEAD_SEED),), ()
@@ -296,13 +299,12 @@ def latin_lead_keys(heard: str) -> tuple[Keys, Keys]:
     return (), ()
 
 
-def tail_keys(heard: str) -> tuple[Keys, Keys]:
+def tail_keys(basis: str) -> tuple[Keys, Keys]:
     """(to store, to look up): the tail keys that join a dense post with its opening sentence
     removed to the post. As with a cut (:func:`lead_keys`), the short copy keeps edges
     ``DENSE_EDGE_CHARS`` wide and the post ``EDGE_CHARS``, so they shared no key: a copy of
     ``EDGE_CHARS`` or more looks up the post's tail key, a shorter one down to
     ``NARROW_LEAD_CHARS`` its last ``NARROW_LEAD_CHARS`` under a seed only a longer post stores."""
-    basis = _NON_WORD.sub("", heard)
     size = len(basis)
     if size < NARROW_LEAD_CHARS:
         return (), ()
@@ -312,6 +314,11 @@ def tail_keys(heard: str) -> tuple[Keys, Keys]:
     if size >= EDGE_CHARS:
         return (), (_edge(basis[-EDGE_CHARS:], _TAIL_SEED),)
     return (), (_edge(tail, _NARROW_TAIL_SEED),)
+
+
+# The fewest letters and digits of a dense text that gets a key of its whole folded words: three
+# Han characters are a common word, in too many posts to be a key of one.
+MIN_WHOLE_CHARS = 4
 
 
 def half_keys(said: str) -> tuple[Keys, Keys]:
