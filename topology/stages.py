@@ -127,11 +127,12 @@ def answer_partition(event_id: str, partitions: int) -> int:
 TABLE = 0  # a block table's key
 EXACT = 1  # an exact key the event is stored under
 LOOKUP = 2  # an exact key the event looks up only
+MARK = 3  # an exact key the event is stored under only: what a shorter text looks up
 
 Slot = tuple[int, int, int]
 """``(slot, key, kind)``: the answer slot (a block table ``0..T-1``, or ``T + i`` for the i-th
 key of the exact keyspace), the bucket's key, and its kind (:data:`TABLE`, :data:`EXACT`,
-:data:`LOOKUP`)."""
+:data:`LOOKUP`, :data:`MARK`)."""
 
 
 def slot_partitions(slots: Iterable[Slot], partitions: int) -> list[int]:
@@ -156,7 +157,8 @@ class Share(NamedTuple):
 
     The exact keyspace is one keyspace, as in batch mode (a short text's exact hash, or a
     longer text's anchors), its keys answered separately. A :data:`LOOKUP` key is one the
-    event looks up but is not stored under (a short text's inner edges). One object per
+    event looks up but is not stored under (a short text's inner edges), a :data:`MARK` key
+    one it is stored under but does not look up (a long post's narrow lead, for its cuts). One object per
     event and partition, not per bucket: an event has up to twenty buckets, and the index
     stage handles its share of a partition as one (one query, one write, one answer).
     A named tuple, not a frozen dataclass: as immutable, and made in a third of the
@@ -177,12 +179,17 @@ class Share(NamedTuple):
 
     @property
     def exact_keys(self) -> list[int]:
-        """The exact keys the event is stored under here."""
-        return [key for _, key, kind in self.slots if kind == EXACT]
+        """The exact keys the event is stored under here, looked up or not."""
+        return [key for _, key, kind in self.slots if kind in (EXACT, MARK)]
 
     @property
     def looked_up(self) -> list[int]:
         """Every exact key the event looks up here, stored under or not."""
+        return [key for _, key, kind in self.slots if kind in (EXACT, LOOKUP)]
+
+    @property
+    def exact_read(self) -> list[int]:
+        """Every exact key the event reads here: to look it up, or to append its record."""
         return [key for _, key, kind in self.slots if kind != TABLE]
 
     @property
@@ -221,7 +228,7 @@ class Share(NamedTuple):
 
 def _kind(value: Any) -> int:
     kind = int(value)
-    if kind not in (TABLE, EXACT, LOOKUP):
+    if kind not in (TABLE, EXACT, LOOKUP, MARK):
         raise ValueError(f"unknown slot kind {value!r}")
     return kind
 

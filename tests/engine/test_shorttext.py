@@ -93,7 +93,7 @@ def test_a_han_post_cut_to_its_first_line_is_found_by_the_posts_lead() -> None:
     cut also looks up the post's lead key (a lookup, not a key it stores)."""
     cut = POST[:17] + "…"
     post, copy = fingerprint(POST, SETTINGS), fingerprint(cut, SETTINGS)
-    assert set(copy.lookups) & set(post.exact_keys), "the cut's lookups hold the post's lead key"
+    assert set(copy.lookups) & set(post.stored_keys), "the cut's lookups hold the post's lead key"
     assert not set(copy.lookups) & set(copy.exact_keys), "and it does not store it"
     assert is_duplicate(cut, POST)
 
@@ -104,14 +104,14 @@ def test_a_han_post_cut_to_a_tenth_is_found_by_its_narrow_lead(kept: int) -> Non
     post's narrow lead, which only a post longer than a dense short text's edges stores."""
     cut = POST[:kept] + "…"
     post, copy = fingerprint(POST, SETTINGS), fingerprint(cut, SETTINGS)
-    assert not set(copy.exact_keys) & set(post.exact_keys)
-    assert set(copy.lookups) & set(post.exact_keys), "the cut's lookups hold the post's narrow lead"
+    assert not set(copy.stored_keys) & set(post.stored_keys)
+    assert set(copy.lookups) & set(post.stored_keys), "the cut's lookups hold the post's narrow lead"
     assert is_duplicate(cut, POST)
 
 
 def test_a_cut_under_ten_han_characters_looks_up_no_lead() -> None:
     post, cut = fingerprint(POST, SETTINGS), fingerprint(POST[:9], SETTINGS)
-    assert not set(cut.probe_keys) & set(post.exact_keys)
+    assert not set(cut.probe_keys) & set(post.stored_keys)
 
 
 def test_the_narrow_lead_joins_only_a_cut_to_its_post() -> None:
@@ -124,9 +124,9 @@ def test_the_narrow_lead_joins_only_a_cut_to_its_post() -> None:
     headline = fingerprint(POST[:12], SETTINGS)
     post, opener = fingerprint(POST, SETTINGS), fingerprint(other, SETTINGS)
     narrow = shorttext.lead_keys(_basis(POST))[0]
-    assert narrow and set(narrow) <= set(post.exact_keys) & set(opener.exact_keys)
-    assert not set(narrow) & (set(post.lookups) | set(opener.lookups))
-    assert not set(narrow) & set(headline.exact_keys)
+    assert narrow and set(narrow) <= set(post.marks) & set(opener.marks)
+    assert not set(narrow) & (set(post.probe_keys) | set(opener.probe_keys))
+    assert not set(narrow) & set(headline.stored_keys)
 
 
 @pytest.mark.parametrize("mark", ["…", "……", "...", "，", "、"])
@@ -135,7 +135,7 @@ def test_a_cut_that_says_it_was_cut_is_found_by_its_post_arriving_after_it(mark:
     opening that every longer post looks up."""
     for kept in (12, 20):
         cut, post = fingerprint(POST[:kept] + mark, SETTINGS), fingerprint(POST, SETTINGS)
-        assert set(post.lookups) & set(cut.exact_keys), (kept, mark)
+        assert set(post.lookups) & set(cut.stored_keys), (kept, mark)
         assert is_duplicate(POST, POST[:kept] + mark)
 
 
@@ -147,10 +147,10 @@ def test_an_english_post_cut_to_twelve_to_fifteen_letters_is_found_by_its_narrow
     """A Latin cut that short keeps no edge of a post over 36 letters: it looks up the post's
     first 12 under a seed only such a post stores, so two long posts never meet under it."""
     post, cut = fingerprint(STORY, SETTINGS), fingerprint(kept, SETTINGS)
-    assert set(cut.lookups) & set(post.exact_keys) - set(cut.exact_keys)
+    assert set(cut.lookups) & set(post.marks) - set(cut.stored_keys)
     assert is_duplicate(kept, STORY)
     other = fingerprint(STORY[:20] + " tomorrow morning, the port authority said in a statement today.", SETTINGS)
-    assert not set(other.lookups) & set(post.exact_keys) - set(post.lookups) - set(other.exact_keys)
+    assert not set(other.probe_keys) & set(post.marks) and not set(post.probe_keys) & set(other.marks)
 
 
 REVIEW = "比较旧了，但整体感觉还行，前台的服务员态度也很热情，早餐品种不算多但味道不错。"
@@ -163,8 +163,8 @@ def test_a_post_with_its_first_sentence_taken_out_is_found_by_the_posts_tail(las
     post, copy = fingerprint(REVIEW + last, SETTINGS), fingerprint(last, SETTINGS)
     stored, _ = shorttext.tail_keys(_basis(REVIEW + last))
     _, looked = shorttext.tail_keys(_basis(last))
-    assert looked and set(looked) <= set(copy.lookups) & set(post.exact_keys) - set(copy.exact_keys)
-    assert len(stored) == 1 and set(stored) <= set(post.exact_keys), "the post stores its narrow tail"
+    assert looked and set(looked) <= set(copy.lookups) & set(post.stored_keys) - set(copy.stored_keys)
+    assert len(stored) == 1 and set(stored) <= set(post.marks), "the post stores its narrow tail"
     assert is_duplicate(last, REVIEW + last)
 
 
@@ -172,7 +172,7 @@ def test_a_headline_that_ends_as_a_sentence_is_not_nominated_for_its_story() -> 
     """The same opening with no mark of a cut (a title, a sentence): the story after it is news
     the headline did not carry, and does not look up its keys."""
     for headline in (POST[:12], POST[:20], POST[:12] + "。", POST[:12] + "："):
-        assert not set(fingerprint(POST, SETTINGS).lookups) & set(fingerprint(headline, SETTINGS).exact_keys)
+        assert not set(fingerprint(POST, SETTINGS).lookups) & set(fingerprint(headline, SETTINGS).stored_keys)
 
 
 def test_a_post_that_opens_as_another_and_goes_on_otherwise_is_only_a_candidate() -> None:

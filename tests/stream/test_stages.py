@@ -18,6 +18,7 @@ from topology.records import Event
 from topology.stages import (
     EXACT,
     LOOKUP,
+    MARK,
     TABLE,
     Share,
     Topics,
@@ -110,7 +111,9 @@ def test_a_short_text_probes_its_exact_keys_and_no_table() -> None:
     assert fp.bands and not fp.in_tables
     assert sorted(key for _, key, kind in slots if kind == EXACT) == sorted(fp.exact_keys)
     assert sorted(key for _, key, kind in slots if kind == LOOKUP) == sorted(fp.lookups)
-    assert len(slots) == len(fp.exact_keys) + len(fp.lookups)
+    assert sorted(key for _, key, kind in slots if kind == MARK) == sorted(fp.marks)
+    assert fp.marks, "a short text over 36 letters and digits is stored under its narrow lead"
+    assert len(slots) == len(fp.exact_keys) + len(fp.lookups) + len(fp.marks)
 
 
 def test_fingerprint_dead_letters_what_it_refuses_and_fans_out_the_rest() -> None:
@@ -295,6 +298,23 @@ def test_a_probes_message_keeps_which_keys_are_looked_up_only() -> None:
     assert decoded == shares
     assert shares[0].tables == [0] and shares[0].exact_keys == [12] and shares[0].looked_up == [12, 13]
     assert Share.from_dict(shares[1].to_dict()) == shares[1]
+    marked = Share("c", 7, 9, 97, sketch, ((10, 12, EXACT), (12, 15, MARK)))
+    assert [s for raw in encode_probes([marked]) for s in decode_probes(raw)[0]] == [marked]
+    assert marked.exact_keys == [12, 15] and marked.looked_up == [12] and marked.exact_read == [12, 15]
+
+
+def test_a_long_post_is_stored_under_its_marks_and_a_short_cut_finds_it_there(tmp_path: Path) -> None:
+    """A mark is stored under, never looked up: the cut of 10-15 characters that looks it up
+    finds the post, and the post's own probe does not read it."""
+    post = "中华人民共和国国务院新闻办公室今天上午举行新闻发布会，介绍今年前三季度国民经济运行情况。"
+    fp = fingerprint(post, SETTINGS)
+    assert fp.marks and not set(fp.marks) & set(fp.probe_keys)
+    stage, stores = IndexStage(SETTINGS, "t.events"), index_stores(tmp_path)
+    run_index(stage, stores, event("post", post, 1))
+    under_marks = {c.entry.event_id for store in stores.values() for c in store.exact_candidates(0, fp.marks)}
+    assert under_marks == {"post"}
+    second = run_index(stage, stores, event("cut", post[:12] + "…", 2))
+    assert {ref["id"] for item in second if item["kind"] == "answer" for ref in item["earlier"]} == {"post"}
 
 
 def test_a_probe_item_of_a_worker_before_shares_reads_as_a_share_of_one_slot() -> None:

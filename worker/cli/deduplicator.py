@@ -99,7 +99,7 @@ class Deduplicator:
         encoded = dumps(verdict.to_dict())
         record = (_VERDICT_PREFIX + event.id, encoded)
         if not self.index.add(
-            entry, tables=None if probe.in_tables else [], exact_keys=probe.exact_keys, record=record
+            entry, tables=None if probe.in_tables else [], exact_keys=probe.stored_keys, record=record
         ):
             self.late += 1
         elif self._seen is not None:

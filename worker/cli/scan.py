@@ -204,8 +204,8 @@ def _decide(
     fingerprinted, go to the dead letters."""
     flushed = summary.events // _FLUSH_EVERY
     # The chunk's adds in one write, each event still seeing those before it; the exact keys
-    # its probes will ask for, read in one multi-get instead of one an event.
-    keys = (key for made in ready if isinstance(made, tuple) for key in made[1].probe_keys)
+    # its probes will ask for and its adds append to, read in one multi-get instead of one an event.
+    keys = (key for made in ready if isinstance(made, tuple) for key in made[1].probe_keys + made[1].marks)
     with dedup.index.deferred(keys):
         for line, made in zip(chunk, ready, strict=True):
             report.done_bytes += line.size

@@ -94,6 +94,7 @@ class Fingerprint(NamedTuple):
     bands: tuple[int, ...] = ()
     word_bands: tuple[int, ...] = ()
     lookups: tuple[int, ...] = ()
+    marks: tuple[int, ...] = ()
 
     @property
     def in_tables(self) -> bool:
@@ -113,6 +114,12 @@ class Fingerprint(NamedTuple):
         """The exact keys this text looks up: its own, then a short text's inner edges
         (:func:`worker.engine.shorttext.inner_edge_keys`), which it does not store."""
         return self.exact_keys + self.lookups
+
+    @property
+    def stored_keys(self) -> tuple[int, ...]:
+        """The exact keys this text is stored under: its own, then a short text's marks
+        (:func:`worker.engine.shorttext.reach_keys`), which only shorter texts look up."""
+        return self.exact_keys + self.marks
 
 
 def fingerprint(text: str, settings: Settings) -> Fingerprint:
@@ -204,7 +211,9 @@ def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: An
     part = short_part(normalised, settings.short_chars, settings.short_bands, engine)
     if part is not None:
         sketched = fp.sketch + part.sketch
-        return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, part.keys, (), part.lookups)
+        return Fingerprint(
+            fp.simhash, sketched, fp.exact, fp.words, fp.anchors, part.keys, (), part.lookups, part.marks
+        )
     if fp.exact is not None:
         return fp
     bands = fp.word_bands

@@ -237,5 +237,5 @@ def found_by(plan: Plan, probe: Fingerprint, stored: Fingerprint) -> list[str]:
         found = tables + [f"anchor {i}" for i, key in enumerate(probe.anchors) if key in shared]
     found += [f"word band {i}" for i, key in enumerate(probe.word_bands) if key in shared]
     found += [f"short key {i}" for i, key in enumerate(probe.bands) if key in shared]
-    stored_keys = set(stored.exact_keys)
+    stored_keys = set(stored.stored_keys)
     return found + [f"inner edge {i}" for i, key in enumerate(probe.lookups) if key in stored_keys]

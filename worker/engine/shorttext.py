@@ -125,11 +125,14 @@ _NON_WORD = re.compile(r"[\W_]+")
 
 @dataclass(frozen=True, slots=True)
 class ShortPart:
-    """What a short text adds: the character part of its sketch and its exact keys."""
+    """What a short text adds: the character part of its sketch and its exact keys, those it
+    looks up only (``lookups``) and those it is stored under only (``marks``: a text never
+    looks up its own, so two long posts that open alike never meet under their narrow leads)."""
 
     sketch: bytes
     keys: tuple[int, ...]
     lookups: tuple[int, ...] = ()
+    marks: tuple[int, ...] = ()
 
 
 def short_part(normalised: str, short_chars: int, bands: int, native: Any | None = None) -> ShortPart | None:
@@ -147,15 +150,15 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
         if done is None:
             return None
     char_sketch, tags, keys, lookups = done
-    stored, looked = reach_keys(heard, bool(char_sketch[0] & DENSE_FLAG))
-    keys, lookups = keys + stored, lookups + looked
+    marks, looked = reach_keys(heard, bool(char_sketch[0] & DENSE_FLAG))
+    lookups += looked
     mask = numbers_mask(normalised).to_bytes(8, "big")
     windows = lead_windows(normalised, short=True, native=native)
     if windows:
         char_sketch = bytes((char_sketch[0] | LEADS_FLAG,)) + char_sketch[1:]
         mask += bytes((len(windows),)) + windows
     if not tags:
-        return ShortPart(char_sketch + mask, keys, lookups)
+        return ShortPart(char_sketch + mask, keys, lookups, marks)
     seen = fold_shapes_and_sounds(normalised)
     said = canonical(seen)
     spoken = said.encode()
@@ -166,7 +169,7 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
     if char_sketch[0] & DENSE_FLAG:
         part += shape_list(seen, heard, tags, native)
     halves, near = half_keys(said.replace(" ", ""))
-    return ShortPart(part, keys[:bands] + halves + keys[bands:], lookups + near)  # band numbers kept
+    return ShortPart(part, keys[:bands] + halves + keys[bands:], lookups + near, marks)  # band numbers kept
 
 
 def shape_list(seen: str, heard: str, tags: bytes, native: Any | None = None) -> bytes:
@@ -244,9 +247,9 @@ def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int,
 
 
 def reach_keys(heard: str, dense: bool) -> tuple[Keys, Keys]:
-    """(to store, to look up): the keys that join a short text to a longer one it was cut from
-    or had its opening taken from, whose edges are wider than its own (:func:`lead_keys`,
-    :func:`tail_keys`, :func:`latin_lead_keys`)."""
+    """(to store only, to look up only): the keys that join a short text to a longer one it was
+    cut from or had its opening taken from, whose edges are wider than its own
+    (:func:`lead_keys`, :func:`tail_keys`, :func:`latin_lead_keys`)."""
     basis = _NON_WORD.sub("", heard)
     if not dense:
         return latin_lead_keys(basis)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topology.records import Event
-from topology.stages import EXACT, LOOKUP, TABLE, Share, Slot, append_ms, slot_partitions, total_order
+from topology.stages import EXACT, LOOKUP, MARK, TABLE, Share, Slot, append_ms, slot_partitions, total_order
 from topology.validate import InvalidEvent, parse_event
 from topology.verdicts import Intro
 from worker.engine.fingerprint import Fingerprint, fingerprint_each
@@ -150,12 +150,14 @@ class FingerprintStage:
 
     def shares(self, event: Event, order: int, ts: int, fp: Fingerprint) -> tuple[Intro, dict[int, Share]]:
         """The event's shares by index partition, the first holding its first slot: a slot per
-        table of the plan when the text is in the tables, and one per exact key it looks up."""
+        table of the plan when the text is in the tables, one per exact key it looks up, and one
+        per key it is only stored under."""
         slots: list[Slot] = []
         if fp.in_tables:
             slots.extend((t, key, TABLE) for t, key in enumerate(self.plan.keys(fp.simhash)))
-        exact_table, stored = len(self.plan.tables), len(fp.exact_keys)
+        exact_table, stored, probed = len(self.plan.tables), len(fp.exact_keys), len(fp.probe_keys)
         slots.extend((exact_table + i, key, LOOKUP if i >= stored else EXACT) for i, key in enumerate(fp.probe_keys))
+        slots.extend((exact_table + probed + i, key, MARK) for i, key in enumerate(fp.marks))
         by_part: dict[int, list[Slot]] = {}
         for slot, part in zip(slots, slot_partitions(slots, self.partitions), strict=True):
             by_part.setdefault(part, []).append(slot)

@@ -110,7 +110,7 @@ class IndexStage:
                     out.replies[answer_partition(str(intro["id"]), self.partitions)].append(intro)
                     introduced.add((str(intro["id"]), int(intro["order"])))
             # The partition's adds in one write, seen by the next event at once; its exact keys in one read.
-            with stores[part].deferred(key for share in shares.values() for key in share.looked_up):
+            with stores[part].deferred(key for share in shares.values() for key in share.exact_read):
                 # In arrival order: each sees the events before it, as in scan, and needs no note.
                 for share in sorted(shares.values(), key=_arrival):
                     try:
