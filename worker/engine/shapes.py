@@ -46,7 +46,7 @@ def _shape_sound_table() -> dict[int, int]:
 
 @cache
 def shape_table() -> dict[int, int]:
-    """``str.translate`` table: character -> its group's first member (only those that change).
+    """``str.translate`` table: character -> the one its group folds to (only those that change).
 
     The font's groups (a character and its look-alikes) joined with the hand-written ones that
     share a character with them, each joined group folded to the font's choice when it made one."""
