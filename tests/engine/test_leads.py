@@ -52,6 +52,28 @@ def test_a_chinese_teaser_of_a_long_story_is_its_copy_either_way() -> None:
         assert is_duplicate(STORY_ZH, teaser), cut
 
 
+# Short texts (300 characters and fewer) too long for their 3-grams to be listed: the character
+# sketch estimated a cut's containment under the 0.80 it needs (found by an ad-hoc run of cuts).
+LONG_POSTS = [
+    "他说，最近几年来，通过江泽民主席和叶利钦总统的五次会晤和双方的共同努力，中俄之间的友好合作取得了丰硕成果。"
+    "两国建立平等、互信、面向２１世纪的战略协作伙伴关系，坚持相互尊重，睦邻友好，互利合作，共同发展，既不结盟，"
+    "也不对抗，不针对第三国的原则，这完全符合中俄两国人民的根本利益，也有利于维护本地区乃至世界的和平与稳定。",
+    "青岛拥有众多京剧戏迷和票友，吸引了许多京剧前贤来这个“大码头”演戏献艺。“四大名旦”、“四大须生”、周信芳、"
+    "唐韵笙等京剧大师都多次来青岛演出，受到了极为热烈的欢迎。早在80多年前，青岛就已票房林立、人才辈出，不少名票"
+    "下海后，进一步展示了他们的出众才艺。1959年，言少朋、张小楼伉俪在青岛振兴了几乎失传的言派老生艺术，在全国产生"
+    "了极大反响。青岛与京剧的渊源，很深很厚，很值得一写。",
+]
+
+
+def test_a_short_post_of_a_hundred_and_more_cut_to_its_first_line_is_its_copy() -> None:
+    """Its windows are the post's first: the post begins with it, whatever the sketches say."""
+    for post in LONG_POSTS:
+        cut = post[:34]
+        assert is_duplicate(cut, post), cut
+        assert is_duplicate(post, cut), cut
+    assert not is_duplicate(LONG_POSTS[0][:34], LONG_POSTS[1]), "windows of another post"
+
+
 def test_a_post_that_opens_as_the_story_does_is_not_taken_whole() -> None:
     """The windows do not vouch for a post that departs from the story within them: the
     pair is judged on its word sketches, as it was before the windows."""

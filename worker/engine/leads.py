@@ -14,8 +14,10 @@ the cut); a long one keeps its first ``MAX_WINDOWS``, as many as a short text ca
 more) all equal a long text's first ones contained in it whole: the long text begins with it.
 A stranger that opens as a story does and goes on with other words departs within its own
 windows, and a pair whose windows do not line up (a header on top, slips) is judged on its
-sketches as before. Windows say nothing of two short texts (their character sketches compare
-them closely) or two long ones.
+sketches as before. Of two short texts, the character sketches compare them closely while their
+3-grams are listed; past that (a post of a hundred and more characters) the windows tell a cut
+of one as they tell a teaser (:func:`worker.engine.sketch.compare`). They say nothing of two
+long texts.
 """
 
 from __future__ import annotations
