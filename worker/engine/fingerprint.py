@@ -111,8 +111,8 @@ class Fingerprint(NamedTuple):
 
     @property
     def probe_keys(self) -> tuple[int, ...]:
-        """The exact keys this text looks up: its own, then a short text's inner edges
-        (:func:`worker.engine.shorttext.inner_edge_keys`), which it does not store."""
+        """The exact keys this text looks up: its own, then those a short text looks up without
+        being stored under them (inner edges, halves, reach keys: :mod:`worker.engine.shorttext`)."""
         return self.exact_keys + self.lookups
 
     @property
