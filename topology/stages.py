@@ -202,21 +202,29 @@ class Share(NamedTuple):
         return Share(self.id, self.order, self.ts, self.fingerprint, self.sketch, self.slots + other.slots)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The wire item. A :data:`MARK` slot goes as an :data:`EXACT` one, its slot number in
+        ``marks``: a worker of a tree before marks reads it as an exact key, which it also
+        looks up (the cost marks save), where an unknown kind would make it refuse the message."""
+        item = {
             "id": self.id,
             "order": self.order,
             "ts": self.ts,
             "fp": self.fingerprint,
             "sketch": base64.b64encode(self.sketch).decode("ascii"),
-            "slots": [list(slot) for slot in self.slots],
+            "slots": [[slot, key, EXACT if kind == MARK else kind] for slot, key, kind in self.slots],
         }
+        marks = [slot for slot, _, kind in self.slots if kind == MARK]
+        if marks:
+            item["marks"] = marks
+        return item
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Share:
         """A share from its wire item; an item of one probe (``t``, ``key``, ``exact``,
         ``lookup``), as workers before shares sent, becomes a share of one slot."""
         if "slots" in data:
-            slots = tuple((int(s), int(k), _kind(kind)) for s, k, kind in data["slots"])
+            marks = {int(s) for s in data.get("marks", ())}
+            slots = tuple((int(s), int(k), MARK if int(s) in marks else _kind(kind)) for s, k, kind in data["slots"])
         else:
             kind = (LOOKUP if data.get("lookup") else EXACT) if data["exact"] else TABLE
             slots = ((int(data["t"]), int(data["key"]), kind),)

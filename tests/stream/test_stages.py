@@ -301,6 +301,10 @@ def test_a_probes_message_keeps_which_keys_are_looked_up_only() -> None:
     marked = Share("c", 7, 9, 97, sketch, ((10, 12, EXACT), (12, 15, MARK)))
     assert [s for raw in encode_probes([marked]) for s in decode_probes(raw)[0]] == [marked]
     assert marked.exact_keys == [12, 15] and marked.looked_up == [12] and marked.exact_read == [12, 15]
+    wire = marked.to_dict()
+    assert wire["slots"] == [[10, 12, EXACT], [12, 15, EXACT]] and wire["marks"] == [12], (
+        "a worker before marks reads a mark as an exact key, not as a kind it refuses"
+    )
 
 
 def test_a_long_post_is_stored_under_its_marks_and_a_short_cut_finds_it_there(tmp_path: Path) -> None:
