@@ -2,9 +2,9 @@
 
 Character slips at 1-5 % (keyboard neighbours, dropped, doubled or swapped letters; Chinese
 characters of the same sound), OCR look-alikes, repost wrappers, header lines, cuts at any
-character, an appended sentence, all of them at once; a sentence taken out; and the frames of its hard negatives:
-one long social wrapper around two different short posts, and short templated reports that
-differ only in their numbers and names.
+character, an appended sentence, all of them at once, a sentence taken out; and the frames of
+its hard negatives: one long social wrapper around two different short posts, and short
+templated reports that differ only in their numbers and names.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ most ``Settings.short_chars`` characters also gets:
   post of 4-7, the whole of it folded by shape and sound.
 
 The native engine (``worker/native/src/short.rs``) computes all of it but the numbers mask, the
-second list's folding, the words and the dense lead keys, bit for bit as :func:`_short_reference` does
+second list's folding, the words and the half and reach keys, bit for bit as :func:`_short_reference` does
 (``tests/engine/test_native.py``).
 """
 
