@@ -153,6 +153,22 @@ def test_an_english_post_cut_to_twelve_to_fifteen_letters_is_found_by_its_narrow
     assert not set(other.probe_keys) & set(post.marks) and not set(post.probe_keys) & set(other.marks)
 
 
+def test_reach_keys_cut_from_a_texts_ends_are_those_of_its_whole_basis() -> None:
+    """A long short text's reach keys come from its first and last characters only; they are the
+    keys its whole letters and digits give, ASCII or not, whatever its punctuation."""
+    texts = [POST, POST[:20] + "…", REVIEW * 3, STORY, STORY * 3, "、" * 70 + POST, POST + "！" * 70, "a_b " * 40]
+    for text in texts:
+        heard = fold_sounds(normalize(text))
+        basis = shorttext._NON_WORD.sub("", heard)
+        assert shorttext._letters(heard) == basis
+        if is_dense(text):
+            lead, tail = shorttext.lead_keys(basis, heard.endswith(shorttext.CUT_MARKS)), shorttext.tail_keys(basis)
+            expected = (lead[0] + tail[0], lead[1] + tail[1])
+        else:
+            expected = shorttext.latin_lead_keys(basis, len(basis))
+        assert shorttext.reach_keys(heard, is_dense(text)) == expected, text
+
+
 REVIEW = "比较旧了，但整体感觉还行，前台的服务员态度也很热情，早餐品种不算多但味道不错。"
 
 
