@@ -59,7 +59,9 @@ REORDER_MS = 60_000
 # name made from it ("{prefix}.verdict-changelog").
 _MAX_PREFIX = 249 - len(".verdict-changelog")
 _TOPIC_PREFIX = re.compile(rf"[A-Za-z0-9._-]{{1,{_MAX_PREFIX}}}")
-# What changes the fingerprint, sketch or keys a text is stored under (the plan aside).
+# What changes the fingerprint, sketch or keys a text is stored under (the plan aside). Not
+# word_bands: band i is the same key whatever their number, so texts stored with another count
+# are still found through the bands both have, and a deployment may change it on a restart.
 FEATURE_SETTINGS = (
     "shingle_n",
     "strip_links",
@@ -68,7 +70,6 @@ FEATURE_SETTINGS = (
     "anchor_words",
     "short_chars",
     "short_bands",
-    "word_bands",
 )
 # Settings `neardup scan` also takes as flags (worker/cli/parser.py), named with them in refusals.
 FLAGGED = {
@@ -118,7 +119,8 @@ class Settings:
     word_bands: int = _setting(
         8,
         "Band keys (three word-sketch minima each) that nominate a longer text's copies with slips in many of "
-        "its words, which break its anchors and move its SimHash past the tables (0 = off).",
+        "its words, which break its anchors and move its SimHash past the tables (0 = off). May change on a "
+        "restart: what was stored with another count is found through the bands both have.",
     )
     max_distance: int = _setting(
         12,

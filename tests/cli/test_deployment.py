@@ -62,15 +62,15 @@ def test_the_first_worker_records_its_settings_and_others_are_refused(kafka_boot
 
 def test_of_two_first_workers_the_first_record_written_wins(kafka_bootstrap: str) -> None:
     settings = _deployment(kafka_bootstrap)
-    check(settings.replace(word_bands=0), has_stores=False)
+    check(settings.replace(short_bands=4), has_stores=False)
     producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)  # the other's record, a moment later
     producer.send(
         f"{settings.topic_prefix}.settings", json.dumps({"plan": {}, "retention_ms": 1, "features": {}}).encode()
     )
     producer.flush()
     producer.close()
-    check(settings.replace(word_bands=0), has_stores=False)
-    with pytest.raises(DeploymentMismatch, match=r"NEARDUP_WORD_BANDS=0, not 8"):
+    check(settings.replace(short_bands=4), has_stores=False)
+    with pytest.raises(DeploymentMismatch, match=r"NEARDUP_SHORT_BANDS=4, not 8"):
         check(settings, has_stores=False)
 
 

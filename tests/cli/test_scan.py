@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -230,6 +231,26 @@ def test_long_stories_with_slips_throughout_are_found_by_word_bands(tmp_path: Pa
     assert (by_id["zh-slips"]["verdict"], by_id["zh-slips"]["duplicate_of"]) == ("duplicate", "zh5")
     _, without, _ = run_scan(tmp_path, lines, env={"NEARDUP_WORD_BANDS": "0"})
     assert [v["verdict"] for v in without[12:]] == ["unique", "unique"]
+
+
+def test_a_store_takes_another_number_of_word_bands(tmp_path: Path) -> None:
+    """Band i is the same key whatever the number of bands: a state stored with 8 is read with
+    16 (no rebuild, no new deployment), and what it holds is found through the bands both have."""
+    en = real_texts(cjk=False, count=4)
+    state = tmp_path / "state"
+    first, second, third = (tmp_path / name for name in ("first", "second", "third"))
+    for run in (first, second, third):
+        run.mkdir()
+    stored = [event(f"en{i}", text) for i, text in enumerate(en)]
+    status, _, _ = run_scan(first, stored, "--state", str(state), env={"NEARDUP_WORD_BANDS": "8"})
+    assert status == 0
+    shutil.copytree(state, tmp_path / "control")  # the same store, read without word bands
+    copy = [event("en-slips", slip_words(en[3], 12))]
+    status, verdicts, stderr = run_scan(second, copy, "--state", str(state), env={"NEARDUP_WORD_BANDS": "16"})
+    assert status == 0, stderr
+    assert (verdicts[0]["verdict"], verdicts[0]["duplicate_of"]) == ("duplicate", "en3")
+    status, without, _ = run_scan(third, copy, "--state", str(tmp_path / "control"), env={"NEARDUP_WORD_BANDS": "0"})
+    assert status == 0 and without[0]["verdict"] == "unique"
 
 
 def test_same_opening_different_story_is_unique(tmp_path: Path, zh: list[str], en: list[str]) -> None:

@@ -208,8 +208,8 @@ def test_a_store_keeps_the_settings_its_fingerprints_were_made_with(tmp_path: Pa
         pass
     with BlockIndex(tmp_path / "ix", plan):  # a caller that names none (a bench, an inspection) is not asked
         pass
-    other = Settings(shingle_n=1, word_bands=0).stored_features
-    with pytest.raises(StoreMismatch, match=r"built with NEARDUP_SHINGLE_N=2, not 1 and NEARDUP_WORD_BANDS=8, not 0;"):
+    other = Settings(shingle_n=1, short_bands=4).stored_features
+    with pytest.raises(StoreMismatch, match=r"built with NEARDUP_SHINGLE_N=2, not 1 and NEARDUP_SHORT_BANDS=8, not 4;"):
         BlockIndex(tmp_path / "ix", plan, features=other)
 
 
