@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rocksdict import AccessType, Options, Rdict
+
 from topology import codec
 from topology.changelog import decode_ops
 from topology.codec import encode_chunks
@@ -230,3 +232,28 @@ def test_a_store_opened_again_and_again_keeps_two_old_info_logs(tmp_path: Path) 
     for _ in range(5):
         VerdictPartition(tmp_path / "v", RETENTION_MS).close()
     assert len(list((tmp_path / "v").glob("LOG.old*"))) <= 2
+
+
+def _stored_keys(path: Path) -> set[bytes]:
+    """What another reader of the database finds in it now (the live store stays open)."""
+    db = Rdict(str(path), Options(raw_mode=True), access_type=AccessType.read_only(False))
+    try:
+        return {bytes(key) for key in db.keys()}
+    finally:
+        db.close()
+
+
+def test_a_batch_is_in_the_database_when_taken_and_no_record_lands_before_earlier_writes(tmp_path: Path) -> None:
+    """The store writes a batch's changes together: they are readable at once, in the
+    database by the time the batch is taken for its changelog record, and a record (the
+    changelog checkpoint) is never stored without every write made before it, so a crash
+    cannot leave a checkpoint past writes the store lacks."""
+    store = VerdictPartition(tmp_path / "v", RETENTION_MS)
+    store.set_verdict("a", published("a", "first"))
+    assert store.verdict("a") is not None  # read back before any write of the batch
+    store.take_ops()
+    assert b"v:a" in _stored_keys(tmp_path / "v")
+    store.set_verdict("b", published("b", "second"))
+    store.put_record("checkpoint", b"7")
+    assert {b"v:b", b"r:checkpoint"} <= _stored_keys(tmp_path / "v")
+    store.close()
