@@ -140,12 +140,11 @@ class VerdictPartition:
         self._overlay[encoded] = raw
 
     def _flush(self) -> None:
-        """Write the staged writes in one RocksDB write, in the order they were made.
-
-        A batch's writes once, not one each: a put to the store with its WAL cost 5-7 us, two
-        and more an event. Every record (a checkpoint, the dirty mark) and every iteration flushes
-        first, so no checkpoint is ever stored without the writes made before it, and a crash
-        loses only writes no changelog record holds yet."""
+        """Write the staged writes in one RocksDB write, in the order they were made: a batch
+        pays one write, not one for each of its events' two and more (docs/benchmarks.md, "A
+        verdict store's batch in one write"). Every record (a checkpoint, the dirty mark) and
+        every iteration flushes first, so no checkpoint is ever stored without the writes made
+        before it, and a crash loses only writes no changelog record holds yet."""
         if self._staged is not None:
             self._db.write(self._staged)
             self._staged = None
