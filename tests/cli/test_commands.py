@@ -51,7 +51,10 @@ def test_an_unreachable_broker_is_one_line_naming_it_and_what_to_do(command: lis
     assert took < 10
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert address in lines[0] and "make kafka-start" in lines[0] and "NEARDUP_BOOTSTRAP" in lines[0]
+    port = address.rsplit(":", 1)[1]
+    assert (
+        address in lines[0] and f"`KAFKA_PORT={port} make kafka-start`" in lines[0] and "NEARDUP_BOOTSTRAP" in lines[0]
+    )
     assert proc.stdout == ""  # no summary of records it never read
 
 

@@ -115,8 +115,10 @@ class Connection:
         """
         deadline = time.monotonic() + timeout_s
         failures: list[str] = []
+        ports: set[int] = set()
         for server in self.servers:
             host, port = _host_port(server)
+            ports.add(port)
             given = ":" in server.split("://", 1)[-1].rsplit("]", 1)[-1]
             named = server if given else f"{server} (port {port} assumed)"
             try:
@@ -126,8 +128,12 @@ class Connection:
                     failures.append(f"{named} (it accepts connections but does not answer as a Kafka broker)")
             except OSError as exc:
                 failures.append(f"{named} ({exc.strerror or type(exc).__name__.lower()})")
+        # The local broker listens on 9092 unless told: name another port so that the hint starts one there.
+        start = (
+            "make kafka-start" if ports == {9092} or len(ports) > 1 else f"KAFKA_PORT={ports.pop()} make kafka-start"
+        )
         raise Unreachable(
-            f"cannot reach Kafka at {', '.join(failures)}; start the local broker with `make kafka-start`, "
+            f"cannot reach Kafka at {', '.join(failures)}; start the local broker with `{start}`, "
             "or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
         )
 
