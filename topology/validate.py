@@ -114,6 +114,11 @@ def _reading(settings: Limits) -> Iterator[None]:
             else "event is nested too deeply to parse"
         )
         raise InvalidEvent(reason) from None
+    except json.JSONDecodeError as exc:
+        # A record is one line: its line number would stand beside the file's in a tool's message.
+        where = f"column {exc.colno}" if exc.lineno == 1 else f"line {exc.lineno} column {exc.colno}"
+        said = exc.msg if exc.msg.endswith(" at") else f"{exc.msg} at"
+        raise InvalidEvent(f"invalid JSON: {said} {where}") from None
     except ValueError as exc:
         raise InvalidEvent(f"invalid JSON: {exc}") from None
 
