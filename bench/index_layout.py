@@ -6,7 +6,8 @@ buckets, all of them live: the probe's worst case), one ``add`` an event with it
 ``neardup scan`` stores them: 64-bit hashes, as the engine makes every exact key (the store
 takes up to 128 bits, and random ones of that width cost bytes no real key does). Then 2,000
 probes, half near duplicates of a stored event (0-3 bits flipped, its keys) and half random,
-each a ``query`` of every table at k = 3 plus a ``query_exact`` of each key. Reported per layout, medians over rounds:
+each a ``query`` of every table at k = 3 plus a ``query_exact`` of each key. Reported per
+layout, medians over rounds:
 
 - seeks a probe, and keys read by multi-gets (the entries a probe's rows name, and since
   layout 4 its exact keys), from RocksDB's own statistics;

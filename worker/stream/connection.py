@@ -128,10 +128,9 @@ class Connection:
                     failures.append(f"{named} (it accepts connections but does not answer as a Kafka broker)")
             except OSError as exc:
                 failures.append(f"{named} ({exc.strerror or type(exc).__name__.lower()})")
-        # The local broker listens on 9092 unless told: name another port so that the hint starts one there.
-        start = (
-            "make kafka-start" if ports == {9092} or len(ports) > 1 else f"KAFKA_PORT={ports.pop()} make kafka-start"
-        )
+        # The local broker listens on the default port unless told: name another, so that the hint starts one there.
+        (port,) = ports if len(ports) == 1 else (_DEFAULT_PORT,)
+        start = "make kafka-start" if port == _DEFAULT_PORT else f"KAFKA_PORT={port} make kafka-start"
         raise Unreachable(
             f"cannot reach Kafka at {', '.join(failures)}; start the local broker with `{start}`, "
             "or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
