@@ -21,7 +21,7 @@ from bench import devfeed, devset
 from tests.engine.test_segment import people_daily_paragraphs
 from worker import _native
 from worker.cli.inputs import default_sample
-from worker.engine import leads, numbers, shorttext, t2s
+from worker.engine import leads, numbers, shapes, shorttext, sounds, t2s
 from worker.engine import normalize as normalize_module
 from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_reference, native_engine
 from worker.engine.idf import vocabulary
@@ -296,6 +296,53 @@ def test_native_number_tags_equal_python_on_every_development_story() -> None:
     assert sum(bool(numbers._number_tags_reference(t)) for t in texts) > 500
     for text in texts:
         assert numbers.number_tags(text, _engine()) == numbers._number_tags_reference(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_NUMBERY), max_size=80))
+def test_native_numbers_mask_equals_python(text: str) -> None:
+    """A decimal digit other than ASCII's ("٣"), which Python's ``\\d`` reads, is Python's to compute."""
+    mask = _engine().numbers_mask(text, numbers._SEED, numbers.NUMBER_BITS)
+    assert (mask is None) == any(c.isdecimal() and not c.isascii() for c in text)
+    assert numbers.numbers_mask(text, _engine()) == numbers._numbers_mask_reference(text)
+    assert mask is None or mask == numbers._numbers_mask_reference(text)
+
+
+def test_native_numbers_mask_equals_python_on_every_development_text() -> None:
+    texts = [normalize(text) for text in _dev_texts()]
+    assert sum(bool(numbers._numbers_mask_reference(t)) for t in texts) > 1000
+    for text in texts:
+        assert numbers.numbers_mask(text, _engine()) == numbers._numbers_mask_reference(text)
+
+
+_FOLDABLE = list("在再的得文件问件己已土士未末人入八 ab1，") + ["𠀀", "😀", "\ud800", "\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_FOLDABLE), max_size=60))
+def test_native_folds_equal_str_translate(text: str) -> None:
+    """A lone surrogate (which Rust cannot hold) is Python's to fold."""
+    for table, folder in _folds():
+        assert folder.fold(text) == (None if "\ud800" in text else text.translate(table))
+        assert sounds.translate(text, table, folder) == text.translate(table)
+
+
+@cache
+def _folds() -> list[tuple[dict[int, int], _native.Folder]]:
+    """Both tables the short-text part folds by, each with its native folder."""
+    tables = (sounds.sound_table(), shapes._shape_sound_table())
+    return [(table, _native.Folder(list(table.items()))) for table in tables]
+
+
+def test_native_folds_equal_str_translate_on_people_daily() -> None:
+    paragraphs = people_daily_paragraphs()[::7]
+    for table, folder in _folds():
+        changed = 0
+        for paragraph in paragraphs:
+            folded = paragraph.translate(table)
+            assert folder.fold(paragraph) == folded
+            changed += folded != paragraph
+        assert changed > len(paragraphs) // 2
 
 
 _LEADY = list("abcxyz012 ,._-") + list("新闻港口") + ["\u00e9", "٣", "\n", "😀", "𠀀"]

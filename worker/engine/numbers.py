@@ -58,9 +58,19 @@ def _numbers(normalised: str) -> tuple[list[str], list[str]]:
     return [m.group() for m in found], [m.group() for m in _whole(normalised, found)]
 
 
-def numbers_mask(normalised: str) -> int:
+def numbers_mask(normalised: str, engine: Any | None = None) -> int:
     """Bits of the numbers standing on their own in the text (0 without numbers):
-    ``NUMBER_BITS`` for each whole number, one for the first digit of each."""
+    ``NUMBER_BITS`` for each whole number, one for the first digit of each. Computed by the
+    native ``engine`` when given, as :func:`_numbers_mask_reference` defines it."""
+    if engine is not None:
+        mask = engine.numbers_mask(normalised, _SEED, NUMBER_BITS)
+        if mask is not None:
+            return cast(int, mask)
+    return _numbers_mask_reference(normalised)
+
+
+def _numbers_mask_reference(normalised: str) -> int:
+    """:func:`numbers_mask` in Python."""
     numbers, whole = _numbers(normalised)
     mask = 0
     for number in whole:

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
+from typing import Any
 
-from worker.engine.sounds import sound_table
+from worker.engine.sounds import native_folder, sound_table, translate
 
 __all__ = ["fold_shapes", "fold_shapes_and_sounds", "shape_table"]
 
@@ -35,7 +36,12 @@ def fold_shapes(text: str) -> str:
 
 def fold_shapes_and_sounds(text: str) -> str:
     """``text`` folded by shape, then by sound, in one pass."""
-    return text.translate(_shape_sound_table())
+    return translate(text, _shape_sound_table(), _shape_sound_folder())
+
+
+@cache
+def _shape_sound_folder() -> Any | None:
+    return native_folder(_shape_sound_table())
 
 
 @cache

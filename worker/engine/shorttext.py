@@ -152,7 +152,7 @@ def short_part(normalised: str, short_chars: int, bands: int, native: Any | None
     char_sketch, tags, keys, lookups = done
     marks, looked = reach_keys(heard, bool(char_sketch[0] & DENSE_FLAG))
     lookups += looked
-    mask = numbers_mask(normalised).to_bytes(8, "big")
+    mask = numbers_mask(normalised, native).to_bytes(8, "big")
     windows = lead_windows(normalised, short=True, native=native)
     if windows:
         char_sketch = bytes((char_sketch[0] | LEADS_FLAG,)) + char_sketch[1:]

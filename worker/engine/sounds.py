@@ -24,10 +24,11 @@ import unicodedata
 from array import array
 from functools import cache
 from pathlib import Path
+from typing import Any, cast
 
 from worker.engine import disk_cache
 
-__all__ = ["fold_sounds", "sound_table"]
+__all__ = ["fold_sounds", "native_folder", "sound_table", "translate"]
 
 _FIRST, _LAST = 0x4E00, 0x9FFF
 _SIZE = _LAST - _FIRST + 1
@@ -35,7 +36,29 @@ _SIZE = _LAST - _FIRST + 1
 
 def fold_sounds(text: str) -> str:
     """``text`` with every CJK ideograph replaced by the first ideograph of its syllable."""
-    return text.translate(sound_table())
+    return translate(text, sound_table(), _sound_folder())
+
+
+def translate(text: str, table: dict[int, int], folder: Any | None) -> str:
+    """``text.translate(table)``, by ``folder`` (:func:`native_folder` of that table) where there
+    is one: ``str.translate`` pays a dictionary lookup a character, and a short text is folded
+    twice."""
+    folded = None if folder is None else folder.fold(text)
+    return text.translate(table) if folded is None else cast(str, folded)
+
+
+def native_folder(table: dict[int, int]) -> Any | None:
+    """``worker._native.Folder`` of ``table``, or None without ``worker._native``."""
+    try:
+        from worker import _native
+    except ImportError:
+        return None
+    return _native.Folder(list(table.items()))
+
+
+@cache
+def _sound_folder() -> Any | None:
+    return native_folder(sound_table())
 
 
 @cache

@@ -10,6 +10,7 @@
 mod chars;
 mod clean;
 mod features;
+mod fold;
 mod leads;
 mod murmur;
 mod numbers;
@@ -241,6 +242,15 @@ impl Engine {
         Some(PyBytes::new(py, &numbers::number_tags(text, &self.classes, seed, max, min)))
     }
 
+    /// A short normalised text's numbers mask (`worker.engine.numbers.numbers_mask`), or `None`
+    /// when Python must compute it (a character outside the BMP, a decimal digit not ASCII).
+    fn numbers_mask(&self, text: &str, seed: u32, bits: u32) -> Option<u64> {
+        if text.bytes().any(|b| b >= 0xF0) || text.chars().any(|c| !c.is_ascii() && self.classes.digit(c)) {
+            return None;
+        }
+        Some(numbers::numbers_mask(text, &self.classes, seed, bits))
+    }
+
     /// A normalised text's lead windows (`worker.engine.leads.lead_windows`), or `None` when
     /// Python must compute them (a character outside the BMP among those read).
     #[allow(clippy::too_many_arguments)]
@@ -318,6 +328,29 @@ impl Cleaner {
     }
 }
 
+/// A `str.translate` table of code points applied in one pass (`worker.engine.sounds`,
+/// `worker.engine.shapes`).
+#[pyclass(frozen, module = "worker._native")]
+struct Folder {
+    inner: fold::Fold,
+}
+
+#[pymethods]
+impl Folder {
+    /// `pairs`: (code point, the one it becomes), for the characters that change.
+    #[new]
+    fn new(pairs: Vec<(u32, u32)>) -> PyResult<Self> {
+        fold::Fold::new(&pairs)
+            .map(|inner| Self { inner })
+            .ok_or_else(|| PyValueError::new_err("a pair names no character"))
+    }
+
+    /// `text` folded, or `None` when Python must fold it (a lone surrogate).
+    fn fold(&self, text: &Bound<'_, PyString>) -> Option<String> {
+        Some(self.inner.fold(text.to_str().ok()?))
+    }
+}
+
 /// A set of characters with a fast "does this text contain one of them" (Python's `re` scans a
 /// class of thousands of characters slowly).
 #[pyclass(frozen, module = "worker._native")]
@@ -364,6 +397,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
     m.add_class::<Cleaner>()?;
     m.add_class::<CharSet>()?;
+    m.add_class::<Folder>()?;
     m.add_function(wrap_pyfunction!(cut, m)?)?;
     Ok(())
 }

@@ -35,7 +35,9 @@ fn number_end(t: &[u8], i: usize) -> Option<usize> {
     (matches!(t[i], b'2'..=b'9') || t.get(end).is_none_or(|next| !next.is_ascii_lowercase())).then_some(end)
 }
 
-pub fn number_tags(text: &str, classes: &Classes, seed: u32, max: usize, min: usize) -> Vec<u8> {
+/// Byte spans of the numbers standing on their own, and whether the last is whole (more
+/// than punctuation follows it).
+fn spans(text: &str, classes: &Classes) -> (Vec<(usize, usize)>, bool) {
     let t = text.as_bytes();
     let mut spans = Vec::new();
     let mut i = 0;
@@ -49,10 +51,15 @@ pub fn number_tags(text: &str, classes: &Classes, seed: u32, max: usize, min: us
         }
         i += 1;
     }
-    if let Some(&(_, end)) = spans.last() {
-        if !text[end..].chars().any(|c| classes.alnum(c)) {
-            spans.pop();
-        }
+    let last_whole = spans.last().is_some_and(|&(_, end)| text[end..].chars().any(|c| classes.alnum(c)));
+    (spans, last_whole)
+}
+
+pub fn number_tags(text: &str, classes: &Classes, seed: u32, max: usize, min: usize) -> Vec<u8> {
+    let t = text.as_bytes();
+    let (mut spans, last_whole) = spans(text, classes);
+    if !last_whole {
+        spans.pop();
     }
     let mut tags: Vec<u16> = Vec::new();
     for (start, end) in spans {
@@ -68,4 +75,24 @@ pub fn number_tags(text: &str, classes: &Classes, seed: u32, max: usize, min: us
         return Vec::new();
     }
     tags.iter().take(max).flat_map(|tag| tag.to_be_bytes()).collect()
+}
+
+/// A short text's numbers mask, as `worker.engine.numbers._numbers_mask_reference` defines it:
+/// `bits` bits of each whole number's hash, and one of its first digit's for every number.
+/// The caller declines a text with a decimal digit other than ASCII's (Python's `\d` takes them).
+pub fn numbers_mask(text: &str, classes: &Classes, seed: u32, bits: u32) -> u64 {
+    let t = text.as_bytes();
+    let (spans, last_whole) = spans(text, classes);
+    let whole = if last_whole { spans.len() } else { spans.len().saturating_sub(1) };
+    let mut mask = 0u64;
+    for &(start, end) in &spans[..whole] {
+        let h = hash64(&t[start..end], seed);
+        for i in 0..bits {
+            mask |= 1 << ((h >> (6 * i)) & 63);
+        }
+    }
+    for &(start, _) in &spans {
+        mask |= 1 << (hash64(&[b'^', t[start]], seed) & 63);
+    }
+    mask
 }
