@@ -62,7 +62,7 @@ log = logging.getLogger("neardup.worker")
 late_log = logging.getLogger("neardup.late")  # at most once a minute (worker.stream.app)
 
 _TAKE_MAX = 500  # input events per fingerprint batch
-_UNDER_WAY = 3  # input batches at once: one fingerprinting, one indexing, one deciding
+_UNDER_WAY = 3  # input batches left under way once the next one starts (so up to four at once)
 _LOG_TIMESTAMP_TYPE = 1  # Kafka: 0 = CreateTime, 1 = LogAppendTime
 _DRAIN_TIMEOUT_S = 10.0  # how long shutdown waits for in-flight changelog acknowledgements
 # Index changelog group commit: batches committed within this long share one record per
