@@ -192,12 +192,13 @@ def decode_entry(value: bytes) -> Entry:
     )
 
 
-def exact_prefix(h: int) -> bytes:
-    """An exact key's bytes. Made again at each use: ``to_bytes`` costs less than a cache's hit."""
+def exact_prefixes(keys: Iterable[int]) -> list[bytes]:
+    """Exact keys' bytes. Made again at each use: ``to_bytes`` costs less than a cache's hit,
+    and one call a list less than one a key (a batch's shares make ten of them a share)."""
     try:
-        return h.to_bytes(EXACT_PREFIX, "big")
-    except OverflowError:  # negative, or 2^128 and over
-        raise ValueError(f"exact hash {h!r} must be an unsigned integer below 2^128") from None
+        return [h.to_bytes(EXACT_PREFIX, "big") for h in keys]
+    except OverflowError as exc:  # negative, or 2^128 and over
+        raise ValueError(f"exact hashes must be unsigned integers below 2^128 ({exc})") from None
 
 
 def exact_records(value: bytes) -> list[bytes]:

@@ -26,7 +26,7 @@ from worker.state.layout import (
     SUFFIX,
     Bucket,
     decode_entry,
-    exact_prefix,
+    exact_prefixes,
     exact_records,
 )
 from worker.state.pending import Pending
@@ -169,7 +169,7 @@ class Reads(TimeBuckets):
         (event id, sketch): entries it refuses are left out unbuilt."""
         if not keys:
             return []
-        full = [exact_prefix(h) for h in keys]
+        full = exact_prefixes(keys)
         if self._pending is None:
             self._exact_read = {}
         values = self._read_exact(full)

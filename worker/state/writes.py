@@ -16,7 +16,7 @@ from typing import cast
 from rocksdict import WriteBatch
 
 from worker.engine.match import Entry
-from worker.state.layout import ENTRIES, LOG, ONLY, RECORDS, Bucket, Packed, exact_prefix, pack
+from worker.state.layout import ENTRIES, LOG, ONLY, RECORDS, Bucket, Packed, exact_prefixes, pack
 from worker.state.pending import Pending
 from worker.state.reads import Reads
 
@@ -85,7 +85,7 @@ class Writes(Reads):
         if self._pending is not None:
             raise RuntimeError("BlockIndex.deferred blocks do not nest")
         self._pending = Pending(WriteBatch(raw_mode=True), overlay=True)
-        self._read_exact([exact_prefix(h) for h in exact_keys])
+        self._read_exact(exact_prefixes(exact_keys))
         try:
             yield
         finally:
@@ -98,7 +98,7 @@ class Writes(Reads):
         """Put one entry's rows, entry and exact records into ``pending``; whatever can refuse
         it (a table not in the plan, a hash or id out of range) is checked before the first put."""
         table_ids = self._tables(tables)
-        hashes = [exact_prefix(h) for h in exact_keys]
+        hashes = exact_prefixes(exact_keys)
         entry, ref, value = item if isinstance(item, Packed) else pack(item)
         bucket = self._target(entry.ts, entry.order)
         if bucket is None:
