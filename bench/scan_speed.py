@@ -12,10 +12,13 @@ its CPU (user and system, its helper process's included) and the cores that make
 The last line says how fast this tree's scan could be on this box's cores were all its CPU
 overlapped: what a ratio to the textbook needs of the CPU, whatever the parallelism:
 
-- ``neardup scan`` of this tree;
+- ``neardup scan`` of this tree, as a user runs it: its index in a temporary directory,
+  deleted at the end, as the textbook script keeps its tables in memory;
 - ``neardup scan`` of ``--baseline`` (default: the parent of the commit that introduced
   index layout 2), from a ``git worktree`` with the native extension of its own source
   (``bench/baseline.py``);
+- ``scan --state``: the same two with the index kept in a directory for the next run (its
+  WAL synced every 1,000 events, its memtables flushed when it closes);
 - ``bench/textbook.py`` (jieba, term frequencies, mmh3, four 16-bit tables in memory).
 
     python bench/scan_speed.py                 # 20 000 events, 3 rounds
@@ -61,7 +64,13 @@ START_MS = 1_790_000_000_000
 
 
 # Each command's output file (``<name>.jsonl`` in the run's work directory).
-OUTPUTS = {"neardup scan": "current", "neardup scan, before": "before", "textbook": "textbook"}
+OUTPUTS = {
+    "neardup scan": "current",
+    "neardup scan, before": "before",
+    "scan --state": "current-state",
+    "scan --state, before": "before-state",
+    "textbook": "textbook",
+}
 STORIES = 24_000  # about all the events the development set's sources give
 
 
@@ -139,11 +148,13 @@ def _floor(cpu: float, textbook: float) -> str:
 
 
 def commands(feed: Path, work: Path, baseline: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
-    def scan(tree: Path, name: str) -> tuple[list[str], dict[str, str]]:
-        state = work / f"state-{name}"
-        shutil.rmtree(state, ignore_errors=True)
+    def scan(tree: Path, name: str, kept: bool) -> tuple[list[str], dict[str, str]]:
         command = [sys.executable, "-m", "worker.cli.main", "scan", str(feed), "-o", str(work / f"{name}.jsonl")]
-        return command + ["--state", str(state)], {**os.environ, "PYTHONPATH": str(tree)}
+        if kept:
+            state = work / f"state-{name}"
+            shutil.rmtree(state, ignore_errors=True)
+            command += ["--state", str(state)]
+        return command, {**os.environ, "PYTHONPATH": str(tree)}
 
     textbook = [
         sys.executable,
@@ -152,8 +163,10 @@ def commands(feed: Path, work: Path, baseline: Path) -> dict[str, tuple[list[str
         str(work / f"{OUTPUTS['textbook']}.jsonl"),
     ]
     return {
-        "neardup scan": scan(ROOT, OUTPUTS["neardup scan"]),
-        "neardup scan, before": scan(baseline, OUTPUTS["neardup scan, before"]),
+        "neardup scan": scan(ROOT, OUTPUTS["neardup scan"], kept=False),
+        "neardup scan, before": scan(baseline, OUTPUTS["neardup scan, before"], kept=False),
+        "scan --state": scan(ROOT, OUTPUTS["scan --state"], kept=True),
+        "scan --state, before": scan(baseline, OUTPUTS["scan --state, before"], kept=True),
         "textbook": (textbook, dict(os.environ)),
     }
 
