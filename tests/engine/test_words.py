@@ -119,6 +119,54 @@ def test_what_counts_as_another_word() -> None:
     assert words.differ("fix leak in mlx5e_ptp_open", "fix leak in jsc5e_ptp_open"), "an identifier's parts"
 
 
+@pytest.mark.parametrize(
+    ("copy", "original"),
+    [
+        ("Use wide separ tors when the flag is true", "Use wide separators when the flag is true"),
+        ("Caps Lock toggles the Shift Lockstate of every key", "Caps Lock toggles the Shift Lock state of every key"),
+        ("병렬 작업(-j)은 이 플랫폼에서 지원하지 않 니다.", "병렬 작업(-j)은 이 플랫폼에서 지원하지 않습니다."),
+        ("외부 테이블의l내용이 바뀔 수 있습니다.", "외부 테이블의 내용이 바뀔 수 있습니다."),
+    ],
+)
+def test_a_slip_that_splits_a_word_or_runs_two_together_stays_a_copy(copy: str, original: str) -> None:
+    """A space typed for a letter, or a letter for a space (a keyboard's slip, OCR's): the
+    replaced run, read without its spaces, is one slip from the other side's."""
+    assert is_duplicate(copy, original)
+    assert is_duplicate(original, copy)
+
+
+def test_another_word_in_a_split_stays_another_word() -> None:
+    assert words.differ("the meeting is postponed today", "the meeting is on hold today")
+    assert not words.differ("the meeting is postponed today", "the meeting is post poned today")
+
+
+TOKYO = "東京都は10日、新型コロナウイルスの感染者が新たに300人確認されたと発表した。都の担当者は、年末年始の帰省を控えるよう呼びかけている。"
+
+
+def test_a_japanese_post_in_another_politeness_form_stays_a_copy() -> None:
+    """Hiragana are syllables, as Han characters are: "しました" for "した" adds two of them, where
+    a run of hiragana read as one word made it another word in the first one's place."""
+    polite = TOKYO.replace("発表した", "発表しました")
+    assert is_duplicate(polite, TOKYO)
+    assert is_duplicate(TOKYO, polite)
+    assert not words.differ("発表した", "発表しました"), "two syllables added, none replaced"
+
+
+def test_a_japanese_post_about_another_place_is_not_a_copy() -> None:
+    osaka = TOKYO.replace("東京都", "大阪府").replace("都の担当者", "府の担当者")
+    assert not is_duplicate(osaka, TOKYO)
+    assert not is_duplicate(TOKYO, osaka)
+
+
+def test_a_katakana_loanword_in_place_of_another_is_another_word() -> None:
+    """Katakana stay words: read a syllable each, "テンプレート" and "パーサ" would align on "ー"
+    and leave single syllables replaced, which the grams alone judge."""
+    assert words.differ("テキスト検索テンプレートを生成する", "テキスト検索パーサを生成する")
+    assert words.differ(
+        "この操作はビューに対してはサポートされていません", "この操作はテーブルに対してはサポートされていません"
+    )
+
+
 def test_edit_distance_counts_a_swap_of_neighbours_as_one() -> None:
     assert words.edit_distance("favorite", "favroite") == 1
     assert words.edit_distance("book", "hobby") == 4

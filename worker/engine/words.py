@@ -27,9 +27,14 @@ from difflib import SequenceMatcher
 # The Han characters (CJK unified ideographs, extension A, compatibility ideographs).
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 HAN_CHAR = re.compile(f"[{HAN}]")
-# A token: one Han character (a syllable, often a word), or a run of other letters and digits
-# (an identifier's parts apart: "mlx5e_ptp_open" is three words).
-_TOKEN = re.compile(rf"[{HAN}]|[^\W_{HAN}]+")
+# Hiragana are syllables too: a Japanese post's inflections and particles ("した" to "しました")
+# add or drop a few of them beside Han characters, which a run of them as one word read as
+# another word in its place. Katakana stay words: a loanword ("テーブル", "ビュー") is one.
+_HIRAGANA = "\u3040-\u309f"
+_SYLLABLE = re.compile(f"[{HAN}{_HIRAGANA}]")
+# A token: one Han character or hiragana (a syllable, often a word), or a run of other letters
+# and digits (an identifier's parts apart: "mlx5e_ptp_open" is three words).
+_TOKEN = re.compile(rf"[{HAN}{_HIRAGANA}]|[^\W_{HAN}{_HIRAGANA}]+")
 _WORDS = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
 # Letter pairs OCR reads as one letter (and back).
@@ -84,6 +89,8 @@ def replaced(old: list[str], new: list[str], cut: bool = False, cut_front: bool 
     x, y = "".join(old), "".join(new)
     if cut and (x.startswith(y) or y.startswith(x)) or cut_front and (x.endswith(y) or y.endswith(x)):
         return False
+    if len(old) != len(new) and not changed([x], [y]):
+        return False  # a word split in two by the slip, or two run together: a space changed, added or dropped
     short, long = (old, new) if len(old) <= len(new) else (new, old)
     n = len(short)
     return all(changed(short, long[at : at + n]) for at in range(len(long) - n + 1))
@@ -91,14 +98,14 @@ def replaced(old: list[str], new: list[str], cut: bool = False, cut_front: bool 
 
 def changed(old: list[str], new: list[str]) -> bool:
     """Whether tokens ``new`` in place of ``old`` are another word rather than a slip: other
-    digits (a host, a version, a route), two or more Han characters on each side that are not
-    the same ones reordered, or letters at an edit distance of two or more and at least half
+    digits (a host, a version, a route), two or more Han characters or hiragana on each side
+    that are not the same ones reordered, or letters at an edit distance of two or more and at least half
     the longer side, after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded."""
     x, y = "".join(old), "".join(new)
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
     if digits_x and digits_y and digits_x != digits_y:
         return True
-    if all(HAN_CHAR.fullmatch(t) for t in (*old, *new)):
+    if all(_SYLLABLE.fullmatch(t) for t in (*old, *new)):
         return len(x) >= 2 and len(y) >= 2 and sorted(x) != sorted(y)
     x, y = _ocr_folded(x), _ocr_folded(y)
     distance = edit_distance(x, y)
