@@ -166,8 +166,8 @@ def read_mo(path: Path) -> list[tuple[str, str]]:
 
 
 # Catalogs of names and labels (keyboard layouts, regions, widget properties), not messages.
-_LABEL_CATALOGS = ("iso_", "xkeyboard-config", "gtk20-properties", "gtk30-properties", "gsettings-desktop-schemas")
-_MARKUP = re.compile(r"[%{}<>$\\`|\t_]|--|\.\.\.\s*$")
+LABEL_CATALOGS = ("iso_", "xkeyboard-config", "gtk20-properties", "gtk30-properties", "gsettings-desktop-schemas")
+MARKUP = re.compile(r"[%{}<>$\\`|\t_]|--|\.\.\.\s*$")
 
 
 @cache
@@ -176,11 +176,11 @@ def _zh_messages() -> tuple[Source, ...]:
     out: list[Source] = []
     seen: set[str] = set()
     for path in sorted(LOCALE_DIR.glob("*.mo")) if LOCALE_DIR.is_dir() else []:
-        if path.name.startswith(_LABEL_CATALOGS):
+        if path.name.startswith(LABEL_CATALOGS):
             continue
         for m, (msgid, msgstr) in enumerate(read_mo(path)):
             text = re.sub(r"\s*\n\s*", "", msgstr.strip())
-            if not msgid or "\x00" in msgstr or _MARKUP.search(text) or text in seen:
+            if not msgid or "\x00" in msgstr or MARKUP.search(text) or text in seen:
                 continue
             han = len(_HAN.findall(text))
             if han >= 10 and han >= 0.6 * len(text.replace(" ", "")):
@@ -203,7 +203,7 @@ def _zh_tutor() -> tuple[Source, ...]:
         for para in re.split(r"\n\s*\n", lesson):
             text = "".join(line.strip() for line in para.splitlines())
             han = len(_HAN.findall(text))
-            if han >= 20 and han >= 0.5 * len(text) and not _MARKUP.search(text):
+            if han >= 20 and han >= 0.5 * len(text) and not MARKUP.search(text):
                 prose.append(text)
         packed = [""]
         for para in prose:  # paragraphs run together until a document holds 120 characters

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.heldout import _LABEL_CATALOGS, _MARKUP, read_mo
+from bench.heldout import LABEL_CATALOGS, MARKUP, read_mo
 from bench.quality import run_neardup
 
 EDITS = ("typo", "cut", "source", "header")
@@ -57,11 +57,11 @@ def messages(language: str, limit: int, seed: int = 7) -> list[str]:
     """Up to ``limit`` distinct messages of 25-300 characters, without markup or placeholders."""
     found: set[str] = set()
     for path in sorted(Path(f"/usr/share/locale/{language}/LC_MESSAGES").glob("*.mo")):
-        if path.name.startswith(_LABEL_CATALOGS):
+        if path.name.startswith(LABEL_CATALOGS):
             continue
         for msgid, msgstr in read_mo(path):
             text = _WHITESPACE.sub(" ", msgstr.strip())
-            if msgid and "\x00" not in msgstr and not _MARKUP.search(text) and 25 <= len(text) <= 300:
+            if msgid and "\x00" not in msgstr and not MARKUP.search(text) and 25 <= len(text) <= 300:
                 found.add(text)
     chosen = sorted(found)
     random.Random(seed).shuffle(chosen)
