@@ -40,6 +40,24 @@ def test_a_second_worker_of_one_name_is_refused_before_it_touches_the_stores(tmp
         pass
 
 
+def test_a_worker_that_cannot_start_leaves_no_state_directory_behind(tmp_path: Path) -> None:
+    """No broker listens at the address: the one line says so, and the directories the worker
+    would have kept its state in are not left behind, empty, for an operator to wonder at."""
+    state = tmp_path / "state"
+    env = {**os.environ, "NEARDUP_STATE_DIR": str(state), "NEARDUP_BOOTSTRAP": "127.0.0.1:1"}
+    line = refused_worker(env, "w1")
+    assert "127.0.0.1:1" in line
+    assert not state.exists()
+
+
+def test_a_refused_start_keeps_a_state_directory_it_did_not_make(tmp_path: Path) -> None:
+    kept = tmp_path / "w1" / "stores"
+    kept.mkdir(parents=True)
+    env = {**os.environ, "NEARDUP_STATE_DIR": str(tmp_path), "NEARDUP_BOOTSTRAP": "127.0.0.1:1"}
+    refused_worker(env, "w1")
+    assert kept.is_dir()
+
+
 def test_index_stores_of_another_plan_or_retention_are_refused_before_joining(tmp_path: Path) -> None:
     """Opened anyway, each restore failed and every batch was dead-lettered while /healthz said
     healthy; the worker must say which setting differs before it touches Kafka."""

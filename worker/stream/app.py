@@ -96,23 +96,41 @@ def state_dir_held(path: Path, name: str) -> Iterator[None]:
 
     Two workers of one name share it: the second failed on RocksDB's lock in each stage and
     dead-lettered, or lost, what it was given, while saying it was healthy. The lock goes with
-    the process however it ends (``flock``), so a worker killed with -9 restarts at once."""
+    the process however it ends (``flock``), so a worker killed with -9 restarts at once.
+    A worker that refuses to start (a broker not reachable, a setting that differs) leaves no
+    directory behind that it made for itself and never used."""
+    made = [p for p in (path, *path.parents) if not p.exists()]
     path.mkdir(parents=True, exist_ok=True)
-    with open(path / "worker.lock", "a+", encoding="utf-8") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    try:
+        with open(path / "worker.lock", "a+", encoding="utf-8") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise ValueError(
+                    f"worker name {name!r} is in use: {holder} holds {path}; "
+                    "give this worker its own --name (or NEARDUP_WORKER_NAME)"
+                ) from None
             handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise ValueError(
-                f"worker name {name!r} is in use: {holder} holds {path}; "
-                "give this worker its own --name (or NEARDUP_WORKER_NAME)"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
-        handle.flush()
-        yield
+            handle.truncate()
+            handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
+            handle.flush()
+            yield
+    except BaseException:
+        _remove_unused(path, made)
+        raise
+
+
+def _remove_unused(path: Path, made: list[Path]) -> None:
+    """Remove the directories in ``made`` (deepest first) while they hold nothing but the lock."""
+    if made and [entry.name for entry in path.iterdir()] == ["worker.lock"]:
+        (path / "worker.lock").unlink()
+    for directory in made:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty: the worker used it
+            return
 
 
 def check_stores(settings: Settings, path: Path) -> bool:
