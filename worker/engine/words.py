@@ -89,6 +89,9 @@ def replaced(old: list[str], new: list[str], cut: bool = False, cut_front: bool 
     x, y = "".join(old), "".join(new)
     if cut and (x.startswith(y) or y.startswith(x)) or cut_front and (x.endswith(y) or y.endswith(x)):
         return False
+    digits_x, digits_y = "".join(_DIGITS.findall(x)), "".join(_DIGITS.findall(y))
+    if digits_x and digits_y and digits_x != digits_y:
+        return True  # other figures, however the words around them are spaced ("db1", "db 2")
     if len(old) != len(new) and not changed([x], [y]):
         return False  # a word split in two by the slip, or two run together: a space changed, added or dropped
     short, long = (old, new) if len(old) <= len(new) else (new, old)
