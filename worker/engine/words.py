@@ -82,10 +82,12 @@ def differ(a: str, b: str) -> bool:
 
 def replaced(old: list[str], new: list[str], cut: bool = False, cut_front: bool = False) -> bool:
     """Whether ``new`` in place of ``old`` is another word, not a slip beside words added or
-    removed: no run of the longer side as many tokens long as the shorter is a slip of it
-    (:func:`changed`). ``cut``: the run ends one of the texts, which may stop mid-word: one
-    side a beginning of the other is a cut, not a change; ``cut_front``: the run begins one,
-    and one side an ending of the other is a cut."""
+    removed: other figures (the digits of each side, spaces dropped, differ), or, unless the
+    two read whole are one slip apart (a space put for a letter, or dropped), no run of the
+    longer side as many tokens long as the shorter is a slip of it (:func:`changed`).
+    ``cut``: the run ends one of the texts, which may stop mid-word: one side a beginning of
+    the other is a cut, not a change; ``cut_front``: the run begins one, and one side an
+    ending of the other is a cut."""
     x, y = "".join(old), "".join(new)
     if cut and (x.startswith(y) or y.startswith(x)) or cut_front and (x.endswith(y) or y.endswith(x)):
         return False
