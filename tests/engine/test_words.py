@@ -137,6 +137,10 @@ def test_a_slip_that_splits_a_word_or_runs_two_together_stays_a_copy(copy: str, 
 
 def test_another_word_in_a_split_stays_another_word() -> None:
     assert words.differ("cancel the db1 job now", "cancel the db 2 job now"), "other digits"
+    assert words.differ("net atlantic determine stranded tx buffers", "net at1antic free stranded tx buffers"), (
+        "a slip beside another word: read word for word, not joined"
+    )
+    assert not words.differ("the qiuck brown fox jumps", "teh quick brown fox jumps"), "two slips side by side"
     assert not words.differ("pay 1000 now please", "pay 10 00 now please"), "the same figures split"
     assert words.differ("the meeting is postponed today", "the meeting is on hold today")
     assert not words.differ("the meeting is postponed today", "the meeting is post poned today")

@@ -110,6 +110,10 @@ def changed(old: list[str], new: list[str]) -> bool:
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
     if digits_x and digits_y and digits_x != digits_y:
         return True
+    if len(old) == len(new) > 1 and not any(_SYLLABLE.fullmatch(t) for t in (*old, *new)):
+        # Word for word too: joined, "atlantic determine" and "at1antic free" are few edits apart.
+        if any(changed([a], [b]) for a, b in zip(old, new, strict=True)):
+            return True
     if all(_SYLLABLE.fullmatch(t) for t in (*old, *new)):
         return len(x) >= 2 and len(y) >= 2 and sorted(x) != sorted(y)
     x, y = _ocr_folded(x), _ocr_folded(y)
