@@ -103,9 +103,10 @@ def replaced(old: list[str], new: list[str], cut: bool = False, cut_front: bool 
 
 def changed(old: list[str], new: list[str]) -> bool:
     """Whether tokens ``new`` in place of ``old`` are another word rather than a slip: other
-    digits (a host, a version, a route), two or more Han characters or hiragana on each side
-    that are not the same ones reordered, or letters at an edit distance of two or more and at
-    least half the longer side, after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded."""
+    digits (a host, a version, a route), in runs of words as many on each side one word that
+    is another, two or more Han characters or hiragana on each side that are not the same ones
+    reordered, or letters at an edit distance of two or more and at least half the longer side,
+    after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded."""
     x, y = "".join(old), "".join(new)
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
     if digits_x and digits_y and digits_x != digits_y:
