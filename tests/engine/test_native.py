@@ -331,7 +331,7 @@ def test_native_folds_equal_str_translate(text: str) -> None:
 def _folds() -> list[tuple[dict[int, int], _native.Folder]]:
     """Both tables the short-text part folds by, each with its native folder."""
     tables = (sounds.sound_table(), shapes._shape_sound_table())
-    return [(table, _native.Folder(list(table.items()))) for table in tables]
+    return [(table, sounds.native_folder(table)) for table in tables]
 
 
 def test_native_folds_equal_str_translate_on_people_daily() -> None:

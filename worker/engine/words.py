@@ -111,11 +111,12 @@ def changed(old: list[str], new: list[str]) -> bool:
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
     if digits_x and digits_y and digits_x != digits_y:
         return True
-    if len(old) == len(new) > 1 and not any(_SYLLABLE.fullmatch(t) for t in (*old, *new)):
+    syllables = [_SYLLABLE.fullmatch(t) is not None for t in (*old, *new)]
+    if len(old) == len(new) > 1 and not any(syllables):
         # Word for word too: joined, "atlantic determine" and "at1antic free" are few edits apart.
         if any(changed([a], [b]) for a, b in zip(old, new, strict=True)):
             return True
-    if all(_SYLLABLE.fullmatch(t) for t in (*old, *new)):
+    if all(syllables):
         return len(x) >= 2 and len(y) >= 2 and sorted(x) != sorted(y)
     x, y = _ocr_folded(x), _ocr_folded(y)
     distance = edit_distance(x, y)
