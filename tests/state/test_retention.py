@@ -26,7 +26,7 @@ def entry(i: int, fp: int, ts: int) -> Entry:
     return Entry(event_id=f"ev-{i}", fingerprint=fp, order=i, ts=ts, sketch=random.Random(i).randbytes(130))
 
 
-KIND_OF = {b"e": "entries", b"o": "only", b"x": "log", b"r": "records", b"n": "renewed"}
+KIND_OF = {b"e": "entries", b"o": "only", b"x": "log", b"r": "records"}
 
 
 def rows_on_disk(path: Path) -> dict[str, int]:

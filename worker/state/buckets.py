@@ -12,11 +12,8 @@ longer name a live bucket), its table rows are deleted, and so are the exact key
 its events and no later one (:meth:`TimeBuckets._purge`, from its entries' fingerprints and
 its log of exact keys; a key still naming a live event keeps the expired records, which reads
 skip, until an append cuts them), and then its own family, which holds its entries, log and
-records, is dropped with ``drop_column_family``. Most keys its log names were never appended
-to by a later bucket, and go unread: an append that puts a later bucket's record beside an
-earlier one's marks the key in that earlier bucket (:meth:`TimeBuckets._mark_renewed`), and
-the purge reads the marked keys alone before deleting. At most ``buckets`` buckets are live,
-so disk holds one window plus one bucket (and, until compaction meets them, the deletes'
+records, is dropped with ``drop_column_family``. At most ``buckets`` buckets are live, so
+disk holds one window plus one bucket (and, until compaction meets them, the deletes'
 tombstones; until an append, the expired records of keys still live) however long the
 stream runs. Late events (older than the horizon on arrival) are decided but not stored:
 they can never be a candidate again.
@@ -69,14 +66,9 @@ from worker.state.layout import (
     KIND_BYTE,
     KINDS,
     LOG,
-    MAX_KEY_RECORDS,
     ONLY,
     PREFIXES,
-    RECORD,
     RECORDS,
-    REF,
-    RENEWED,
-    SUFFIX,
     WATERMARK_KEY,
     Bucket,
     any_live,
@@ -93,20 +85,6 @@ class _Purge:
     bucket: Bucket
     kind: str = ENTRIES  # the keyspace walked now: its entries, then its log
     after: bytes = b""  # the last key done in it
-    # Its log's keys to read before a delete (its ``renewed`` keyspace, read when the walk of its
-    # log starts; None: every key, for a bucket from before that keyspace was kept).
-    renewed: set[bytes] | None = None
-    renewed_read: bool = False
-
-
-def _one_bucket(stored: bytes, records: list[bytes]) -> bool:
-    """Whether ``records`` and those of an exact key's ``stored`` value are all of one bucket
-    (compared a byte of the bucket field at a time, every record's at once)."""
-    suffix = records[0][REF : REF + SUFFIX]
-    if any(record[REF : REF + SUFFIX] != suffix for record in records):
-        return False
-    n = len(stored) // RECORD
-    return stored[REF::RECORD] == suffix[:1] * n and stored[REF + 1 :: RECORD] == suffix[1:] * n
 
 
 class TimeBuckets:
@@ -132,8 +110,6 @@ class TimeBuckets:
     _buckets: dict[int | None, Bucket]
     _newest_first: list[Bucket]
     _live_suffixes: frozenset[bytes]  # the row suffixes of the live buckets: reads skip others' records
-    _by_suffix: dict[bytes, Bucket]  # the live buckets and those still being purged, by suffix
-    _renewed_from: int | None  # the first bucket whose ``renewed`` keyspace is complete (None: every one)
     _drop_at: int | None
     _write: WriteOptions
     _watermark: int | None
@@ -264,8 +240,6 @@ class TimeBuckets:
         numbers = sorted((n for n in self._buckets if n is not None), reverse=True)
         self._newest_first = [self._buckets[n] for n in numbers] or list(self._buckets.values())
         self._live_suffixes = frozenset(bucket.suffix for bucket in self._newest_first)
-        retired = {purge.bucket.suffix: purge.bucket for purge in self._retired}
-        self._by_suffix = retired | {bucket.suffix: bucket for bucket in self._newest_first}
         # The horizon at which the oldest bucket is wholly out of the window.
         self._drop_at = (numbers[-1] + 1) * self.bucket_ms if numbers else None
 
@@ -323,12 +297,9 @@ class TimeBuckets:
                 for key, value in rows:
                     self._delete_rows(batch, int.from_bytes(value[0:8], "big"), key, bucket.suffix)
             else:  # key: ref | first hash; value: every hash the add stored
-                if not purge.renewed_read:
-                    purge.renewed, purge.renewed_read = self._renewed_keys(bucket), True
                 self._drop_dead_exact(
                     batch,
                     (value[at : at + EXACT_PREFIX] for _, value in rows for at in range(0, len(value), EXACT_PREFIX)),
-                    purge.renewed,
                 )
             if rows:
                 self._db.write(batch, self._write)
@@ -339,7 +310,6 @@ class TimeBuckets:
                 break
             purge.kind, purge.after = LOG, b""
         self._retired.remove(purge)
-        self._reorder()
         name = bucket_family(cast(int, bucket.number))  # only time buckets expire
         # Dropped before its Python objects: rocksdict flushes a family when its object goes,
         # which writes the memtable of a family about to be dropped out to files (10-40 ms).
@@ -350,53 +320,17 @@ class TimeBuckets:
         self._names.discard(name)
         return True
 
-    def _drop_dead_exact(self, batch: WriteBatch, keys: Iterable[bytes], renewed: set[bytes] | None) -> None:
-        """Delete each of ``keys`` that names no event of a live bucket: unread unless it is in
-        ``renewed`` (None: every key is), since no later bucket appended to it. One that still
-        names a live event is left as it is: reads skip its expired records, and an append cuts
-        them out (:func:`worker.state.layout.append_records`), where rewriting it here cost a
-        split of its records and a write for every key a story's later copies share."""
+    def _drop_dead_exact(self, batch: WriteBatch, keys: Iterable[bytes]) -> None:
+        """Delete each of ``keys`` that names no event of a live bucket. One that still does is
+        left as it is: reads skip its expired records, and an append cuts them out
+        (:func:`worker.state.layout.append_records`), where rewriting it here cost a split of
+        its records and a write for every key a story's later copies share."""
         self._exact_read = {}
         live = self._live_suffixes
         unique = [*dict.fromkeys(keys)]
-        if renewed is not None:
-            for key in unique:
-                if key not in renewed:
-                    batch.delete(key, self._exact_handle)
-            unique = [key for key in unique if key in renewed]
         for key, old in zip(unique, cast(list[bytes | None], self._exact_cf.get([*unique])), strict=True):
             if old is not None and not any_live(old, live):
                 batch.delete(key, self._exact_handle)
-
-    def _renewed_keys(self, bucket: Bucket) -> set[bytes] | None:
-        """The exact keys an expired bucket's purge reads before deleting (None: every key)."""
-        if self._renewed_from is not None and cast(int, bucket.number) < self._renewed_from:
-            return None
-        return {key for key, _ in self._rows(bucket, RENEWED)}
-
-    def _mark_renewed(
-        self, batch: WriteBatch, key: bytes, stored: bytes | None, records: list[bytes], value: bytes
-    ) -> None:
-        """Mark exact ``key`` in the buckets whose purge must read it before deleting it, now that
-        ``records`` made its ``stored`` value ``value``: the buckets of its records but the newest
-        (whose record keeps it alive), or every one once the key is full (an add that found it
-        full left no record of its bucket in it)."""
-        full = len(value) >= MAX_KEY_RECORDS * RECORD
-        if not full and _one_bucket(stored or b"", records):  # most appends: a key of that bucket's events
-            return
-        suffixes = {record[REF : REF + SUFFIX] for record in records}
-        if stored:
-            suffixes.update(stored[at + REF : at + REF + SUFFIX] for at in range(0, len(stored), RECORD))
-        marked = {bucket.number: bucket for suffix in suffixes if (bucket := self._by_suffix.get(suffix)) is not None}
-        if not full:
-            if len(marked) < 2:
-                return
-            del marked[max(cast(int, number) for number in marked)]
-        for bucket in marked.values():
-            batch.put(bucket.lead[RENEWED] + key, b"", bucket.handle[RENEWED])
-        for purge in self._retired:  # a purge under way has read its marks already
-            if purge.renewed is not None and purge.bucket.number in marked:
-                purge.renewed.add(key)
 
     def _delete_rows(self, batch: WriteBatch, fingerprint: int, ref: bytes, suffix: bytes) -> None:
         """Delete one stored fingerprint's rows from every table (absent ones cost a tombstone)."""

@@ -36,7 +36,6 @@ from worker.state.layout import (
     PLAN_KEY,
     RECENT_ENTRIES,
     RECORDS,
-    RENEWED_FROM_KEY,
     SHARED,
     TABLES,
     WAL_BUDGET,
@@ -109,8 +108,7 @@ class BlockIndex(Writes):
         self._lazy_drops = lazy_drops
         self._retired = []  # expired buckets whose rows are being deleted
         self._buckets: dict[int | None, Bucket] = {}
-        self._newest_first, self._live_suffixes, self._by_suffix = [], frozenset(), {}
-        self._renewed_from = None
+        self._newest_first, self._live_suffixes = [], frozenset()
         self._drop_at: int | None = None
         self._write = WriteOptions()
         # rocksdict's stub declares a method; at run time disable_wal is a property.
@@ -182,9 +180,7 @@ class BlockIndex(Writes):
         if not self.bucket_ms:
             self._open_bucket(None)
             return
-        numbers = sorted({int(n.partition("@")[2]) for n in families if "@" in n})
-        self._renewed_from = self._renewal_start(numbers)
-        for number in numbers:
+        for number in sorted({int(n.partition("@")[2]) for n in families if "@" in n}):
             self._open_bucket(number)
         raw = self._db.get(WATERMARK_KEY)
         if raw is not None:
@@ -193,16 +189,6 @@ class BlockIndex(Writes):
         self._arrivals.start(self._watermark)
         self._expire()
         self._drop_retired()  # what expired before the last close, and this expiry
-
-    def _renewal_start(self, numbers: list[int]) -> int | None:
-        """The first bucket whose purge may trust its ``renewed`` keyspace (None: every one). A
-        store from before that keyspace learns it at its first open: its buckets then are read
-        key by key when they expire, and the next ones are marked from the start."""
-        raw = self._db.get(RENEWED_FROM_KEY)
-        if raw is None:
-            raw = str(numbers[-1] + 1).encode() if numbers else b""
-            self._db.put(RENEWED_FROM_KEY, raw, self._write)
-        return int(bytes(raw)) if raw else None
 
     def _database_options(self, statistics: bool) -> Options:
         db_options = self._options("default")

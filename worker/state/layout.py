@@ -34,10 +34,6 @@ each key led by its keyspace's byte:
              bucket wrote records to, so that its expiry can find them (its table rows follow
              from its entries' fingerprints). One row an add, not one a key: a short text has a dozen.
 ``records``  ``r | key -> bytes``: records that expire with the bucket (verdicts).
-``renewed``  ``n | hash(16) -> b""``: exact keys this bucket's log names that may hold a record
-             of a later bucket (or took no record of this one: the key was full). The purge
-             reads only these before it deletes; the other keys its log names it deletes
-             unread, since no event of a later bucket appended to them.
 
 Store-wide: ``records`` (counters, checkpoints) and ``default`` (plan, bucket width,
 fingerprint settings, watermark, layout version). Without retention there is one bucket, kept forever, whose
@@ -82,15 +78,12 @@ TOPIC_RECORD = "changelog:topic"
 FEATURES_KEY = b"neardup:features"  # the settings a text's stored fingerprint, sketch and keys depend on
 WATERMARK_KEY = b"neardup:watermark"
 RECORDS = "records"
-TABLES, EXACT, ENTRIES, ONLY, LOG, RENEWED = "tables", "exact", "entries", "only", "log", "renewed"
+TABLES, EXACT, ENTRIES, ONLY, LOG = "tables", "exact", "entries", "only", "log"
 SHARED = (TABLES, EXACT)  # one family each, for every bucket
-KINDS = (ENTRIES, ONLY, LOG, RECORDS, RENEWED)  # a bucket's own keyspaces
+KINDS = (ENTRIES, ONLY, LOG, RECORDS)  # a bucket's own keyspaces
 BUCKET = "bucket"  # the one family of a time bucket: ``bucket@<n>``
 # Each keyspace's leading byte inside a bucket's family.
-KIND_BYTE = {ENTRIES: b"e", ONLY: b"o", LOG: b"x", RECORDS: b"r", RENEWED: b"n"}
-# The first time bucket whose ``renewed`` keyspace is complete: a store made before it had
-# none, and the purge of an older bucket reads every key its log names.
-RENEWED_FROM_KEY = b"neardup:renewed_from"
+KIND_BYTE = {ENTRIES: b"e", ONLY: b"o", LOG: b"x", RECORDS: b"r"}
 SUFFIX = 2  # bytes of a row's bucket field
 MEMTABLE_BUDGET = 256 << 20
 # Hash buckets of a shared family's memtable (8 bytes each, from the memtable's own budget):

@@ -144,10 +144,7 @@ class Writes(Reads):
         values = self._read_exact(keys)
         self._exact_read = {}
         for key, value in zip(keys, values, strict=True):
-            merged = pending.exact_value(key, value, self._live_suffixes)
-            pending.batch.put(key, merged, self._exact_handle)
-            if self.bucket_ms and (value is not None or len(pending.exact[key]) > 1):
-                self._mark_renewed(pending.batch, key, value, pending.exact[key], merged)
+            pending.batch.put(key, pending.exact_value(key, value, self._live_suffixes), self._exact_handle)
 
     def _replace_rows(
         self,
