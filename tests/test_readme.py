@@ -69,7 +69,7 @@ def test_the_scan_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
     )
 
     def timing(line: str) -> str:
-        return re.sub(r" in [\d.]+ s \(\d+ docs/s\)$", " in _ s (_ docs/s)", line)
+        return re.sub(r" in [\d.]+ s \(\d+ events/s\)$", " in _ s (_ events/s)", line)
 
     assert [timing(line) for line in proc.stderr.splitlines()] == [timing(line) for line in steps[1][1]]
     has_ts = {json.loads(line).get("id"): "ts" in json.loads(line) for line in steps[0][1]}

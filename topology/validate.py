@@ -185,12 +185,12 @@ def validate(data: Any, settings: Limits, now_ms: int | None = None) -> Event:
 
 def _valid_id(data: Any, settings: Limits) -> str:
     if not isinstance(data, dict):
-        raise InvalidEvent(f"event must be a JSON object, got {type(data).__name__}")
+        raise InvalidEvent(f"event must be a JSON object, got {json_type(data)}")
     event_id = data.get("id")
     if "id" not in data:
         raise InvalidEvent("missing field 'id'")
     if not isinstance(event_id, str):
-        raise InvalidEvent(f"field 'id' must be a string, got {type(event_id).__name__}")
+        raise InvalidEvent(f"field 'id' must be a string, got {json_type(event_id)}")
     if not _visible(event_id):
         raise InvalidEvent("field 'id' is empty" + ("" if not event_id.strip() else " (only invisible characters)"))
     if len(event_id) > settings.max_id_chars:
@@ -200,6 +200,22 @@ def _valid_id(data: Any, settings: Limits) -> str:
     if control:
         raise InvalidEvent(f"field 'id' contains a control character (U+{ord(control.group()):04X})")
     return event_id
+
+
+_JSON_TYPES = {
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    list: "an array",
+    dict: "an object",
+}
+
+
+def json_type(value: Any) -> str:
+    """What a decoded JSON value is, in JSON's words ("null", "an array"), for messages to
+    whoever wrote it."""
+    return "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
 
 
 def _visible(value: str) -> bool:
@@ -215,7 +231,7 @@ def _valid_event(data: dict[str, Any], event_id: str, settings: Limits, now_ms: 
     if "text" not in data:
         raise InvalidEvent("missing field 'text'")
     if not isinstance(text, str):
-        raise InvalidEvent(f"field 'text' must be a string, got {type(text).__name__}")
+        raise InvalidEvent(f"field 'text' must be a string, got {json_type(text)}")
     size = len(_require_encodable(text, "text"))
     if size > settings.max_text_bytes:
         raise InvalidEvent(f"field 'text' is {size} bytes, over the limit of {settings.max_text_bytes}")
@@ -226,12 +242,33 @@ def _valid_event(data: dict[str, Any], event_id: str, settings: Limits, now_ms: 
         now = int(time.time() * 1000) if now_ms is None else now_ms
         if ts > now + settings.max_future_skew_ms:
             raise InvalidEvent(
-                f"field 'ts' is {ts - now} ms in the future, over the allowed skew of {settings.max_future_skew_ms} ms"
+                f"field 'ts'{_date(ts)} is {_span(ts - now)} in the future, over the allowed skew of "
+                f"{_span(settings.max_future_skew_ms)}"
             )
     extra = {k: v for k, v in data.items() if k not in ("id", "text", "ts")}
     if extra:
         _check_extra(extra, settings.max_depth)
     return Event(id=event_id, text=text, ts=ts, extra=extra)
+
+
+_UNITS = (("years", 365.25 * 86_400_000), ("days", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1_000))
+
+
+def _date(ms: int) -> str:
+    """`` (2098-02-03 10:00:00 UTC)``, or nothing past the calendar's year 9999."""
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime(" (%Y-%m-%d %H:%M:%S UTC)")
+    except (ValueError, OverflowError, OSError):
+        return ""
+
+
+def _span(ms: float) -> str:
+    """A time span as a person reads it: ``72.1 years``, ``1 h``, ``250 ms``."""
+    for unit, size in _UNITS:
+        if ms >= size:
+            value = ms / size
+            return f"{value:,.0f} {unit}" if value >= 1000 else f"{value:.3g} {unit}"
+    return f"{ms:.3g} ms"
 
 
 def parse_ts(value: Any) -> int | None:
@@ -259,7 +296,7 @@ def parse_ts(value: Any) -> int | None:
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
         return _epoch_ms(int(moment.timestamp() * 1000), value)
-    raise InvalidEvent(f"field 'ts' must be epoch milliseconds or an ISO-8601 string, got {type(value).__name__}")
+    raise InvalidEvent(f"field 'ts' must be epoch milliseconds or an ISO-8601 string, got {json_type(value)}")
 
 
 # Epoch milliseconds below this (1973-03-03) are refused: they are nearly always seconds.

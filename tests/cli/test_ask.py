@@ -145,7 +145,7 @@ def test_check_file_answers_every_good_line_and_names_each_bad_one(tmp_path: Pat
     ]
     assert proc.stderr.splitlines() == [
         f"neardup check: {source}:2: missing field 'text'",
-        f"neardup check: {source}:3: field 'id' must be a string, got int",
+        f"neardup check: {source}:3: field 'id' must be a string, got a number",
         f"neardup check: {source}:4: field 'ts' 'bad' is not ISO-8601",
         f"neardup check: {source}:7: the worker refused it: {REFUSED_BY_THE_WORKER}",
         f"neardup check: {source}:8: invalid JSON: Expecting property name enclosed in double quotes at column 2",

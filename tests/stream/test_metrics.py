@@ -101,7 +101,7 @@ def test_dead_letter_reasons_become_a_few_labels() -> None:
         "invalid JSON: Expecting value": "invalid_json",
         "number 1e999 overflows a 64-bit float": "invalid_json",
         "event is nested more than 32 levels deep": "too_deep",
-        "event must be a JSON object, got list": "not_an_object",
+        "event must be a JSON object, got an array": "not_an_object",
         "missing field 'id'": "bad_id",
         "field 'text' is 812345 bytes, over the limit of 524288": "bad_text",
         "field 'ts' '2024-13-45' is not ISO-8601": "bad_ts",

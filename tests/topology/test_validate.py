@@ -17,14 +17,15 @@ SETTINGS = Settings(max_text_bytes=1000, max_id_chars=20)
     [
         (b"\xff\xfe{}", "invalid UTF-8"),
         (b"{not json", "invalid JSON"),
-        (b"[1, 2]", "must be a JSON object"),
+        (b"[1, 2]", "must be a JSON object, got an array"),
         (b'{"text": "hello"}', "missing field 'id'"),
-        (b'{"id": 7, "text": "hello"}', "'id' must be a string"),
+        (b'{"id": 7, "text": "hello"}', "'id' must be a string, got a number"),
         (b'{"id": "", "text": "hello"}', "'id' is empty"),
         (b'{"id": "\\u200b\\ufeff ", "text": "hello"}', "'id' is empty (only invisible characters)"),
         (b'{"id": "' + b"x" * 21 + b'", "text": "hello"}', "over the limit"),
         (b'{"id": "a"}', "missing field 'text'"),
-        (b'{"id": "a", "text": null}', "'text' must be a string"),
+        (b'{"id": "a", "text": null}', "'text' must be a string, got null"),
+        (b'{"id": "a", "text": {"en": "hi"}}', "'text' must be a string, got an object"),
         (b'{"id": "a", "text": "   "}', "'text' is empty"),
         (b'{"id": "a", "text": "' + b"y" * 1001 + b'"}', "over the limit"),
         (b'{"id": "a", "text": "\\ud800 lone"}', "lone surrogate"),
@@ -34,6 +35,7 @@ SETTINGS = Settings(max_text_bytes=1000, max_id_chars=20)
         (b'{"id": "a", "text": "ok", "\\ud800": 1}', "field name contains a lone surrogate"),
         (b'{"id": "a", "text": "ok", "ts": "yesterday"}', "not ISO-8601"),
         (b'{"id": "a", "text": "ok", "ts": true}', "got a boolean"),
+        (b'{"id": "a", "text": "ok", "ts": [2024]}', "got an array"),
         (b"[" * 30_000 + b"]" * 30_000, "nested more than 32 levels deep"),
         (b"x" * 70_000, "over the limit of 66536 bytes for a record (1000 bytes of text"),
         # An extra field 980 levels deep: Python's parser takes it at the top of a stack, but a
@@ -97,8 +99,14 @@ def test_far_future_timestamps_are_rejected() -> None:
     now = 1_700_000_000_000
     ok = parse_event(b'{"id": "a", "text": "ok", "ts": 1700000600000}', SETTINGS, now_ms=now)
     assert ok.ts == 1_700_000_600_000
-    with pytest.raises(InvalidEvent, match="in the future"):
+    with pytest.raises(InvalidEvent) as raised:
         parse_event(b'{"id": "a", "text": "ok", "ts": 1800000000000}', SETTINGS, now_ms=now)
+    assert str(raised.value) == (
+        "field 'ts' (2027-01-15 08:00:00 UTC) is 3.17 years in the future, over the allowed skew of 1 h"
+    )
+    with pytest.raises(InvalidEvent) as raised:  # past the calendar: no date, still one line
+        parse_event(b'{"id": "a", "text": "ok", "ts": 9000000000000000}', SETTINGS, now_ms=now)
+    assert str(raised.value) == "field 'ts' is 285,139 years in the future, over the allowed skew of 1 h"
 
 
 def test_timestamps() -> None:

@@ -70,7 +70,7 @@ class Summary:
         rate = self.events / self.seconds if self.seconds > 0 else 0.0
         return (
             f"{count(self.events, 'event')}: {self.unique} unique, {count(self.duplicates, 'duplicate')}, "
-            f"{self.rejected} rejected in {self.seconds:.1f} s ({rate:,.0f} docs/s)"
+            f"{self.rejected} rejected in {self.seconds:.1f} s ({rate:,.0f} events/s)"
         )
 
 
@@ -302,7 +302,7 @@ def _report(stream: IO[str], summary: Summary, elapsed: float, done: int, total:
     share = f"{100 * done / total:5.1f}% " if total else ""
     stream.write(
         f"\r\033[K{share}{summary.events} events, {summary.duplicates} duplicates, "
-        f"{summary.rejected} rejected, {rate:,.0f} docs/s"
+        f"{summary.rejected} rejected, {rate:,.0f} events/s"
     )
     stream.flush()
 

@@ -25,7 +25,7 @@ from faust.web import Request, Response, View
 from faust.web.drivers.aiohttp import Web as AiohttpWeb
 
 from topology import codec
-from topology.validate import InvalidEvent
+from topology.validate import InvalidEvent, json_type
 from worker.settings import Settings
 from worker.stream.inspect import Inspector
 from worker.stream.metrics import Metrics, exposition
@@ -192,7 +192,7 @@ async def _json_body(request: Request) -> dict[str, Any]:
     except RecursionError:
         raise _BadRequest(400, "request body is nested too deeply to read") from None
     if not isinstance(body, dict):
-        raise _BadRequest(400, f"request body must be a JSON object, got {type(body).__name__}")
+        raise _BadRequest(400, f"request body must be a JSON object, got {json_type(body)}")
     return body
 
 
