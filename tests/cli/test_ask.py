@@ -192,6 +192,16 @@ def test_a_url_that_is_no_http_address_is_refused_in_one_line(url: str) -> None:
     )
 
 
+def test_an_empty_text_is_refused_before_the_worker_is_asked(worker: str) -> None:
+    for text in ("", "   "):
+        proc = neardup("check", text, "--url", worker)
+        assert (proc.returncode, proc.stderr) == (
+            1,
+            "neardup check: give a text to check (an empty one is no event: the stream dead-letters it)\n",
+        )
+    assert FakeWorker.bodies == []
+
+
 def test_an_empty_id_is_refused_before_the_worker_is_asked(worker: str) -> None:
     proc = neardup("explain", "", "--url", worker)
     assert (proc.returncode, proc.stderr) == (1, "neardup explain: give an event id (an empty one names no event)\n")

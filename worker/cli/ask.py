@@ -157,6 +157,8 @@ def explanation_lines(found: dict[str, Any]) -> Iterator[str]:
 
 def check(url: str, text: str, as_json: bool, event_id: str | None = None, out: TextIO = sys.stdout) -> int:
     """Ask for one text's would-be verdict (as the event ``event_id``, if given)."""
+    if not text.strip():  # the stream refuses such an event; the worker need not be asked
+        raise AskError("give a text to check (an empty one is no event: the stream dead-letters it)")
     answer = call(url, "/check", {"text": text} | ({} if event_id is None else {"id": event_id}))
     _show(answer if event_id is None else {"id": event_id} | answer, as_json, out)
     return 0
