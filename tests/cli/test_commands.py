@@ -58,6 +58,14 @@ def test_an_unreachable_broker_is_one_line_naming_it_and_what_to_do(command: lis
     assert proc.stdout == ""  # no summary of records it never read
 
 
+def test_an_unreachable_remote_broker_is_not_told_to_start_a_local_one() -> None:
+    proc, took = neardup("topics", "describe", "--bootstrap", "kafka.nosuchhost.invalid:9092")
+    assert proc.returncode == 1 and took < 10
+    (line,) = proc.stderr.strip().splitlines()
+    assert "cannot reach Kafka at kafka.nosuchhost.invalid:9092" in line and "check the address" in line
+    assert "make kafka-start" not in line
+
+
 def test_the_environment_picks_the_broker_too_and_debug_shows_the_traceback() -> None:
     address = f"127.0.0.1:{free_port_pair()}"
     proc, _ = neardup("tail", env={"NEARDUP_BOOTSTRAP": address})

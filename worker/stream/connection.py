@@ -116,9 +116,11 @@ class Connection:
         deadline = time.monotonic() + timeout_s
         failures: list[str] = []
         ports: set[int] = set()
+        local = True
         for server in self.servers:
             host, port = _host_port(server)
             ports.add(port)
+            local = local and _is_local(host)
             given = ":" in server.split("://", 1)[-1].rsplit("]", 1)[-1]
             named = server if given else f"{server} (port {port} assumed)"
             try:
@@ -128,6 +130,11 @@ class Connection:
                     failures.append(f"{named} (it accepts connections but does not answer as a Kafka broker)")
             except OSError as exc:
                 failures.append(f"{named} ({exc.strerror or type(exc).__name__.lower()})")
+        if not local:  # a cluster elsewhere: a broker started here would not be it
+            raise Unreachable(
+                f"cannot reach Kafka at {', '.join(failures)}; check the address and that this machine "
+                "can reach it, or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
+            )
         # The local broker listens on the default port unless told: name another, so that the hint starts one there.
         (port,) = ports if len(ports) == 1 else (_DEFAULT_PORT,)
         start = "make kafka-start" if port == _DEFAULT_PORT else f"KAFKA_PORT={port} make kafka-start"
@@ -135,6 +142,15 @@ class Connection:
             f"cannot reach Kafka at {', '.join(failures)}; start the local broker with `{start}`, "
             "or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
         )
+
+
+# Hosts a broker started on this machine answers at (and any 127.x address, and its own name).
+_LOCAL_HOSTS = ("localhost", "::1", "0.0.0.0", "")
+
+
+def _is_local(host: str) -> bool:
+    host = host.lower()
+    return host in _LOCAL_HOSTS or host.startswith("127.") or host == socket.gethostname().lower()
 
 
 # An ApiVersions request, version 0, correlation id 0x6E44 ("nD"), no client id: every broker
