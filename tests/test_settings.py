@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.settings import RANGES, Settings
+from worker.settings import RANGES, Settings, unknown_variables
 
 
 def test_defaults() -> None:
@@ -141,3 +141,19 @@ def test_a_worker_name_from_the_environment_is_checked_too(monkeypatch: pytest.M
         worker_name(None)
     monkeypatch.setenv("NEARDUP_WORKER_NAME", "worker-1.eu_west")
     assert worker_name(None) == "worker-1.eu_west"
+
+
+def test_a_mistyped_setting_is_named_with_the_setting_it_looks_like() -> None:
+    env = {
+        "NEARDUP_RETENTON_DAYS": "3",
+        "NEARDUP_BOOTSTRAP_SERVERS": "kafka:9092",
+        "NEARDUP_COLOUR": "blue",
+        "NEARDUP_K": "4",
+        "NEARDUP_CACHE_DIR": "/tmp/x",
+        "HOME": "/root",
+    }
+    assert unknown_variables(env) == [
+        "NEARDUP_BOOTSTRAP_SERVERS is not a setting of neardup and is ignored (did you mean NEARDUP_BOOTSTRAP?)",
+        "NEARDUP_COLOUR is not a setting of neardup and is ignored (README.md, 'Settings', lists them)",
+        "NEARDUP_RETENTON_DAYS is not a setting of neardup and is ignored (did you mean NEARDUP_RETENTION_DAYS?)",
+    ]

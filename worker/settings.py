@@ -355,3 +355,27 @@ def _parse(type_name: Any, raw: str, name: str) -> Any:
         return raw
     except ValueError:
         raise ValueError(f"{ENV_PREFIX}{name.upper()}={raw!r} is not a valid {kind}") from None
+
+
+# NEARDUP_* variables that are not settings: scripts/kafka-local's cache root, the engine's
+# table cache (worker/engine/disk_cache.py) and the test suite's artefacts directory.
+OTHER_VARIABLES = frozenset({"NEARDUP_CACHE", "NEARDUP_CACHE_DIR", "NEARDUP_TEST_ARTIFACTS"})
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """A line for each ``NEARDUP_*`` variable set that neardup does not read, with the setting
+    its name is closest to: a mistyped setting is otherwise ignored without a word."""
+    import difflib
+
+    known = sorted(f.name.upper() for f in fields(Settings))
+    lines = []
+    for name in sorted(n for n in environ if n.startswith(ENV_PREFIX) and n not in OTHER_VARIABLES):
+        given = name[len(ENV_PREFIX) :]
+        if given in known:
+            continue
+        close = [k for k in known if given.startswith(k + "_")] or difflib.get_close_matches(
+            given, known, n=1, cutoff=0.7
+        )
+        hint = f" (did you mean {ENV_PREFIX}{close[0]}?)" if close else " (README.md, 'Settings', lists them)"
+        lines.append(f"{name} is not a setting of neardup and is ignored{hint}")
+    return lines

@@ -66,6 +66,15 @@ def test_an_unreachable_remote_broker_is_not_told_to_start_a_local_one() -> None
     assert "make kafka-start" not in line
 
 
+def test_a_mistyped_setting_is_named_and_the_command_still_runs() -> None:
+    proc, _ = neardup("plan", env={"NEARDUP_MAX_DISTENCE": "3"})
+    assert proc.returncode == 0 and proc.stdout.startswith("plan ")
+    assert proc.stderr == (
+        "neardup plan: NEARDUP_MAX_DISTENCE is not a setting of neardup and is ignored "
+        "(did you mean NEARDUP_MAX_DISTANCE?)\n"
+    )
+
+
 def test_the_environment_picks_the_broker_too_and_debug_shows_the_traceback() -> None:
     address = f"127.0.0.1:{free_port_pair()}"
     proc, _ = neardup("tail", env={"NEARDUP_BOOTSTRAP": address})

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
 from worker.cli.parser import build_parser
+from worker.settings import unknown_variables
 
 
 def _kafka_failure(exc: BaseException) -> bool:
@@ -15,6 +17,8 @@ def _kafka_failure(exc: BaseException) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    for line in unknown_variables(os.environ):
+        print(f"neardup {args.command}: {line}", file=sys.stderr)
     try:
         status = int(args.func(args))
         sys.stdout.flush()  # a reader gone is found here, not at exit in an "Exception ignored" trace
@@ -33,8 +37,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _stdout_closed() -> int:
     """The reader of stdout has gone (``neardup explain x | head -1``): end as SIGPIPE ends a
     command, quietly, 128 + 13; stdout to /dev/null, so the exit's flush cannot fail too."""
-    import os
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
