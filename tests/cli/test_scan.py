@@ -146,6 +146,13 @@ def test_bad_lines_are_dead_lettered_and_the_run_goes_on(tmp_path: Path, en: lis
     assert "6 rejected" in stderr
 
 
+def test_blank_lines_are_skipped_and_counted(tmp_path: Path, en: list[str]) -> None:
+    status, verdicts, stderr = run_scan(tmp_path, [event("a", en[0]), "", "   \t", event("b", en[1])])
+    assert status == 0 and [v["id"] for v in verdicts] == ["a", "b"]
+    assert "2 events: 2 unique, 0 duplicates, 0 rejected, 2 blank lines skipped in " in stderr
+    assert not (tmp_path / "out.deadletter.jsonl").exists()
+
+
 def test_state_dir_dedups_a_second_file_against_the_first(tmp_path: Path, zh: list[str]) -> None:
     state = tmp_path / "state"
     first = tmp_path / "one"

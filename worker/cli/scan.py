@@ -59,6 +59,7 @@ class Summary:
     events: int = 0
     duplicates: int = 0
     rejected: int = 0
+    blank: int = 0  # lines of nothing but spaces: skipped, as the stream's producer skips them
     late: int = 0  # decided, not stored: older than the retention window behind the newest event
     seconds: float = 0.0
 
@@ -68,9 +69,10 @@ class Summary:
 
     def line(self) -> str:
         rate = self.events / self.seconds if self.seconds > 0 else 0.0
+        blank = f", {count(self.blank, 'blank line')} skipped" if self.blank else ""
         return (
             f"{count(self.events, 'event')}: {self.unique} unique, {count(self.duplicates, 'duplicate')}, "
-            f"{self.rejected} rejected in {self.seconds:.1f} s ({rate:,.0f} events/s)"
+            f"{self.rejected} rejected{blank} in {self.seconds:.1f} s ({rate:,.0f} events/s)"
         )
 
 
@@ -210,6 +212,7 @@ def _decide(
         for line, made in zip(chunk, ready, strict=True):
             report.done_bytes += line.size
             if made is None:
+                summary.blank += 1
                 continue
             if isinstance(made, str):
                 summary.rejected += 1
