@@ -232,3 +232,49 @@ def test_explain_into_a_closed_pipe_ends_quietly(worker: str) -> None:
     proc.stdout.close()
     stderr = proc.stderr.read()
     assert (proc.wait(timeout=60), stderr) == (141, "")
+
+
+QUAKE = "Earthquake of magnitude 6.1 hits Tokyo; trains halted, no tsunami warning issued by the agency."
+RAIN = "Heavy rain floods the streets of Osaka as the rainy season begins early this year, officials say."
+QUAKE_COPY = f"BREAKING: {QUAKE} More soon"
+FERRY = "A ferry carrying two hundred passengers ran aground off Crete; coast guard boats reached it within the hour."
+
+
+def scanned(tmp_path: Path, name: str, events: list[tuple[str, str]], state: Path) -> list[dict[str, Any]]:
+    """``neardup scan`` of ``events`` (id, text) into ``state``; its verdicts."""
+    source, out = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.out.jsonl"
+    source.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in events), encoding="utf-8")
+    proc = neardup("scan", str(source), "-o", str(out), "--state", str(state))
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def test_check_against_a_scans_state_answers_as_that_scan_would_and_stores_nothing(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    scanned(tmp_path, "first", [("a1", QUAKE), ("b1", RAIN)], state)
+    proc = neardup("check", QUAKE_COPY, "--state", str(state), "--json")
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert (answer["verdict"], answer["duplicate_of"]) == ("duplicate", "a1")
+    assert [(c["id"], c["verified"]) for c in answer["candidates"]] == [("a1", True)]
+    proc = neardup("check", FERRY, "--state", str(state))
+    assert (proc.returncode, proc.stdout) == (0, "unique\n")
+    # The scan of the same texts decides as the checks said, and finds no trace of them.
+    verdicts = scanned(tmp_path, "second", [("a2", QUAKE_COPY), ("f1", FERRY)], state)
+    assert [(v["id"], v["verdict"], v["duplicate_of"]) for v in verdicts] == [
+        ("a2", "duplicate", "a1"),
+        ("f1", "unique", None),
+    ]
+    assert (verdicts[0]["distance"], verdicts[0]["similarity"]) == (answer["distance"], answer["similarity"])
+
+
+def test_check_against_a_missing_state_or_with_a_worker_option_is_refused(tmp_path: Path) -> None:
+    proc = neardup("check", QUAKE, "--state", str(tmp_path / "none"))
+    assert (proc.returncode, proc.stderr) == (
+        1,
+        f"neardup check: --state {tmp_path / 'none'} holds no index: "
+        f"`neardup scan FILE --state {tmp_path / 'none'}` keeps one\n",
+    )
+    proc = neardup("check", QUAKE, "--state", str(tmp_path), "--url", "http://127.0.0.1:1")
+    assert proc.returncode == 2
+    assert "--state checks a TEXT against a scan's state; --file, --id and --url ask a worker" in proc.stderr

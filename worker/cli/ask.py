@@ -3,7 +3,8 @@
 Any worker of a group answers for any id or text: it forwards to the owners of the
 partitions involved (:mod:`worker.stream.inspect`). These commands only speak HTTP to one
 worker (``--url``, default ``NEARDUP_WEB_URL`` or the local worker's port) and print what it
-says: readable lines, or its JSON with ``--json``.
+says: readable lines, or its JSON with ``--json``. ``check --state`` asks a scan's kept
+state instead, with no worker: the same answer, from the scan's decision.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import json
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 from urllib.parse import quote, urlsplit
 
 from topology.validate import InvalidEvent, Limits, decode_event, validate
 from worker.cli.inputs import without_bom
+from worker.settings import Settings
 
 _TIMEOUT_S = 30.0
 _SHOWN = 160  # characters of a text shown on one line
@@ -157,11 +160,36 @@ def explanation_lines(found: dict[str, Any]) -> Iterator[str]:
 
 def check(url: str, text: str, as_json: bool, event_id: str | None = None, out: TextIO = sys.stdout) -> int:
     """Ask for one text's would-be verdict (as the event ``event_id``, if given)."""
-    if not text.strip():  # the stream refuses such an event; the worker need not be asked
-        raise AskError("give a text to check (an empty one is no event: the stream dead-letters it)")
+    _require_text(text)
     answer = call(url, "/check", {"text": text} | ({} if event_id is None else {"id": event_id}))
     _show(answer if event_id is None else {"id": event_id} | answer, as_json, out)
     return 0
+
+
+def check_state(state: Path, text: str, as_json: bool, settings: Settings, out: TextIO = sys.stdout) -> int:
+    """One text's would-be verdict against a scan's kept state (``neardup scan --state``), by
+    the scan's decision rule; nothing is stored. Opening the state expires what its window
+    left behind, as the next scan would."""
+    from worker.cli.deduplicator import Deduplicator
+    from worker.cli.paths import check_state_dir
+    from worker.state.index import BlockIndex
+
+    _require_text(text)
+    if not (state / "CURRENT").exists():
+        raise AskError(f"--state {state} holds no index: `neardup scan FILE --state {state}` keeps one")
+    check_state_dir(state, settings)
+    plan, cache = settings.block_plan, settings.cache_mb << 20
+    with BlockIndex(
+        state, plan, retention_ms=settings.retention_ms, cache_bytes=cache, features=settings.stored_features
+    ) as index:
+        answer = Deduplicator(index, settings, durable=False).check(text)
+    _show(answer, as_json, out)
+    return 0
+
+
+def _require_text(text: str) -> None:
+    if not text.strip():  # the stream refuses such an event; nothing need be asked
+        raise AskError("give a text to check (an empty one is no event: the stream dead-letters it)")
 
 
 def check_file(

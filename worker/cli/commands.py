@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from worker.settings import Settings
@@ -139,6 +140,10 @@ def run_check(args: argparse.Namespace) -> int:
 
     if (args.text is None) == (args.file is None):
         args.parser.error("give a TEXT or --file F.jsonl (one of them)")
+    if args.state is not None:
+        if args.file is not None or args.id is not None or args.url is not None:
+            args.parser.error("--state checks a TEXT against a scan's state; --file, --id and --url ask a worker")
+        return ask.check_state(Path(args.state), args.text, args.json, Settings.from_env())
     url = _web_url(args)
     if args.text is not None:
         return ask.check(url, args.text, args.json, args.id)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from topology.codec import dumps, loads
 from topology.records import Event, Verdict
@@ -110,6 +111,12 @@ class Deduplicator:
 
     def _best_match(self, probe: Fingerprint, ts: int) -> Match | None:
         oldest = ts - self.settings.retention_ms
+        candidates = self._candidates(probe)
+        found = match.earliest(candidates, lambda c: match.accepts(probe, c, self.settings), oldest)
+        return None if found is None else Match(*found)
+
+    def _candidates(self, probe: Fingerprint) -> list[Candidate]:
+        """Every stored event near ``probe`` in the tables or under one of its exact keys, once."""
         candidates: dict[tuple[str, int], Candidate] = {}
         if probe.in_tables:
             for candidate in self.index.query(probe.simhash, self.settings.max_distance):
@@ -118,8 +125,26 @@ class Deduplicator:
             candidates.setdefault(
                 (entry.event_id, entry.order), Candidate(entry, hamming(entry.fingerprint, probe.simhash))
             )
-        found = match.earliest(candidates.values(), lambda c: match.accepts(probe, c, self.settings), oldest)
-        return None if found is None else Match(*found)
+        return list(candidates.values())
+
+    def check(self, text: str, ts: int | None = None) -> dict[str, Any]:
+        """The verdict ``text`` would get now (as an event of time ``ts``, default now), and each
+        candidate with its similarity or why verification refused it, as a worker's ``/check``
+        answers; nothing is stored (``neardup check --state``)."""
+        ts = int(time.time() * 1000) if ts is None else ts
+        probe = fingerprint(text, self.settings)
+        candidates = sorted(self._candidates(probe), key=lambda c: match.precedence(c.entry.order, c.distance))
+        judged = [match.judge(probe, candidate, self.settings) for candidate in candidates]
+        similarity = {id(c): j.similarity for c, j in zip(candidates, judged, strict=True)}
+        oldest = ts - self.settings.retention_ms
+        found = match.earliest(candidates, lambda c: similarity[id(c)], oldest)
+        verdict: dict[str, Any] = {"verdict": "unique"}
+        if found is not None:
+            best, score = found
+            verdict = {"verdict": "duplicate", "duplicate_of": best.entry.event_id}
+            verdict |= {"distance": best.distance, "similarity": round(score, 3)}
+        shown = [j.shown(c, oldest) for c, j in zip(candidates, judged, strict=True)]
+        return verdict | {"fingerprint": to_hex(probe.simhash), "candidates": shown}
 
     def flush(self) -> None:
         """Persist pending index writes and the arrival counter (unless not ``durable``)."""

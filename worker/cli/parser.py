@@ -203,6 +203,10 @@ def _ask_parsers(commands: Any) -> None:
     )
     check.add_argument("--id", help="check TEXT as the event of this id (not a copy of itself)")
     check.add_argument("--url", help=url_help)
+    check.add_argument(
+        "--state",
+        help="check TEXT against the state a `neardup scan --state DIR` kept, with no worker and no Kafka",
+    )
     check.add_argument("--json", action="store_true", help="print the worker's JSON")
     check.set_defaults(func=handlers.run_check, parser=check)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from worker.engine import words
 from worker.engine.blocks import Plan
@@ -111,6 +111,18 @@ class Judgement:
         return (
             f"too little in common: resemblance {resemblance:.2f} (needs {floor:.2f}),"
             f" containment {containment:.2f} (needs {needed:.2f})"
+        )
+
+    def shown(self, candidate: Candidate, oldest_ts: int) -> dict[str, Any]:
+        """``candidate`` as a check lists it (a worker's ``/check``, ``neardup check --state``):
+        its event, distance and similarity, or why it was refused, and whether it is still
+        within the window that begins at ``oldest_ts``."""
+        entry, similarity = candidate.entry, self.similarity
+        return (
+            {"id": entry.event_id, "order": entry.order, "ts": entry.ts, "distance": candidate.distance}
+            | {"similarity": None if similarity is None else round(similarity, 3)}
+            | {"verified": similarity is not None, "in_window": entry.ts >= oldest_ts}
+            | ({"refused": self.refused} if self.refused else {})
         )
 
 

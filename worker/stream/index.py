@@ -182,16 +182,8 @@ class IndexStage:
             for c, j in zip(found, judged, strict=True)
         }
         earlier, _, _ = self._match(store, share, found, verified, probe)
-        shown = []
         oldest_ts = share.ts - self.retention_ms
-        for candidate, judgement in zip(found, judged, strict=True):
-            entry = candidate.entry
-            shown.append(
-                {"id": entry.event_id, "order": entry.order, "ts": entry.ts, "distance": candidate.distance}
-                | {"similarity": None if judgement.similarity is None else round(judgement.similarity, 3)}
-                | {"verified": judgement.similarity is not None, "in_window": entry.ts >= oldest_ts}
-                | ({"refused": judgement.refused} if judgement.refused else {})
-            )
+        shown = [judgement.shown(candidate, oldest_ts) for candidate, judgement in zip(found, judged, strict=True)]
         return (earlier[0] if earlier else None), shown
 
     def _match(
