@@ -218,7 +218,7 @@ def test_check_of_one_text_sends_the_id_it_is_given(tmp_path: Path, worker: str)
     events = tmp_path / "events.jsonl"
     events.write_text('{"id": "p2", "text": "a post"}\n')
     proc = neardup("check", "--file", str(events), "--id", "p1", "--url", worker)
-    assert proc.returncode == 2 and "--id goes with a TEXT" in proc.stderr
+    assert proc.returncode == 2 and "--id and --ts go with a TEXT" in proc.stderr
 
 
 def test_explain_into_a_closed_pipe_ends_quietly(worker: str) -> None:
@@ -278,3 +278,26 @@ def test_check_against_a_missing_state_or_with_a_worker_option_is_refused(tmp_pa
     proc = neardup("check", QUAKE, "--state", str(tmp_path), "--url", "http://127.0.0.1:1")
     assert proc.returncode == 2
     assert "--state checks a TEXT against a scan's state; --file, --id and --url ask a worker" in proc.stderr
+
+
+def test_check_at_a_time_of_the_scans_events_finds_what_now_is_out_of_the_window(tmp_path: Path) -> None:
+    """The shipped sample is of 2024: a copy of its text checked now is past its window; at the
+    time of its events it is a copy (a newcomer took the first for a miss)."""
+    state, source = tmp_path / "state", tmp_path / "old.jsonl"
+    source.write_text(json.dumps({"id": "a1", "text": QUAKE, "ts": "2024-03-01T08:00:00Z"}) + "\n", encoding="utf-8")
+    assert neardup("scan", str(source), "-o", str(tmp_path / "out.jsonl"), "--state", str(state)).returncode == 0
+    proc = neardup("check", QUAKE_COPY, "--state", str(state))
+    assert proc.stdout.splitlines()[0] == "unique"
+    assert "older than the retention window" in proc.stdout
+    proc = neardup("check", QUAKE_COPY, "--state", str(state), "--ts", "2024-03-01T09:00:00Z")
+    assert proc.stdout.startswith("duplicate of a1  ("), proc.stderr
+    proc = neardup("check", QUAKE_COPY, "--state", str(state), "--ts", "1709283600")  # seconds, not ms
+    assert proc.returncode == 1 and "if it is seconds, send it x 1000" in proc.stderr
+
+
+def test_check_sends_its_time_to_the_worker(worker: str) -> None:
+    proc = neardup("check", "some text", "--ts", "1709283600000", "--url", worker)
+    assert proc.returncode == 0, proc.stderr
+    assert FakeWorker.bodies[-1] == {"text": "some text", "ts": 1709283600000}
+    proc = neardup("check", "--file", "-", "--ts", "1709283600000", "--url", worker)
+    assert proc.returncode == 2 and "--id and --ts go with a TEXT" in proc.stderr

@@ -158,15 +158,20 @@ def explanation_lines(found: dict[str, Any]) -> Iterator[str]:
         yield f"  its time   {_time(original.get('event_time'))}"
 
 
-def check(url: str, text: str, as_json: bool, event_id: str | None = None, out: TextIO = sys.stdout) -> int:
-    """Ask for one text's would-be verdict (as the event ``event_id``, if given)."""
+def check(
+    url: str, text: str, as_json: bool, event_id: str | None = None, out: TextIO = sys.stdout, ts: int | None = None
+) -> int:
+    """Ask for one text's would-be verdict (as the event ``event_id`` of time ``ts``, if given)."""
     _require_text(text)
-    answer = call(url, "/check", {"text": text} | ({} if event_id is None else {"id": event_id}))
+    body = {"text": text} | ({} if event_id is None else {"id": event_id}) | ({} if ts is None else {"ts": ts})
+    answer = call(url, "/check", body)
     _show(answer if event_id is None else {"id": event_id} | answer, as_json, out)
     return 0
 
 
-def check_state(state: Path, text: str, as_json: bool, settings: Settings, out: TextIO = sys.stdout) -> int:
+def check_state(
+    state: Path, text: str, as_json: bool, settings: Settings, ts: int | None = None, out: TextIO = sys.stdout
+) -> int:
     """One text's would-be verdict against a scan's kept state (``neardup scan --state``), by
     the scan's decision rule; nothing is stored. Opening the state expires what its window
     left behind, as the next scan would."""
@@ -182,7 +187,7 @@ def check_state(state: Path, text: str, as_json: bool, settings: Settings, out: 
     with BlockIndex(
         state, plan, retention_ms=settings.retention_ms, cache_bytes=cache, features=settings.stored_features
     ) as index:
-        answer = Deduplicator(index, settings, durable=False).check(text)
+        answer = Deduplicator(index, settings, durable=False).check(text, ts)
     _show(answer, as_json, out)
     return 0
 

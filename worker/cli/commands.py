@@ -135,20 +135,22 @@ def run_explain(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from topology.validate import parse_ts
     from worker.cli import ask
     from worker.cli.inputs import named_input, open_input
 
     if (args.text is None) == (args.file is None):
         args.parser.error("give a TEXT or --file F.jsonl (one of them)")
+    ts = None if args.ts is None else parse_ts(int(args.ts) if args.ts.strip().isdigit() else args.ts)
     if args.state is not None:
         if args.file is not None or args.id is not None or args.url is not None:
             args.parser.error("--state checks a TEXT against a scan's state; --file, --id and --url ask a worker")
-        return ask.check_state(Path(args.state), args.text, args.json, Settings.from_env())
+        return ask.check_state(Path(args.state), args.text, args.json, Settings.from_env(), ts)
     url = _web_url(args)
     if args.text is not None:
-        return ask.check(url, args.text, args.json, args.id)
-    if args.id is not None:
-        args.parser.error("--id goes with a TEXT (a --file line carries its own id)")
+        return ask.check(url, args.text, args.json, args.id, ts=ts)
+    if args.id is not None or args.ts is not None:
+        args.parser.error("--id and --ts go with a TEXT (a --file line carries its own id and ts)")
     with open_input(named_input(args.file)) as source:
         return ask.check_file(url, source, "stdin" if args.file == "-" else args.file, Settings.from_env())
 

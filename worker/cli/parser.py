@@ -202,6 +202,11 @@ def _ask_parsers(commands: Any) -> None:
         "--file", help="JSON-lines events {id?, text, ts?} to check ('-' for stdin, 'sample' for the shipped sample)"
     )
     check.add_argument("--id", help="check TEXT as the event of this id (not a copy of itself)")
+    check.add_argument(
+        "--ts",
+        help="check TEXT as an event of this time (epoch milliseconds or ISO-8601; default now): "
+        "events older than the retention window behind it are no candidates",
+    )
     check.add_argument("--url", help=url_help)
     check.add_argument(
         "--state",
