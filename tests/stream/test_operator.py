@@ -228,10 +228,16 @@ def test_bad_requests_get_json_errors_and_the_workers_keep_running(run: Run) -> 
     assert status == 400 and "over the limit" in body["error"]
     assert call(url + "/check", raw=b"{not json")[0] == 400
     assert call(url + "/check", body=["a", "list"])[0] == 400
-    assert call(url + "/check", body={"text": 42})[0] == 400
-    assert call(url + "/check", body={"text": "some words here", "id": 7})[0] == 400
+    assert call(url + "/check", body={"text": 42}) == (400, {"error": "field 'text' must be a string, got a number"})
+    assert call(url + "/check", body={"text": "some words here", "id": 7}) == (
+        400,
+        {"error": "field 'id' must be a string, got a number"},
+    )
     assert call(url + "/check", body={"text": "some words here", "id": "a\u0001b"})[0] == 400
-    assert call(url + "/check", body={"text": "x" * (MAX_TEXT + 1)})[0] == 413
+    assert call(url + "/check", body={"text": "x" * (MAX_TEXT + 1)}) == (
+        413,
+        {"error": f"field 'text' is {MAX_TEXT + 1} bytes, over the limit of {MAX_TEXT}"},
+    )
     assert call(url + "/check", body={"text": "some words here", "ts": "yesterday"})[0] == 400
     deep = b'{"text": "some words here", "n": ' + b"[" * 5000 + b"]" * 5000 + b"}"
     assert call(url + "/check", raw=deep)[0] == 400

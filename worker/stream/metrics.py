@@ -179,7 +179,7 @@ class Metrics:
     def summary(self) -> str:
         return (
             f"events {self.events}, dead-lettered {sum(self.deadletters.values())}, verdicts {self.verdicts} "
-            f"({self.duplicates} duplicates), republished {self.republished} ({self.resent_changed} with another "
+            f"({self.duplicates} duplicate{'' if self.duplicates == 1 else 's'}), republished {self.republished} ({self.resent_changed} with another "
             f"text), replayed {self.replayed}, "
             f"corrections {self.corrections}, late {self.late}"
         )

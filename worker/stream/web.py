@@ -152,13 +152,16 @@ def install_web(app: faust.App, settings: Settings, metrics: Metrics, sampler: S
                 except (KeyError, TypeError, ValueError) as exc:  # what another worker sent is not a probe
                     return self.error(400, f"unreadable probes: {type(exc).__name__} {exc}")
             text = body.get("text")
-            if not isinstance(text, str) or not text:
-                return self.error(400, "field 'text' must be a non-empty string")
-            if len(text.encode("utf-8", "surrogatepass")) > settings.max_text_bytes:
-                return self.error(413, f"field 'text' is over the limit of {settings.max_text_bytes} bytes")
+            if not isinstance(text, str):
+                return self.error(400, f"field 'text' must be a string, got {json_type(text)}")
+            if not text:
+                return self.error(400, "field 'text' is empty")
+            size = len(text.encode("utf-8", "surrogatepass"))
+            if size > settings.max_text_bytes:
+                return self.error(413, f"field 'text' is {size} bytes, over the limit of {settings.max_text_bytes}")
             event_id = body.get("id")
             if event_id is not None and not isinstance(event_id, str):
-                return self.error(400, f"field 'id' must be a string, got {type(event_id).__name__}")
+                return self.error(400, f"field 'id' must be a string, got {json_type(event_id)}")
             try:
                 return self.json(await inspector.check(text, body.get("ts"), event_id))
             except InvalidEvent as exc:
