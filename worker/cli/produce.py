@@ -18,10 +18,11 @@ import json
 import sys
 import time
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from topology.stages import Topics
+from topology.validate import InvalidEvent, parse_event
 from worker.cli.inputs import count, without_bom
 from worker.settings import Settings
 
@@ -49,6 +50,8 @@ class Produced:
 
     sent: int
     refused: list[tuple[int, str]]
+    # Lines sent that are no valid event (line number, reason): the stream dead-letters them.
+    invalid: list[tuple[int, str]] = field(default_factory=list)
 
 
 def produce(
@@ -76,6 +79,7 @@ def produce(
     producer.partitions_for(target)
     attempted = 0
     failed: list[tuple[int, str]] = []
+    invalid: list[tuple[int, str]] = []
     started = time.perf_counter()
     try:
         for number, raw in enumerate(without_bom(lines), 1):
@@ -87,13 +91,17 @@ def produce(
                 if ahead > 0:
                     time.sleep(ahead)
             attempted += 1
+            try:  # sent all the same: the dead-letter path is there to be exercised
+                parse_event(line, settings)
+            except InvalidEvent as exc:
+                invalid.append((number, exc.reason))
             _send(producer, target, number, line, failed)
             if rate:
                 _acknowledged(producer)
         producer.flush()
     finally:
         producer.close()
-    return Produced(sent=attempted - len(failed), refused=sorted(failed))
+    return Produced(sent=attempted - len(failed), refused=sorted(failed), invalid=invalid)
 
 
 def _send(producer: Any, target: str, number: int, line: bytes, failed: list[tuple[int, str]]) -> None:
@@ -182,4 +190,12 @@ def run(source: BinaryIO, settings: Settings, rate: float | None, topic: str | N
         print(f"neardup produce: line {number}: the broker refused it, not sent: {reason}", file=sys.stderr)
     refused = f"; {count(len(done.refused), 'line')} refused (above)" if done.refused else ""
     print(f"neardup produce: {count(done.sent, 'record')} to {target} in {seconds:.1f} s{refused}", file=sys.stderr)
+    if done.invalid:
+        first = "; ".join(f"line {number}: {reason}" for number, reason in done.invalid[:3])
+        more = ", …" if len(done.invalid) > 3 else ""
+        print(
+            f"neardup produce: {count(len(done.invalid), 'line')} sent that the stream dead-letters, not being "
+            f"events (`neardup tail` shows them): {first}{more}",
+            file=sys.stderr,
+        )
     return 2 if done.refused else 0
