@@ -17,7 +17,7 @@ from urllib.parse import unquote
 import pytest
 
 from tests.kafka_broker import free_port_pair
-from worker.cli.ask import check_lines
+from worker.cli.ask import check_lines, explanation_lines
 from worker.engine.sketch import NUMBERS_DIFFER
 
 REFUSED_BY_THE_WORKER = "no fingerprint for this text"
@@ -301,3 +301,29 @@ def test_check_sends_its_time_to_the_worker(worker: str) -> None:
     assert FakeWorker.bodies[-1] == {"text": "some text", "ts": 1709283600000}
     proc = neardup("check", "--file", "-", "--ts", "1709283600000", "--url", worker)
     assert proc.returncode == 2 and "--id and --ts go with a TEXT" in proc.stderr
+
+
+def test_an_explanation_shows_two_texts_from_where_they_part() -> None:
+    """Two texts that open alike for longer than a line: each shown from a little before their
+    first difference, where two cut lines of one opening told nothing apart."""
+    opening = "Deepen the reform and renew the mechanisms of the four good managements " * 3
+    found = {
+        "id": "ev197",
+        "verdict": "duplicate",
+        "duplicate_of": "ev066",
+        "distance": 6,
+        "similarity": 0.898,
+        "chain": ["ev197", "ev066"],
+        "event_time": None,
+        "text": opening + "in the county, said the report on Monday.",
+        "original": {"text": opening + "in every village of the province.", "event_time": None},
+    }
+    lines = list(explanation_lines(found))
+    text, original = (line.split(None, 1)[1] for line in lines if line.startswith(("  text", "  original")))
+    assert text.startswith("…") and text.endswith("four good managements in the county, said the report on Monday.")
+    assert original.startswith("…") and original.endswith("four good managements in every village of the province.")
+    found |= {"text": "Short one.", "original": {"text": "Short two.", "event_time": None}}
+    assert [line for line in explanation_lines(found) if line.startswith(("  text", "  original"))] == [
+        "  text       Short one.",
+        "  original   Short two.",
+    ]

@@ -24,6 +24,7 @@ from worker.settings import Settings
 
 _TIMEOUT_S = 30.0
 _SHOWN = 160  # characters of a text shown on one line
+_CONTEXT = 40  # of them before the first difference, where two texts open alike for longer
 # What a kept-alive connection raises when the worker closed it since the last call.
 _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
@@ -151,10 +152,11 @@ def explanation_lines(found: dict[str, Any]) -> Iterator[str]:
         was = first["verdict"] if first["verdict"] == "unique" else f"duplicate of {first['duplicate_of']}"
         yield f"  corrected  published first as {was}; {found['corrections']} correction(s) since"
     yield f"  event time {_time(found.get('event_time'))}"
-    yield f"  text       {_short(found.get('text'))}"
     original = found.get("original")
+    text, its = _shown_apart(found.get("text"), original.get("text") if original else None)
+    yield f"  text       {text}"
     if original:
-        yield f"  original   {_short(original.get('text'))}"
+        yield f"  original   {its}"
         yield f"  its time   {_time(original.get('event_time'))}"
 
 
@@ -271,6 +273,21 @@ def check_lines(answer: dict[str, Any]) -> Iterator[str]:
         if not candidate["in_window"]:
             why += ", older than the retention window"
         yield f"  candidate {candidate['id']}  distance {candidate['distance']}  ({why})"
+
+
+def _shown_apart(text: str | None, original: str | None) -> tuple[str, str]:
+    """Both texts on a line each; where they open alike for longer than a line shows, both from
+    a little before their first difference, which two lines of one opening hid."""
+    if text is None or original is None:
+        return _short(text), _short(original)
+    a, b = " ".join(text.split()), " ".join(original.split())
+    same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    start = same - _CONTEXT if same > _SHOWN - _CONTEXT else 0
+    if start == 0:
+        return _short(a), _short(b)
+    space = a.find(" ", start, same)  # from a word's start where there are words (both read a[:same])
+    start = space + 1 if space != -1 else start
+    return "…" + _short(a[start:]), "…" + _short(b[start:])
 
 
 def _short(text: str | None) -> str:
