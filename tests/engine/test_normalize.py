@@ -65,6 +65,8 @@ def test_mentions_and_hashtags_are_removed(raw: str, expected: str) -> None:
     [
         ("RT @dailybrief: The council approved the bridge. via @maria_k", "the council approved the bridge."),
         ("MT @a: hello world (via @b)", "hello world"),
+        ("Quake hits Tokyo, trains halted (via Reuters)", "quake hits tokyo, trains halted"),
+        ("Quake hits Tokyo [via The Japan Times]", "quake hits tokyo"),
         ("via @x: big news today h/t @y", "big news today"),
         ("RT: the council approved it RT", "the council approved it"),
         ("转发微博//@老李说事:今天天气很好 分享自@小鹿乱撞", "今天天气很好"),
@@ -79,7 +81,17 @@ def test_repost_wrappers_are_removed(raw: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "raw", ["转发这条微博的人都很好", "I love this art", "The via ferrata was fun", "RT", "转发微博", "via @alice"]
+    "raw",
+    [
+        "转发这条微博的人都很好",
+        "I love this art",
+        "The via ferrata was fun",
+        "RT",
+        "转发微博",
+        "via @alice",
+        "(via Reuters)",
+        "Trains run to Kyoto via Osaka",
+    ],
 )
 def test_words_that_only_look_like_a_wrapper_stay(raw: str) -> None:
     assert normalize(raw) == normalize_reference(raw) and normalize(raw)

@@ -294,9 +294,10 @@ _REPOST_LEAD = re.compile(
     r")\s*"
 )
 # Behind: "via @a", "(via @a)", "/via @a", "h/t @a", "HT @a", "RT", "分享自@a", "(转自@a)",
-# "来自@a的微博", "//@a: 转发".
+# "来自@a的微博", "//@a: 转发", and a source credited in brackets, "(via Reuters)".
 _REPOST_TAIL = re.compile(
     r"(?:(?<![a-z0-9])[(\[]?\s*/?(?:via|h/t|ht|cc|rt|mt)\s*:?\s*" + _HANDLE + r"\s*[)\]]?"
+    r"|[(\[]\s*via\s+[a-z][\w .&'-]{0,40}[)\]]"
     r"|[(\[]?\s*(?:分享自|转自|来自)\s*:?\s*" + _HANDLE + r"(?:的微博)?\s*[)\]]?"
     r"|//\s*" + _HANDLE + r"\s*:?\s*(?:转发微博|转发)?"
     r"|(?<![a-z0-9])rt"
@@ -311,7 +312,8 @@ def may_have_repost(text: str) -> bool:
     """Whether :func:`strip_reposts` may change ``text``: it has a mention, or one of its ends a
     mention-less wrapper. A substring test first: a regular expression over the whole text would
     cost ~15 µs/KB on every event."""
-    return "@" in text or _repost_hint(text[:40]) or _repost_hint(text[-_REPOST_WINDOW:])
+    tail = text[-_REPOST_WINDOW:]
+    return "@" in text or _repost_hint(text[:40]) or _repost_hint(tail) or "via " in tail
 
 
 def _repost_hint(end: str) -> bool:
@@ -322,7 +324,7 @@ def _repost_hint(end: str) -> bool:
 def strip_reposts(text: str) -> str:
     """Drop the repost wrapper around a post: retweet and forward markers in front ("RT @a:",
     "MT @a", "via @a:", "转发微博//@a:", "//@a:", "【转】", "转：@a"), via and share credits
-    behind ("via @a", "(via @a)", "h/t @a", "RT", "分享自@a", "（转自@a）", "//@a: 转发"), a few
+    behind ("via @a", "(via @a)", "(via Reuters)", "h/t @a", "RT", "分享自@a", "（转自@a）", "//@a: 转发"), a few
     stacked at most. Never the whole text. Runs on case-folded text that still has its
     @mentions: a wrapper is recognised by the mention it credits (or by its fixed form)."""
     for _ in range(_MAX_STACKED):
