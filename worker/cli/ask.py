@@ -179,16 +179,13 @@ def check_state(
     left behind, as the next scan would."""
     from worker.cli.deduplicator import Deduplicator
     from worker.cli.paths import check_state_dir
-    from worker.state.index import BlockIndex
+    from worker.cli.scan import open_index
 
     _require_text(text)
     if not (state / "CURRENT").exists():
         raise AskError(f"--state {state} holds no index: `neardup scan FILE --state {state}` keeps one")
     check_state_dir(state, settings)
-    plan, cache = settings.block_plan, settings.cache_mb << 20
-    with BlockIndex(
-        state, plan, retention_ms=settings.retention_ms, cache_bytes=cache, features=settings.stored_features
-    ) as index:
+    with open_index(state, settings) as index:
         answer = Deduplicator(index, settings, durable=False).check(text, ts)
     _show(answer, as_json, out)
     return 0

@@ -52,6 +52,18 @@ _PR_SET_PDEATHSIG = 1  # prctl(2)
 SCAN_RECENT_ENTRIES = 131_072
 
 
+def open_index(state_dir: Path, settings: Settings) -> BlockIndex:
+    """A scan's index at ``state_dir``, opened as every scan opens it (and ``check --state``)."""
+    return BlockIndex(
+        state_dir,
+        settings.block_plan,
+        retention_ms=settings.retention_ms,
+        cache_bytes=settings.cache_mb << 20,
+        recent_entries=SCAN_RECENT_ENTRIES,
+        features=settings.stored_features,
+    )
+
+
 @dataclass
 class Summary:
     """What one scan did; printed at the end and returned to callers."""
@@ -103,14 +115,7 @@ def scan(
             warm_up(settings)
         # Forked before RocksDB starts its threads: the helper only fingerprints.
         pool = stack.enter_context(_helper(settings)) if ahead else None
-        index = BlockIndex(
-            state_dir,
-            settings.block_plan,
-            retention_ms=settings.retention_ms,
-            cache_bytes=settings.cache_mb << 20,
-            recent_entries=SCAN_RECENT_ENTRIES,
-            features=settings.stored_features,
-        )
+        index = open_index(state_dir, settings)
         stack.callback(index.close, keep=not temporary)
         dedup = Deduplicator(index, settings, durable=not temporary)
         collector.settle()  # a chunk's temporaries die young; the caches it fills are scanned less
