@@ -92,10 +92,11 @@ def produce(
                     time.sleep(ahead)
             attempted += 1
             try:  # sent all the same: the dead-letter path is there to be exercised
-                parse_event(line, settings)
+                key: bytes | None = parse_event(line, settings).id.encode("utf-8")
             except InvalidEvent as exc:
                 invalid.append((number, exc.reason))
-            _send(producer, target, number, line, failed)
+                key = event_key(line)
+            _send(producer, target, number, line, key, failed)
             if rate:
                 _acknowledged(producer)
         producer.flush()
@@ -104,12 +105,14 @@ def produce(
     return Produced(sent=attempted - len(failed), refused=sorted(failed), invalid=invalid)
 
 
-def _send(producer: Any, target: str, number: int, line: bytes, failed: list[tuple[int, str]]) -> None:
-    """Send one line; a refusal, at once or in the broker's answer, goes into ``failed``."""
+def _send(
+    producer: Any, target: str, number: int, line: bytes, key: bytes | None, failed: list[tuple[int, str]]
+) -> None:
+    """Send one line under ``key``; a refusal, at once or in the broker's answer, goes into ``failed``."""
     from kafka.errors import KafkaError
 
     try:
-        future = producer.send(target, key=event_key(line), value=line)
+        future = producer.send(target, key=key, value=line)
     except KafkaError as exc:  # too large to send at all
         failed.append((number, _reason(exc, len(line))))
         return
