@@ -130,17 +130,17 @@ class Connection:
                     failures.append(f"{named} (it accepts connections but does not answer as a Kafka broker)")
             except OSError as exc:
                 failures.append(f"{named} ({exc.strerror or type(exc).__name__.lower()})")
-        if not local:  # a cluster elsewhere: a broker started here would not be it
-            raise Unreachable(
-                f"cannot reach Kafka at {', '.join(failures)}; check the address and that this machine "
-                "can reach it, or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
-            )
         # The local broker listens on the default port unless told: name another, so that the hint starts one there.
         (port,) = ports if len(ports) == 1 else (_DEFAULT_PORT,)
         start = "make kafka-start" if port == _DEFAULT_PORT else f"KAFKA_PORT={port} make kafka-start"
+        # A cluster elsewhere: a broker started here would not be it.
+        hint = (
+            f"start the local broker with `{start}`"
+            if local
+            else "check the address and that this machine can reach it"
+        )
         raise Unreachable(
-            f"cannot reach Kafka at {', '.join(failures)}; start the local broker with `{start}`, "
-            "or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
+            f"cannot reach Kafka at {', '.join(failures)}; {hint}, or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
         )
 
 
