@@ -220,6 +220,9 @@ def test_chinese_datelines_are_stripped(raw: str) -> None:
         "Oil prices rose on Monday. (Additional reporting by A; Writing by B)\n"
         "Sign up for our newsletter. Copyright 2024 Reuters.",
         "Oil prices rose on Monday. (This story has been refiled to fix a typo)",
+        "Oil prices rose on Monday.\nContinue reading...",
+        "Oil prices rose on Monday.\n[Read the full story](https://example.com/oil?utm_source=feed)",
+        "Oil prices rose on Monday. Read the full article at The Guardian",
     ],
 )
 def test_english_footers_are_stripped(raw: str) -> None:
@@ -377,6 +380,11 @@ def test_fast_nfkc_equals_unicodedata(text: str) -> None:
         "\u0301" * 200_000,
         "速度很好 " * 40_000,
         "Re: fix the build - " * 10_000,
+        "<p " * 70_000 + ">",
+        "<a" + "x" * 200_000 + ">",
+        "&#" * 100_000 + ";",
+        "[" * 100_000 + "](http://x)",
+        "[a](http://" + "x" * 200_000,
     ],
 )
 def test_hostile_text_is_normalised_in_linear_time(hostile: str) -> None:

@@ -45,6 +45,7 @@ from worker.engine.boilerplate import (
     strip_reposts,
     strip_title,
 )
+from worker.engine.markup import strip_markup
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
 
@@ -296,6 +297,8 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
 
     Steps, in order:
 
+    0. Markup read as a browser shows it: HTML tags out, HTML character references decoded,
+       Markdown links become their text (:func:`worker.engine.markup.strip_markup`).
     1. Line breaks unified; format characters (zero-width, bidi, BOM, soft hyphen) and
        variation selectors deleted; control characters, emoji and other symbols become
        spaces (``_junk_action``).
@@ -326,6 +329,7 @@ def normalize_reference(text: str, *, strip_links: bool = True, strip_tags: bool
 def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = strip_markup(text)
     if text.isascii():
         text = _ASCII_JUNK.sub(" ", text)
     else:
