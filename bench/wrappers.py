@@ -1,0 +1,171 @@
+"""Wrappers real feeds put around a story that neither quality set holds, one at a time.
+
+The development set's copies carry the edits its generator knows; a feed carries more. This
+probe takes stories of the development set (``bench/devset.py``: its originals of 150
+characters and more, Chinese and English) and gives each a copy with one wrapper of a kind
+the sets lack, then scans the stories and that wrapper's copies alone (one ``neardup scan``
+each, so that a copy can only be found through its own story):
+
+* markup: ``html_paragraphs`` (each line a ``<p>``), ``html_breaks`` (``<br />`` ending each
+  line), ``html_link`` (an ``<a href>`` line "Read the full story"), ``entities`` (quotes and
+  apostrophes as ``&#39;`` and ``&quot;``), ``entities_numeric`` (every CJK character and
+  quote as a decimal reference, as some pages escape them), ``markdown_link`` (a Telegram or
+  Reddit repost's ``[Read the full story](…?utm_source=…)`` line);
+* calls to action: ``full_story`` ("Read the full story at The Guardian"), ``continue``
+  ("Continue reading...");
+* layout: ``smart_quotes``, ``invisible`` (no-break and zero-width spaces), ``reflow`` (the
+  text on one line), ``advert`` (an "Advertisement" line mid-story), ``swapped`` (the first
+  two paragraphs in turn), ``caps_header`` (the first eight words again in capitals on top);
+* credits: ``wire_trailer`` ("(Reporting by …; Editing by …)"), ``update_prefix`` ("UPDATE
+  2-"), ``byline`` ("By Jane Doe, Associated Press"), ``photo_credit`` ("Photo: Getty
+  Images"), ``short_links`` (two shortened links after the text); and for Chinese
+  ``zh_source`` (原标题 and 来源 lines, 责任编辑 after), ``zh_reporter`` ((记者 …) before, 点击关注
+  after), ``zh_caption`` (a ▲ photo caption after the first line).
+
+It prints each wrapper's recall by language, and how many events were called a copy of
+another story. A development probe, where the markup rules of ``worker/engine/markup.py``
+were found, not a held-out set.
+
+    python -m bench.wrappers
+    python -m bench.wrappers --per-language 60 --only html_paragraphs,markdown_link
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import devset
+from bench.quality import run_neardup
+
+_HAN = re.compile("[\u4e00-\u9fff]")
+_QUOTED = re.compile(r'"([^"\n]*)"')
+LINK = "https://example.com/news/12345?utm_source=twitter&utm_medium=social"
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line.strip()]
+
+
+def _middle(text: str, inserted: str) -> str:
+    lines = _lines(text)
+    half = max(1, len(lines) // 2)
+    return "\n".join([*lines[:half], inserted, *lines[half:]])
+
+
+def _swapped(text: str) -> str:
+    lines = _lines(text)
+    return "\n".join([*lines[1:2], *lines[:1], *lines[2:]]) if len(lines) > 2 else text
+
+
+def _numeric(text: str) -> str:
+    return "".join(f"&#{ord(c)};" if _HAN.match(c) or c in "\"'" else c for c in text)
+
+
+WRAPPERS: dict[str, Callable[[str], str]] = {
+    "html_paragraphs": lambda t: "<p>" + "</p>\n<p>".join(_lines(t)) + "</p>",
+    "html_breaks": lambda t: t.replace("\n", "<br />\n"),
+    "html_link": lambda t: t + f'\n<a href="{LINK}">Read the full story</a>',
+    "entities": lambda t: t.replace("&", "&amp;").replace("'", "&#39;").replace('"', "&quot;"),
+    "entities_numeric": _numeric,
+    "markdown_link": lambda t: t + f"\n\n[Read the full story]({LINK})",
+    "full_story": lambda t: t + "\n\nRead the full story at The Guardian",
+    "continue": lambda t: t + "\nContinue reading...",
+    "smart_quotes": lambda t: _QUOTED.sub("\u201c\\1\u201d", t).replace("'", "\u2019"),
+    "invisible": lambda t: t.replace(" ", "\u00a0", 20).replace("。", "。\u200b").replace(". ", ".\u200b "),
+    "reflow": lambda t: " ".join(t.split()),
+    "advert": lambda t: _middle(t, "Advertisement"),
+    "swapped": _swapped,
+    "caps_header": lambda t: " ".join(t.split()[:8]).upper() + "\n\n" + t,
+    "wire_trailer": lambda t: t + "\n\n(Reporting by Jane Doe in London; Editing by Mark Potter)",
+    "update_prefix": lambda t: "UPDATE 2-" + t,
+    "byline": lambda t: "By Jane Doe, Associated Press\n\n" + t,
+    "photo_credit": lambda t: t + "\n\nPhoto: Getty Images",
+    "short_links": lambda t: t + " https://t.co/AbCdEf123 https://bit.ly/3xYz",
+    "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",
+    "zh_reporter": lambda t: "（记者 王小明 通讯员 李华）" + t + "\n\n点击关注，获取更多资讯",
+    "zh_caption": lambda t: "\n".join([*_lines(t)[:1], "▲图为现场画面（资料图）", *_lines(t)[1:]]),
+}
+# Wrappers of one language's feeds only.
+ONLY_ZH = ("zh_source", "zh_reporter", "zh_caption")
+ONLY_EN = ("markdown_link", "full_story", "continue", "entities")
+
+
+@dataclass(frozen=True)
+class Event:
+    id: str
+    text: str
+    lang: str
+    original: str | None = None  # a copy's story id
+
+
+def stories(per_language: int, seed: int = devset.DEFAULT_SEED) -> dict[str, list[str]]:
+    """Up to ``per_language`` originals of the development set per language, 150 characters and more."""
+    events, truth = devset.build(devset.DEFAULT_SIZE, seed)
+    found: dict[str, list[str]] = {"en": [], "zh": []}
+    for event, row in zip(events, truth, strict=True):
+        chosen = found[row["lang"]]
+        if row["role"] == "original" and len(event["text"]) >= 150 and len(chosen) < per_language:
+            chosen.append(event["text"])
+    return found
+
+
+def build(wrapper: str, texts: dict[str, list[str]]) -> list[Event]:
+    """The stories, then each one's copy under ``wrapper`` (none where it changes nothing or is
+    another language's)."""
+    wrap = WRAPPERS[wrapper]
+    originals = [Event(f"{lang}{i}", text, lang) for lang, pool in texts.items() for i, text in enumerate(pool)]
+    copies = []
+    for story in originals:
+        other = ONLY_EN if story.lang == "zh" else ONLY_ZH
+        copy = wrap(story.text)
+        if wrapper not in other and copy != story.text:
+            copies.append(Event(f"{wrapper}:{story.id}", copy, story.lang, story.id))
+    return originals + copies
+
+
+def score(events: Sequence[Event], duplicate_of: dict[str, str | None]) -> tuple[dict[str, float], int]:
+    """Recall of the copies by language, and how many events were called a copy of another story."""
+    found: dict[str, list[bool]] = {}
+    joined = 0
+    for event in events:
+        said = duplicate_of.get(event.id)
+        if event.original is not None:
+            found.setdefault(event.lang, []).append(said == event.original)
+        joined += said is not None and said != event.original
+    return {lang: sum(hits) / len(hits) for lang, hits in found.items()}, joined
+
+
+def measure(wrapper: str, texts: dict[str, list[str]]) -> tuple[dict[str, float], int, int]:
+    """Recall by language, events called a copy of another story, and the copies made."""
+    events = build(wrapper, texts)
+    with tempfile.TemporaryDirectory(prefix="neardup-wrappers-") as tmp:
+        path = Path(tmp) / "events.jsonl"
+        path.write_text("".join(json.dumps({"id": e.id, "text": e.text}, ensure_ascii=False) + "\n" for e in events))
+        verdicts = {v.id: v.duplicate_of for v in run_neardup(path)}
+    recall, joined = score(events, verdicts)
+    return recall, joined, sum(e.original is not None for e in events)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--per-language", type=int, default=40, help="stories a language")
+    parser.add_argument("--only", default="", help="comma-separated wrappers (default: all)")
+    args = parser.parse_args(argv)
+    chosen = [w for w in args.only.split(",") if w] or list(WRAPPERS)
+    texts = stories(args.per_language)
+    print(f"{len(texts['en'])} English and {len(texts['zh'])} Chinese stories of the development set")
+    print(f"{'wrapper':<18}{'copies':>7}{'en':>7}{'zh':>7}   called a copy of another story")
+    for wrapper in chosen:
+        recall, joined, copies = measure(wrapper, texts)
+        cells = "".join(f"{recall[lang]:>7.2f}" if lang in recall else f"{'-':>7}" for lang in ("en", "zh"))
+        print(f"{wrapper:<18}{copies:>7}{cells}   {joined}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""The wrappers probe: each copy carries its story under the wrapper it is named for, scored so."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from bench import wrappers
+
+EN = 'The council said on Monday that the "old bridge" will close.\nDrivers can\'t cross it.\nShops fear losses.'
+ZH = "市政府周一宣布，老桥将封闭维修两年。\n司机需绕行新建的环路。\n两岸商户担心客流减少。"
+TEXTS = {"en": [EN], "zh": [ZH]}
+_TAG = re.compile(r"<[^<>]+>")
+
+
+def test_every_wrapper_keeps_its_story_and_adds_only_its_own_kind() -> None:
+    for wrapper in wrappers.WRAPPERS:
+        events = wrappers.build(wrapper, TEXTS)
+        copies = [e for e in events if e.original is not None]
+        assert copies, wrapper
+        for copy in copies:
+            story = EN if copy.lang == "en" else ZH
+            shown = html.unescape(_TAG.sub(" ", copy.text)) if wrapper.startswith(("html", "entities")) else copy.text
+            words = re.findall(r"\w+", story)
+            assert all(word in shown for word in words), (wrapper, copy.text)
+
+
+def test_language_wrappers_go_to_their_language_only() -> None:
+    assert [e.lang for e in wrappers.build("zh_source", TEXTS) if e.original] == ["zh"]
+    assert [e.lang for e in wrappers.build("markdown_link", TEXTS) if e.original] == ["en"]
+
+
+def test_a_copy_counts_when_called_a_copy_of_its_own_story_only() -> None:
+    events = wrappers.build("byline", TEXTS)  # en0, zh0, byline:en0, byline:zh0
+    recall, joined = wrappers.score(events, {"byline:en0": "en0", "byline:zh0": "en0"})
+    assert recall == {"en": 1.0, "zh": 0.0}
+    assert joined == 1
