@@ -1,10 +1,11 @@
 """Wrappers real feeds put around a story that neither quality set holds, one at a time.
 
 The development set's copies carry the edits its generator knows; a feed carries more. This
-probe takes stories of the development set (``bench/devset.py``: its originals of 150
+probe takes stories of the development set (``bench/quality.py``'s: its originals of 150
 characters and more, Chinese and English) and gives each a copy with one wrapper of a kind
 the sets lack, then scans the stories and that wrapper's copies alone (one ``neardup scan``
-each, so that a copy can only be found through its own story):
+each, so that a copy can only be found through its own story; ``--short`` takes posts of
+10-99 characters instead, where a wrapper weighs most):
 
 * markup: ``html_paragraphs`` (each line a ``<p>``), ``html_breaks`` (``<br />`` ending each
   line), ``html_link`` (an ``<a href>`` line "Read the full story"), ``entities`` (quotes and
@@ -13,6 +14,8 @@ each, so that a copy can only be found through its own story):
   Reddit repost's ``[Read the full story](…?utm_source=…)`` line);
 * calls to action: ``full_story`` ("Read the full story at The Guardian"), ``continue``
   ("Continue reading...");
+* emoji written as codes: ``emoji_codes`` (Weibo's "[哈哈]" after two Chinese clauses and a
+  "[doge]" at the end; Slack's ":tada:" after two English sentences and a ":joy:");
 * layout: ``smart_quotes``, ``invisible`` (no-break and zero-width spaces), ``reflow`` (the
   text on one line), ``advert`` (an "Advertisement" line mid-story), ``swapped`` (the first
   two paragraphs in turn), ``caps_header`` (the first eight words again in capitals on top);
@@ -28,6 +31,7 @@ were found, not a held-out set.
 
     python -m bench.wrappers
     python -m bench.wrappers --per-language 60 --only html_paragraphs,markdown_link
+    python -m bench.wrappers --short --per-language 60
 """
 
 from __future__ import annotations
@@ -41,10 +45,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import devset
-from bench.quality import run_neardup
+from bench.quality import build_set, run_neardup
 
 _HAN = re.compile("[\u4e00-\u9fff]")
 _QUOTED = re.compile(r'"([^"\n]*)"')
+_CLAUSE_END = re.compile("[，。！]")
+_SENTENCE_END = re.compile(r"(?<=[a-z])[.!?,](?=\s)")
 LINK = "https://example.com/news/12345?utm_source=twitter&utm_medium=social"
 
 
@@ -61,6 +67,14 @@ def _middle(text: str, inserted: str) -> str:
 def _swapped(text: str) -> str:
     lines = _lines(text)
     return "\n".join([*lines[1:2], *lines[:1], *lines[2:]]) if len(lines) > 2 else text
+
+
+def _emoji_codes(text: str) -> str:
+    """Emoji as a client writes them as text: Weibo's "[哈哈]" after a Chinese clause, Slack's
+    ":tada:" after an English sentence, and one more at the end."""
+    if _HAN.search(text):
+        return _CLAUSE_END.sub(lambda m: m.group() + "[哈哈]", text, count=2) + "[doge]"
+    return _SENTENCE_END.sub(lambda m: " :tada:" + m.group(), text, count=2) + " :joy:"
 
 
 def _numeric(text: str) -> str:
@@ -89,6 +103,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "short_links": lambda t: t + " https://t.co/AbCdEf123 https://bit.ly/3xYz",
     "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",
     "zh_reporter": lambda t: "（记者 王小明 通讯员 李华）" + t + "\n\n点击关注，获取更多资讯",
+    "emoji_codes": _emoji_codes,
     "zh_caption": lambda t: "\n".join([*_lines(t)[:1], "▲图为现场画面（资料图）", *_lines(t)[1:]]),
 }
 # Wrappers of one language's feeds only.
@@ -104,13 +119,15 @@ class Event:
     original: str | None = None  # a copy's story id
 
 
-def stories(per_language: int, seed: int = devset.DEFAULT_SEED) -> dict[str, list[str]]:
-    """Up to ``per_language`` originals of the development set per language, 150 characters and more."""
-    events, truth = devset.build(devset.DEFAULT_SIZE, seed)
+def stories(per_language: int, short: bool = False, seed: int = devset.DEFAULT_SEED) -> dict[str, list[str]]:
+    """Up to ``per_language`` originals of the development set per language: stories of 150
+    characters and more, or with ``short`` posts of 10-99."""
+    events, truth = build_set("dev", devset.DEFAULT_SIZE, seed)
     found: dict[str, list[str]] = {"en": [], "zh": []}
     for event, row in zip(events, truth, strict=True):
-        chosen = found[row["lang"]]
-        if row["role"] == "original" and len(event["text"]) >= 150 and len(chosen) < per_language:
+        chosen, size = found[row["lang"]], len(event["text"])
+        fits = 10 <= size < 100 if short else size >= 150
+        if row["role"] == "original" and fits and len(chosen) < per_language:
             chosen.append(event["text"])
     return found
 
@@ -156,10 +173,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--per-language", type=int, default=40, help="stories a language")
     parser.add_argument("--only", default="", help="comma-separated wrappers (default: all)")
+    parser.add_argument("--short", action="store_true", help="short posts (10-99 characters), not stories")
     args = parser.parse_args(argv)
     chosen = [w for w in args.only.split(",") if w] or list(WRAPPERS)
-    texts = stories(args.per_language)
-    print(f"{len(texts['en'])} English and {len(texts['zh'])} Chinese stories of the development set")
+    texts = stories(args.per_language, args.short)
+    kind = "posts of 10-99 characters" if args.short else "stories of 150 characters and more"
+    print(f"{len(texts['en'])} English and {len(texts['zh'])} Chinese {kind} of the development set")
     print(f"{'wrapper':<18}{'copies':>7}{'en':>7}{'zh':>7}   called a copy of another story")
     for wrapper in chosen:
         recall, joined, copies = measure(wrapper, texts)

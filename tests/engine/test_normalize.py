@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.engine.pairs import is_duplicate
 from worker.engine.normalize import nfkc, normalize, normalize_reference
 
 
@@ -365,6 +366,39 @@ def test_fast_nfkc_equals_unicodedata(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("raw", "plain"),
+    [
+        ("终于下班了[哈哈][哈哈]，今晚吃火锅去[馋嘴]", "终于下班了,今晚吃火锅去"),
+        ("［允悲］终于下班了[doge]，今晚吃火锅去", "终于下班了,今晚吃火锅去"),
+        ("Finally done :tada: :tada: hotpot tonight :+1:", "finally done hotpot tonight"),
+    ],
+)
+def test_emoji_written_as_codes_go_as_emoji_do(raw: str, plain: str) -> None:
+    """Weibo's and WeChat's "[哈哈]" and Slack's ":tada:" are pictures in one client and text in
+    another; the emoji themselves are dropped, so their codes are too."""
+    assert " ".join(normalize(raw).replace(" ,", ",").split()) == plain
+    assert normalize(raw.replace(":tada:", "🎉").replace("[哈哈]", "😂")).replace(" ,", ",") == plain
+
+
+def test_a_post_with_emoji_codes_is_a_copy_of_it_without_them() -> None:
+    assert is_duplicate("终于下班了[哈哈][哈哈]，今晚吃火锅去[馋嘴][馋嘴]", "终于下班了，今晚吃火锅去")
+    assert is_duplicate("【转发】终于下班了[哈哈]，今晚吃火锅去", "终于下班了，今晚吃火锅去")
+    assert not is_duplicate("终于下班了[泪]，今晚不能吃火锅了[悲伤]", "终于下班了，今晚吃火锅去")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "at 10:30:00, ratio 1:2:3, fe80::1:2",  # no code between two colons
+        "note:important: see [sic] and 【快讯】台风",  # a word glued to a colon; not a code; a header
+        "[1] and [注释说明文字]",  # digits; five characters
+    ],
+)
+def test_text_like_an_emoji_code_stays(text: str) -> None:
+    assert normalize(text) == text.casefold()
+
+
+@pytest.mark.parametrize(
     "hostile",
     [
         "a." * 100_000 + "ab @x",
@@ -385,6 +419,7 @@ def test_fast_nfkc_equals_unicodedata(text: str) -> None:
         "&#" * 100_000 + ";",
         "[" * 100_000 + "](http://x)",
         "[a](http://" + "x" * 200_000,
+        ":ab" * 70_000 + "[哈哈" * 50_000,
     ],
 )
 def test_hostile_text_is_normalised_in_linear_time(hostile: str) -> None:

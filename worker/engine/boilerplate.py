@@ -278,6 +278,14 @@ TAGS = re.compile(
     # "@name" up to whitespace/punctuation (not the middle of an e-mail address)
     + r"|@(?<![\w.@]@)[\w\-]+"
 )
+# An emoji a client writes as a code and another shows as a picture, so that one copy of a
+# post has it as text and the next has nothing (or a symbol, which step 1 drops): Weibo's and
+# WeChat's "[哈哈]", "[doge]" (one to four Chinese characters, or one of Weibo's Latin codes, in
+# ASCII brackets; "【…】" is a header) and the ":tada:" of Slack, Discord and GitHub.
+EMOJI_CODES = re.compile(f"\\[(?:[{_ZH}]{{1,4}}|doge|good|ok|cool|bm)\\]")
+# Each pattern opens with its literal character, which ``re`` skips to: with the lookbehind
+# first, every position of a text was a try.
+SHORTCODES = re.compile(r":(?<![\w:]:)[a-z0-9_+\-]{2,32}:(?![\w:])")
 # Cheap test for a bare domain with a path ("t.cn/…"), so the link regex runs only when needed.
 DOMAIN_HINT = re.compile(r"\.[a-z]{2,}/")
 

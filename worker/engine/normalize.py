@@ -37,7 +37,9 @@ from typing import Any
 from worker.engine import disk_cache, t2s
 from worker.engine.boilerplate import (
     DOMAIN_HINT,
+    EMOJI_CODES,
     LINKS,
+    SHORTCODES,
     TAGS,
     may_have_repost,
     strip_dateline,
@@ -310,8 +312,8 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
     6. Case folding.
     7. If ``strip_links``: URLs (http/https/www. and bare domains with a path) and e-mail
        addresses removed. If ``strip_tags``: repost wrappers ("RT @a:", "via @a", "转发微博//@a:",
-       "分享自@a", "【转】": ``boilerplate.strip_reposts``), then @mentions, #hashtags and #话题#
-       removed. Then a title or header line that repeats the opening of the text after it
+       "分享自@a", "【转】": ``boilerplate.strip_reposts``), then @mentions, #hashtags, #话题#
+       and emoji written as codes ("[哈哈]", ":tada:") removed. Then a title or header line that repeats the opening of the text after it
        ("【分享】速度很好 速度很好，…": ``boilerplate.strip_title``).
     8. Trailing footers stripped (``boilerplate.strip_footers``; after 7, so a hashtag or link in front of a
        footer does not hide it). Datelines and footers are anchored to the ends of the text
@@ -346,6 +348,10 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
         text = strip_reposts(text)
     if strip_tags and ("#" in text or "@" in text):
         text = TAGS.sub(" ", text)
+    if strip_tags and "[" in text:
+        text = EMOJI_CODES.sub(" ", text)
+    if strip_tags and ":" in text:
+        text = SHORTCODES.sub(" ", text)
     text = strip_title(text)
     text = strip_footers(text)
     if _COPYRIGHT in text:
