@@ -36,12 +36,15 @@ _INLINE = (
 _TAG = re.compile(rf"</?(?:({_BLOCK})|(?:{_INLINE}))\b[^<>]{{0,1000}}>", re.I)
 # A character reference with its semicolon: decimal, hexadecimal or named.
 _REFERENCE = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
-# A Markdown link or image: ``[text](target "title")``; the target a URL or a path.
-_MARKDOWN_LINK = re.compile(
-    r"(!?)\[([^\[\]\n]{1,300})\]\(\s*<?(?:[a-z][a-z0-9+.\-]{1,15}:|www\.|/)[^()\s<>]{0,2048}>?"
-    r"(?:\s+\"[^\"\n]{0,200}\")?\s*\)",
-    re.I,
+# A Markdown link, ``[text](target "title")``, its target a URL or a path; an image is one
+# after "!". Each pattern opens with its literal character, which ``re`` skips to: with an
+# optional "!" first, every position of a text was a try.
+_LINK_BODY = (
+    r"\[([^\[\]\n]{1,300})\]\(\s*<?(?:[a-z][a-z0-9+.\-]{1,15}:|www\.|/)[^()\s<>]{0,2048}>?"
+    r"(?:\s+\"[^\"\n]{0,200}\")?\s*\)"
 )
+_MARKDOWN_IMAGE = re.compile("!" + _LINK_BODY, re.I)
+_MARKDOWN_LINK = re.compile(_LINK_BODY, re.I)
 
 
 def strip_markup(text: str) -> str:
@@ -53,7 +56,8 @@ def strip_markup(text: str) -> str:
     if "&" in text:
         text = _REFERENCE.sub(_reference_sub, text)
     if "](" in text:
-        text = _MARKDOWN_LINK.sub(_link_sub, text)
+        text = _MARKDOWN_IMAGE.sub("", text) if "![" in text else text
+        text = _MARKDOWN_LINK.sub(r"\1", text)
     return text
 
 
@@ -63,7 +67,3 @@ def _tag_sub(match: re.Match[str]) -> str:
 
 def _reference_sub(match: re.Match[str]) -> str:
     return html.unescape(match.group())
-
-
-def _link_sub(match: re.Match[str]) -> str:
-    return "" if match.group(1) else match.group(2)
