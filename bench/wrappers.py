@@ -8,10 +8,12 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
 10-99 characters instead, where a wrapper weighs most):
 
 * markup: ``html_paragraphs`` (each line a ``<p>``), ``html_breaks`` (``<br />`` ending each
-  line), ``html_link`` (an ``<a href>`` line "Read the full story"), ``entities`` (quotes and
-  apostrophes as ``&#39;`` and ``&quot;``), ``entities_numeric`` (every CJK character and
-  quote as a decimal reference, as some pages escape them), ``markdown_link`` (a Telegram or
-  Reddit repost's ``[Read the full story](…?utm_source=…)`` line);
+  line), ``html_link`` (an ``<a href>`` line "Read the full story"), ``cms_blocks`` (each line a
+  WordPress block: a ``<p>`` between ``<!-- wp:paragraph -->`` comments), ``cdata`` (an RSS
+  item's ``<![CDATA[…]]>``), ``entities`` (quotes and apostrophes as ``&#39;`` and
+  ``&quot;``), ``entities_numeric`` (every CJK character and quote as a decimal reference, as
+  some pages escape them), ``markdown_link`` (a Telegram or Reddit repost's ``[Read the full
+  story](…?utm_source=…)`` line);
 * calls to action: ``full_story`` ("Read the full story at The Guardian"), ``continue``
   ("Continue reading...");
 * emoji written as codes: ``emoji_codes`` (Weibo's "[哈哈]" after two Chinese clauses and a
@@ -85,6 +87,10 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "html_paragraphs": lambda t: "<p>" + "</p>\n<p>".join(_lines(t)) + "</p>",
     "html_breaks": lambda t: t.replace("\n", "<br />\n"),
     "html_link": lambda t: t + f'\n<a href="{LINK}">Read the full story</a>',
+    "cms_blocks": lambda t: "".join(
+        f"<!-- wp:paragraph -->\n<p>{line}</p>\n<!-- /wp:paragraph -->\n" for line in _lines(t)
+    ),
+    "cdata": lambda t: f"<![CDATA[{t}]]>",
     "entities": lambda t: t.replace("&", "&amp;").replace("'", "&#39;").replace('"', "&quot;"),
     "entities_numeric": _numeric,
     "markdown_link": lambda t: t + f"\n\n[Read the full story]({LINK})",

@@ -22,6 +22,13 @@ def test_html_paragraphs_and_breaks_read_as_the_lines_they_show() -> None:
     assert normalize(ZH_STORY.replace("\n", "<br />")) == normalize(ZH_STORY)
 
 
+def test_comments_and_cdata_marks_go_and_the_text_stays() -> None:
+    assert normalize("<!-- wp:paragraph --><p>Prices rose</p><!-- /wp:paragraph -->") == "prices rose"
+    assert normalize("<![CDATA[Prices rose <b>again</b>]]>") == "prices rose again"
+    assert strip_markup("a <!-- b") == "a <!-- b"  # no end: no comment
+    assert strip_markup("x --> y <!-- z --> w") == "x --> y  w"
+
+
 def test_an_inline_tag_leaves_its_words_whole() -> None:
     assert normalize('Prices <b>rose</b> at <a href="https://example.com/x">the market</a>') == (
         "prices rose at the market"

@@ -420,6 +420,8 @@ def test_text_like_an_emoji_code_stays(text: str) -> None:
         "[" * 100_000 + "](http://x)",
         "[a](http://" + "x" * 200_000,
         ":ab" * 70_000 + "[哈哈" * 50_000,
+        "<!--" * 100_000 + "<p>",
+        "<![CDATA[" * 30_000 + "-->",
     ],
 )
 def test_hostile_text_is_normalised_in_linear_time(hostile: str) -> None:
