@@ -281,7 +281,8 @@ TAGS = re.compile(
 # An emoji a client writes as a code and another shows as a picture, so that one copy of a
 # post has it as text and the next has nothing (or a symbol, which step 1 drops): Weibo's and
 # WeChat's "[哈哈]", "[doge]" (one to four Chinese characters, or one of Weibo's Latin codes, in
-# ASCII brackets; "【…】" is a header) and the ":tada:" of Slack, Discord and GitHub.
+# ASCII brackets; "【…】" is a header) and the ":tada:" of Slack, Discord and GitHub (lower
+# case: ":Source:" opening a line is a label).
 EMOJI_CODES = re.compile(f"\\[(?:[{_ZH}]{{1,4}}|doge|good|ok|cool|bm)\\]")
 # Each pattern opens with its literal character, which ``re`` skips to: with the lookbehind
 # first, every position of a text was a try.

@@ -341,6 +341,8 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
         if _HAN.search(text) and (not fast or t2s.may_change(text)):
             text = t2s.converter()(text)
     text = strip_dateline(text)
+    if strip_tags and ":" in text:  # before case folding: a code is lower case, ":Source:" is a label
+        text = SHORTCODES.sub(" ", text)
     text = text.casefold()
     if strip_links and ("://" in text or "www." in text or "@" in text or DOMAIN_HINT.search(text)):
         text = LINKS.sub(" ", text)
@@ -350,8 +352,6 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
         text = TAGS.sub(" ", text)
     if strip_tags and "[" in text:
         text = EMOJI_CODES.sub(" ", text)
-    if strip_tags and ":" in text:
-        text = SHORTCODES.sub(" ", text)
     text = strip_title(text)
     text = strip_footers(text)
     if _COPYRIGHT in text:
