@@ -16,6 +16,7 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
   story](…?utm_source=…)`` line);
 * calls to action: ``full_story`` ("Read the full story at The Guardian"), ``continue``
   ("Continue reading...");
+* a wrong decoding: ``mojibake`` (the text's UTF-8 read as Windows-1252, "donâ€™t");
 * emoji written as codes: ``emoji_codes`` (Weibo's "[哈哈]" after two Chinese clauses and a
   "[doge]" at the end; Slack's ":tada:" after two English sentences and a ":joy:");
 * layout: ``smart_quotes``, ``invisible`` (no-break and zero-width spaces), ``reflow`` (the
@@ -51,6 +52,7 @@ from bench.quality import build_set, run_neardup
 
 _HAN = re.compile("[\u4e00-\u9fff]")
 _QUOTED = re.compile(r'"([^"\n]*)"')
+_UNDEFINED_1252 = (0x81, 0x8D, 0x8F, 0x90, 0x9D)
 _CLAUSE_END = re.compile("[，。！]")
 _SENTENCE_END = re.compile(r"(?<=[a-z])[.!?,](?=\s)")
 LINK = "https://example.com/news/12345?utm_source=twitter&utm_medium=social"
@@ -79,6 +81,11 @@ def _emoji_codes(text: str) -> str:
     return _SENTENCE_END.sub(lambda m: " :tada:" + m.group(), text, count=2) + " :joy:"
 
 
+def _misread(text: str) -> str:
+    """The text's UTF-8 bytes as a browser reads Windows-1252 (its five undefined bytes passed through)."""
+    return "".join(chr(b) if b in _UNDEFINED_1252 else bytes((b,)).decode("cp1252") for b in text.encode())
+
+
 def _numeric(text: str) -> str:
     return "".join(f"&#{ord(c)};" if _HAN.match(c) or c in "\"'" else c for c in text)
 
@@ -96,6 +103,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "markdown_link": lambda t: t + f"\n\n[Read the full story]({LINK})",
     "full_story": lambda t: t + "\n\nRead the full story at The Guardian",
     "continue": lambda t: t + "\nContinue reading...",
+    "mojibake": _misread,
     "smart_quotes": lambda t: _QUOTED.sub("\u201c\\1\u201d", t).replace("'", "\u2019"),
     "invisible": lambda t: t.replace(" ", "\u00a0", 20).replace("。", "。\u200b").replace(". ", ".\u200b "),
     "reflow": lambda t: " ".join(t.split()),

@@ -48,6 +48,7 @@ from worker.engine.boilerplate import (
     strip_title,
 )
 from worker.engine.markup import strip_markup
+from worker.engine.mojibake import repair
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
 
@@ -299,8 +300,10 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
 
     Steps, in order:
 
-    0. Markup read as a browser shows it: HTML tags out, HTML character references decoded,
-       Markdown links become their text (:func:`worker.engine.markup.strip_markup`).
+    0. UTF-8 that was read as Windows-1252 or Latin-1 ("donâ€™t") read again as UTF-8
+       (:func:`worker.engine.mojibake.repair`); markup read as a browser shows it: HTML tags
+       out, HTML character references decoded, Markdown links become their text
+       (:func:`worker.engine.markup.strip_markup`).
     1. Line breaks unified; format characters (zero-width, bidi, BOM, soft hyphen) and
        variation selectors deleted; control characters, emoji and other symbols become
        spaces (``_junk_action``).
@@ -331,7 +334,7 @@ def normalize_reference(text: str, *, strip_links: bool = True, strip_tags: bool
 def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = strip_markup(text)
+    text = strip_markup(repair(text))
     if text.isascii():
         text = _ASCII_JUNK.sub(" ", text)
     else:
