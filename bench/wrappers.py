@@ -24,9 +24,12 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
   two paragraphs in turn), ``caps_header`` (the first eight words again in capitals on top);
 * credits: ``wire_trailer`` ("(Reporting by …; Editing by …)"), ``update_prefix`` ("UPDATE
   2-"), ``byline`` ("By Jane Doe, Associated Press"), ``photo_credit`` ("Photo: Getty
-  Images"), ``short_links`` (two shortened links after the text); and for Chinese
-  ``zh_source`` (原标题 and 来源 lines, 责任编辑 after), ``zh_reporter`` ((记者 …) before, 点击关注
-  after), ``zh_caption`` (a ▲ photo caption after the first line).
+  Images"), ``short_links`` (two shortened links after the text);
+* for Chinese, Traditional script: ``zh_traditional`` (OpenCC ``s2t``, character by
+  character), ``zh_taiwan`` (OpenCC ``s2twp``, as Wikipedia converts for Taiwan: its characters
+  and its words, 内存 as 記憶體); and ``zh_source`` (原标题 and 来源 lines, 责任编辑 after),
+  ``zh_reporter`` ((记者 …) before, 点击关注 after), ``zh_caption`` (a ▲ photo caption after
+  the first line).
 
 It prints each wrapper's recall by language, and how many events were called a copy of
 another story. A development probe, where the markup rules of ``worker/engine/markup.py``
@@ -45,7 +48,9 @@ import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import cast
 
 from bench import devset
 from bench.quality import build_set, run_neardup
@@ -86,6 +91,14 @@ def _misread(text: str) -> str:
     return "".join(chr(b) if b in _UNDEFINED_1252 else bytes((b,)).decode("cp1252") for b in text.encode())
 
 
+@cache
+def _opencc(config: str) -> Callable[[str], str]:
+    """A Chinese text as OpenCC converts it (``s2t``: Traditional characters; ``s2twp``: Taiwan's, and its words)."""
+    import opencc
+
+    return cast(Callable[[str], str], opencc.OpenCC(config).convert)
+
+
 def _numeric(text: str) -> str:
     return "".join(f"&#{ord(c)};" if _HAN.match(c) or c in "\"'" else c for c in text)
 
@@ -115,13 +128,15 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "byline": lambda t: "By Jane Doe, Associated Press\n\n" + t,
     "photo_credit": lambda t: t + "\n\nPhoto: Getty Images",
     "short_links": lambda t: t + " https://t.co/AbCdEf123 https://bit.ly/3xYz",
+    "zh_traditional": lambda t: _opencc("s2t")(t),
+    "zh_taiwan": lambda t: _opencc("s2twp")(t),
     "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",
     "zh_reporter": lambda t: "（记者 王小明 通讯员 李华）" + t + "\n\n点击关注，获取更多资讯",
     "emoji_codes": _emoji_codes,
     "zh_caption": lambda t: "\n".join([*_lines(t)[:1], "▲图为现场画面（资料图）", *_lines(t)[1:]]),
 }
 # Wrappers of one language's feeds only.
-ONLY_ZH = ("zh_source", "zh_reporter", "zh_caption")
+ONLY_ZH = ("zh_traditional", "zh_taiwan", "zh_source", "zh_reporter", "zh_caption")
 ONLY_EN = ("markdown_link", "full_story", "continue", "entities")
 
 

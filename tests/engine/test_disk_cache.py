@@ -106,7 +106,7 @@ def test_an_opencc_configuration_that_is_not_json_gives_no_triggers(
     share = tmp_path / "opencc"
     share.mkdir()
     (share / "t2s.json").write_text("{ not json")
-    monkeypatch.setattr(t2s, "_share", lambda: share)
+    monkeypatch.setattr(t2s, "share", lambda: share)
     assert t2s.trigger_chars() == "", "no triggers: the normaliser then converts every Chinese text"
 
 

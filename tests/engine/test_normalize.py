@@ -19,7 +19,7 @@ def test_full_width_becomes_half_width_and_case_is_folded() -> None:
 
 
 def test_traditional_chinese_becomes_simplified() -> None:
-    assert normalize("臺灣的軟體發展，後來居上。") == "台湾的软体发展,后来居上。"
+    assert normalize("臺灣的軟體發展，後來居上。") == "台湾的软件发展,后来居上。"  # Taiwan's word, the mainland's
     assert normalize("後來") == normalize("后来")
 
 

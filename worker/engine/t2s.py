@@ -1,4 +1,9 @@
-"""Traditional to Simplified Chinese (OpenCC ``t2s``), and the characters that make it change a text.
+"""Traditional to Simplified Chinese (OpenCC ``t2s``, Taiwan's words first put as the mainland's),
+and the characters that make it change a text.
+
+A copy converted for Taiwan with its words (OpenCC ``s2twp``: 内存 as 記憶體) would come back from
+``t2s`` as 记忆体, a word its original never had; :data:`TW_PHRASES` turns such words back first
+(only Traditional ones that mainland text hardly uses: scripts/build_tw_phrases.py says why).
 
 A conversion changes a text only where one of OpenCC's dictionary keys whose value differs
 occurs in it, and every such key contains one of the *trigger* characters read here from the
@@ -23,12 +28,41 @@ from worker.engine import disk_cache
 __all__ = ["converter", "may_change", "trigger_chars", "triggers"]
 
 
+# Taiwan's words for things and the mainland's (scripts/build_tw_phrases.py), in worker/data.
+TW_PHRASES = "tw_phrases.txt"
+
+
 @cache
 def converter() -> Callable[[str], str]:
-    """One OpenCC Traditional->Simplified converter (phrase-level tables, C++; ~15 µs/KB)."""
+    """One OpenCC Traditional->Simplified converter (phrase-level tables, C++; ~15 µs/KB): a
+    Taiwan word first becomes the mainland's (:data:`TW_PHRASES`: "記憶體" is "内存", not
+    "记忆体"), then OpenCC's ``t2s``. The table's keys are all Traditional, so a text without a
+    trigger (:func:`may_change`) holds none of them either."""
     import opencc
 
-    return opencc.OpenCC("t2s").convert
+    found = share()
+    if found is None:
+        return opencc.OpenCC("t2s").convert
+    config = json.loads((found / "t2s.json").read_text("utf-8"))
+    _absolute(config, found)
+    table = Path(__file__).resolve().parent.parent / "data" / TW_PHRASES
+    config["conversion_chain"].insert(0, {"dict": {"type": "text", "file": str(table)}})
+    with tempfile.TemporaryDirectory() as tmp:  # OpenCC reads its configuration and tables once
+        path = Path(tmp) / "t2s-tw.json"
+        path.write_text(json.dumps(config), "utf-8")
+        return opencc.OpenCC(str(path)).convert
+
+
+def _absolute(config: Any, found: Path) -> None:
+    """Make every dictionary file an OpenCC configuration names absolute (it moves elsewhere)."""
+    if isinstance(config, dict):
+        if "file" in config:
+            config["file"] = str(found / config["file"])
+        for value in config.values():
+            _absolute(value, found)
+    elif isinstance(config, list):
+        for value in config:
+            _absolute(value, found)
 
 
 class _Triggers(Protocol):
@@ -61,18 +95,18 @@ def triggers() -> _Triggers | None:
 
 def trigger_chars() -> str:
     """The trigger characters, sorted: from the cache, else read from OpenCC ("" without it)."""
-    share = _share()
-    if share is None:
+    found = share()
+    if found is None:
         return ""
     try:
         return disk_cache.kept(
-            lambda: _inputs(share), "t2s-triggers", lambda: _read(share), str.encode, disk_cache.text
+            lambda: _inputs(found), "t2s-triggers", lambda: _read(found), str.encode, disk_cache.text
         )
     except ValueError:  # a t2s.json that is not JSON: no triggers, every text converted
         return ""
 
 
-def _share() -> Path | None:
+def share() -> Path | None:
     """The installed OpenCC's dictionary directory, or None without OpenCC."""
     try:
         import opencc
@@ -113,19 +147,23 @@ def _read(share: Path) -> str:
 
 def _dictionary(share: Path) -> dict[str, str]:
     """Every key of t2s's dictionaries with its first value (the first dictionary's wins)."""
-    files = _ocd2_files(json.loads((share / "t2s.json").read_text("utf-8")))
-    tool = share.parent.parent / "bin" / "opencc_dict"
     entries: dict[str, str] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in files:
-            dumped = Path(tmp) / f"{name}.txt"
-            command = [str(tool), "-i", str(share / name), "-o", str(dumped), "-f", "ocd2", "-t", "text"]
-            subprocess.run(command, check=True, capture_output=True, timeout=60)
-            for line in dumped.read_text("utf-8").splitlines():
-                key, _, values = line.partition("\t")
-                if key and key not in entries:
-                    entries[key] = values.split(" ")[0]
+    for name in _ocd2_files(json.loads((share / "t2s.json").read_text("utf-8"))):
+        for key, value in read_dictionary(share, name):
+            entries.setdefault(key, value)
     return entries
+
+
+def read_dictionary(share: Path, name: str) -> list[tuple[str, str]]:
+    """One of OpenCC's ``ocd2`` dictionaries as (key, first value) pairs, dumped by its own tool."""
+    tool = share.parent.parent / "bin" / "opencc_dict"
+    with tempfile.TemporaryDirectory() as tmp:
+        dumped = Path(tmp) / f"{name}.txt"
+        command = [str(tool), "-i", str(share / name), "-o", str(dumped), "-f", "ocd2", "-t", "text"]
+        subprocess.run(command, check=True, capture_output=True, timeout=60)
+        lines = dumped.read_text("utf-8").splitlines()
+    pairs = [(key, values.split(" ")[0]) for key, _, values in (line.partition("\t") for line in lines)]
+    return [(key, value) for key, value in pairs if key]
 
 
 def _ocd2_files(config: Any) -> list[str]:
