@@ -36,7 +36,8 @@ _INLINE = (
 )
 # A tag of one of those elements, its attributes bounded (a tag does not run past another '<').
 _TAG = re.compile(rf"</?(?:({_BLOCK})|(?:{_INLINE}))\b[^<>]{{0,1000}}>", re.I)
-# A character reference with its semicolon: decimal, hexadecimal or named.
+# A character reference: decimal or hexadecimal, its semicolon optional as browsers read it, or
+# named, with its semicolon.
 _REFERENCE = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
 # A Markdown link, ``[text](target "title")``, its target a URL or a path; an image is one
 # after "!". Each pattern opens with its literal character, which ``re`` skips to: with an

@@ -309,15 +309,18 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
        spaces (``_junk_action``).
     2. NFKC (full-width letters, digits and punctuation become ASCII, ligatures split).
     3. Typographic apostrophes, quotes and hyphens become ASCII so "don’t" equals "don't".
-    4. Traditional -> Simplified Chinese (OpenCC t2s), only if the text has CJK characters.
+    4. Traditional -> Simplified Chinese (OpenCC t2s, Taiwan's words first put as the
+       mainland's: ``t2s.TW_PHRASES``), only if the text has CJK characters.
     5. Leading datelines/credits stripped (``boilerplate.strip_dateline``; before case folding, because an
        English dateline is recognised by its capitals).
     6. Case folding.
     7. If ``strip_links``: URLs (http/https/www. and bare domains with a path) and e-mail
        addresses removed. If ``strip_tags``: repost wrappers ("RT @a:", "via @a", "转发微博//@a:",
        "分享自@a", "【转】": ``boilerplate.strip_reposts``), then @mentions, #hashtags, #话题#
-       and emoji written as codes ("[哈哈]", ":tada:") removed. Then a title or header line that repeats the opening of the text after it
-       ("【分享】速度很好 速度很好，…": ``boilerplate.strip_title``).
+       and emoji written as codes ("[哈哈]"; ":tada:" went before case folding, since such a
+       code is lower case and ":Source:" is a label) removed. Then a title or header line that
+       repeats the opening of the text after it ("【分享】速度很好 速度很好，…":
+       ``boilerplate.strip_title``).
     8. Trailing footers stripped (``boilerplate.strip_footers``; after 7, so a hashtag or link in front of a
        footer does not hide it). Datelines and footers are anchored to the ends of the text
        so body text is never eaten.
