@@ -10,8 +10,9 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
 * markup: ``html_paragraphs`` (each line a ``<p>``), ``html_breaks`` (``<br />`` ending each
   line), ``html_link`` (an ``<a href>`` line "Read the full story"), ``cms_blocks`` (each line a
   WordPress block: a ``<p>`` between ``<!-- wp:paragraph -->`` comments), ``cdata`` (an RSS
-  item's ``<![CDATA[…]]>``), ``entities`` (quotes and apostrophes as ``&#39;`` and
-  ``&quot;``), ``entities_numeric`` (every CJK character and quote as a decimal reference, as
+  item's ``<![CDATA[…]]>``), ``page_frame`` (a scraped page: the site's menu in ``<nav>``, the
+  story's lines as ``<p>``, share links, the site's ``<footer>``), ``entities`` (quotes and
+  apostrophes as ``&#39;`` and ``&quot;``), ``entities_numeric`` (every CJK character and quote as a decimal reference, as
   some pages escape them), ``markdown_link`` (a Telegram or Reddit repost's ``[Read the full
   story](…?utm_source=…)`` line);
 * calls to action: ``full_story`` ("Read the full story at The Guardian"), ``continue``
@@ -91,6 +92,20 @@ def _misread(text: str) -> str:
     return "".join(chr(b) if b in _UNDEFINED_1252 else bytes((b,)).decode("cp1252") for b in text.encode())
 
 
+def _page(text: str) -> str:
+    """The story as a scraped page: its site's menu, its lines as paragraphs, share links, the site's footer."""
+    if _HAN.search(text):
+        menu, share, foot = "首页 | 新闻 | 国际 | 体育 | 财经", "分享到：微信 微博 QQ空间", "© 2024 示例新闻网 版权所有"
+    else:
+        menu, share, foot = (
+            "Home | News | World | Sport | Business",
+            "Share on Facebook · Share on Twitter",
+            "© 2024 Example News. All rights reserved.",
+        )
+    body = "".join(f"<p>{line}</p>" for line in _lines(text))
+    return f"<nav>{menu}</nav>{body}<div class='share'>{share}</div><footer>{foot}</footer>"
+
+
 @cache
 def _opencc(config: str) -> Callable[[str], str]:
     """A Chinese text as OpenCC converts it (``s2t``: Traditional characters; ``s2twp``: Taiwan's, and its words)."""
@@ -111,6 +126,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
         f"<!-- wp:paragraph -->\n<p>{line}</p>\n<!-- /wp:paragraph -->\n" for line in _lines(t)
     ),
     "cdata": lambda t: f"<![CDATA[{t}]]>",
+    "page_frame": _page,
     "entities": lambda t: t.replace("&", "&amp;").replace("'", "&#39;").replace('"', "&quot;"),
     "entities_numeric": _numeric,
     "markdown_link": lambda t: t + f"\n\n[Read the full story]({LINK})",

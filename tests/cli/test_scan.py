@@ -650,3 +650,42 @@ def _reads(cmdline: Path, name: str) -> bool:
         return name.encode() in cmdline.read_bytes()
     except OSError:  # the process ended meanwhile
         return False
+
+
+def test_a_story_in_a_pages_frame_markup_or_a_wrong_decoding_is_found_by_its_plain_text(tmp_path: Path) -> None:
+    """What a scraped or converted copy carries: a site's menu and footer, HTML escapes,
+    UTF-8 misread as Windows-1252, Taiwan's words. Each copy is found by scan, candidates and
+    all, and two stories in one site's frame stay apart."""
+    frame = (
+        '<nav><a href="/">Home</a> | <a href="/news">News</a> | <a href="/sport">Sport</a> | '
+        '<a href="/weather">Weather</a></nav><h1>Local News</h1><p>{}</p><div class="share">Share on '
+        "Facebook · Share on Twitter · Email this story</div><footer>© 2024 Springfield Daily. All rights "
+        "reserved.</footer>"
+    )
+    bridge = "The council voted to close the old bridge for two years of repairs."
+    fire = "Police said a fire at the harbour warehouse was put out overnight."
+    review = "配置合理，速度较快，没有系统，没有软件。屏幕没坏点，外观还可以"
+    cafe = "Don’t miss the café’s “grand reopening” on Friday, the chef’s new menu is out"
+    undefined = (0x81, 0x8D, 0x8F, 0x90, 0x9D)  # Windows-1252 leaves these bytes undefined; browsers pass them
+    misread = "".join(chr(b) if b in undefined else bytes((b,)).decode("cp1252") for b in cafe.encode())
+    lines = [
+        event("bridge-page", frame.format(bridge)),
+        event("fire-page", frame.format(fire)),
+        event("bridge", bridge),
+        event("review", review),
+        event("review-tw", "配置合理，速度較快，沒有系統，沒有軟體。螢幕沒壞點，外觀還可以"),
+        event("cafe", cafe),
+        event("cafe-misread", misread),
+        event("cafe-escaped", cafe.replace("’", "&#8217;").replace("“", "&ldquo;").replace("”", "&rdquo;")),
+    ]
+    found = duplicate_of(tmp_path, lines)
+    assert found == {
+        "bridge-page": None,
+        "fire-page": None,
+        "bridge": "bridge-page",
+        "review": None,
+        "review-tw": "review",
+        "cafe": None,
+        "cafe-misread": "cafe",
+        "cafe-escaped": "cafe",
+    }

@@ -29,6 +29,28 @@ def test_comments_and_cdata_marks_go_and_the_text_stays() -> None:
     assert strip_markup("x --> y <!-- z --> w") == "x --> y  w"
 
 
+def test_a_pages_frame_goes_and_its_story_stays() -> None:
+    page = (
+        "<nav><a href='/'>Home</a> | <a href='/news'>News</a></nav><h1>Local</h1>"
+        "<p>The council voted to close the old bridge.</p><script>var s = '<p>x</p>';</script>"
+        "<aside>Most read: ten things to do</aside><div>Share on Facebook</div>"
+        "<footer>© 2024 Springfield Daily</footer>"
+    )
+    assert normalize(page) == "local the council voted to close the old bridge."
+    assert strip_markup("<NAV>menu</Nav >story") == "\nstory"
+    assert strip_markup("<nav>never closed, story") == "\nnever closed, story"  # its tag goes, its text stays
+
+
+def test_two_stories_in_one_sites_frame_stay_apart_and_each_finds_its_plain_text() -> None:
+    frame = "<nav>Home | News | Sport | Weather</nav>{}<div>Share on Facebook · Share on Twitter</div><footer>© 2024 Springfield Daily. All rights reserved.</footer>"
+    bridge, fire = (
+        "The council voted to close the old bridge for two years of repairs.",
+        "Police said a fire at the harbour warehouse was put out overnight.",
+    )
+    assert is_duplicate(bridge, frame.format(f"<p>{bridge}</p>"))
+    assert not is_duplicate(frame.format(f"<p>{fire}</p>"), frame.format(f"<p>{bridge}</p>"))
+
+
 def test_an_inline_tag_leaves_its_words_whole() -> None:
     assert normalize('Prices <b>rose</b> at <a href="https://example.com/x">the market</a>') == (
         "prices rose at the market"

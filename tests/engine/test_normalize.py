@@ -224,6 +224,7 @@ def test_chinese_datelines_are_stripped(raw: str) -> None:
         "Oil prices rose on Monday.\nContinue reading...",
         "Oil prices rose on Monday.\n[Read the full story](https://example.com/oil?utm_source=feed)",
         "Oil prices rose on Monday. Read the full article at The Guardian",
+        "Oil prices rose on Monday.\nShare on Facebook · Share on Twitter",
     ],
 )
 def test_english_footers_are_stripped(raw: str) -> None:
@@ -421,6 +422,7 @@ def test_text_like_an_emoji_code_stays(text: str) -> None:
         "[a](http://" + "x" * 200_000,
         ":ab" * 70_000 + "[哈哈" * 50_000,
         "<!--" * 100_000 + "<p>",
+        "<nav>" * 60_000 + "<footer></nav>" * 20_000,
         "<![CDATA[" * 30_000 + "-->",
     ],
 )

@@ -91,7 +91,7 @@ _FOOTERS_EN = (
     r"(?:read more\s*(?::|at\b|on\b|here\b|>|»|\.\.\.|…|(?=\n)|\Z)|more from\b[^\n.!?]{0,40}:"
     r"|see also\s*:|related(?: articles| stories| coverage)?\s*:"
     r"|follow (?:us|me|him|her|them|@\w+)\b|sign up\b|subscribe (?:to|for|now)\b"
-    r"|click here\b|share this\b|like us on\b|download (?:our|the) app\b|our standards\s*:"
+    r"|click here\b|share (?:this|on|via)\b|like us on\b|download (?:our|the) app\b|our standards\s*:"
     r"|continue reading\b|read (?:the )?(?:full|whole|complete|entire|original) (?:story|article|report|post)\b)"
     r"[^\n]{0,300}",
     # "Copyright 2024 …", "© 2024 Reuters", "(c) 2024 …", "All rights reserved."
@@ -210,8 +210,8 @@ def strip_footers(text: str) -> str:
     * credits in parentheses: "(Reporting by …; Editing by …)", "(Additional reporting by …)",
       "(This story has been refiled …)";
     * calls to action: "Read more: …", "More from Reuters: …", "Related: …", "Follow us on …",
-      "Sign up …", "Subscribe to …", "Click here …", "Our Standards: …", "Continue reading …",
-      "Read the full story …";
+      "Sign up …", "Subscribe to …", "Click here …", "Share on …", "Our Standards: …",
+      "Continue reading …", "Read the full story …";
     * rights: "Copyright 2024 …", "© 2024 …", "(c) 2024 …", "All rights reserved.";
     * a cut's mark, right after the cut: "（未完）", "【未完待续】", "(continued)", "[...]";
     * Chinese end marks and credits: "（完）", "【完】", "责任编辑：…", "责编：…", "编辑：…",

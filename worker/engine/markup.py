@@ -50,13 +50,21 @@ _MARKDOWN_IMAGE = re.compile("!" + _LINK_BODY, re.I)
 _MARKDOWN_LINK = re.compile(_LINK_BODY, re.I)
 
 
+# Elements whose content is a page's frame, not its story: navigation, a page's footer, an aside,
+# and code. The frame a site puts around every story outweighs a short one (a story of a line
+# inside its site's menu and share links no longer found the same line on its own).
+_FRAME = re.compile(r"<(nav|footer|aside|script|style|noscript)\b[^<>]{0,1000}>", re.I)
+
+
 def strip_markup(text: str) -> str:
-    """``text`` as a reader sees it: comments and CDATA marks out, tags out (a block one a line
-    break), character references decoded, a Markdown link its text and an image nothing. A
-    text without ``<``, ``&`` or ``](`` costs three substring tests."""
+    """``text`` as a reader sees it: comments and CDATA marks out, a page's frame out
+    (:data:`_FRAME`), tags out (a block one a line break), character references decoded, a
+    Markdown link its text and an image nothing. A text without ``<``, ``&`` or ``](`` costs
+    three substring tests."""
     if "<" in text and ">" in text:
         if "<!" in text:
             text = _comments_out(text)
+        text = _frame_out(text)
         text = _TAG.sub(_tag_sub, text)
     if "&" in text:
         text = _REFERENCE.sub(_reference_sub, text)
@@ -77,6 +85,26 @@ def _comments_out(text: str) -> str:
     while (start := text.find("<!--", at)) >= 0 and (end := text.find("-->", start + 4)) >= 0:
         kept.append(text[at:start])
         at = end + 3
+    return "".join(kept) + text[at:] if kept else text
+
+
+def _frame_out(text: str) -> str:
+    """Without the content of the frame's elements, each up to its first closing tag. An element
+    never closed is left (its tags go later); once one is found unclosed, no later element of
+    that name can be closed either, so none is looked for again: one pass however many there are."""
+    kept: list[str] = []
+    at, unclosed = 0, set()
+    for opening in _FRAME.finditer(text):
+        name = opening.group(1).lower()
+        if opening.start() < at or name in unclosed:
+            continue
+        closing = re.compile(rf"</{name}\s*>", re.I).search(text, opening.end())
+        if closing is None:
+            unclosed.add(name)
+            continue
+        kept.append(text[at : opening.start()])
+        at = closing.end()
+        kept.append("\n")
     return "".join(kept) + text[at:] if kept else text
 
 
