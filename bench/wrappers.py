@@ -221,6 +221,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--short", action="store_true", help="short posts (10-99 characters), not stories")
     args = parser.parse_args(argv)
     chosen = [w for w in args.only.split(",") if w] or list(WRAPPERS)
+    unknown = [w for w in chosen if w not in WRAPPERS]
+    if unknown:
+        parser.error(f"unknown wrappers {unknown}; choose from {', '.join(WRAPPERS)}")
     texts = stories(args.per_language, args.short)
     kind = "posts of 10-99 characters" if args.short else "stories of 150 characters and more"
     print(f"{len(texts['en'])} English and {len(texts['zh'])} Chinese {kind} of the development set")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
+
 from bench import wrappers
 from worker.engine.mojibake import repair
 from worker.engine.t2s import converter
@@ -39,3 +41,11 @@ def test_a_copy_counts_when_called_a_copy_of_its_own_story_only() -> None:
     recall, joined = wrappers.score(events, {"byline:en0": "en0", "byline:zh0": "en0"})
     assert recall == {"en": 1.0, "zh": 0.0}
     assert joined == 1
+
+
+def test_an_unknown_wrapper_is_refused_with_the_names_to_choose_from(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        wrappers.main(["--only", "html_paragraphs,nosuch"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown wrappers ['nosuch']" in err and "page_frame" in err
