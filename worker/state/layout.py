@@ -266,11 +266,9 @@ def bucket_width(retention_ms: int | None, buckets: int) -> int:
     return -(-retention_ms // (buckets - 1))
 
 
-def _days(bucket_ms: int) -> str:
-    """The retention that time buckets of ``bucket_ms`` were made for, as a person sets it (to
-    six digits: a width is the retention divided and rounded up, so 3 days came back as
-    3.000000046)."""
-    return f"a retention of {bucket_ms * (BUCKETS - 1) / 86_400_000:.6g} days" if bucket_ms else "no retention"
+def _retention(retention_ms: float, digits: int) -> str:
+    """A retention as a person sets it, in days to ``digits`` significant digits."""
+    return f"a retention of {retention_ms / 86_400_000:.{digits}g} days" if retention_ms else "no retention"
 
 
 class StoreLayoutError(ValueError):
@@ -308,9 +306,12 @@ def misfit_of(
     width = 0 if raw_buckets is None else int(bytes(raw_buckets))
     why = [] if stored is None else plan_differs(stored, plan)
     if stored is not None and width != bucket_ms:
-        # The retention asked for as given, to ten digits: 7 days and 7.0000001 are two stores.
-        asked = f"a retention of {retention_ms / 86_400_000:.10g} days" if bucket_ms else "no retention"
-        why.append(f"{_days(width)} (time buckets of {width} ms), not {asked} ({bucket_ms} ms)")
+        # The store's read back from its bucket width, to six digits (a width is the retention
+        # divided and rounded up: 3 days came back as 3.000000046); the one asked for as given,
+        # to ten (7 days and 7.0000001 are two stores).
+        built = _retention(width * (BUCKETS - 1), 6)
+        asked = _retention(retention_ms if bucket_ms else 0, 10)
+        why.append(f"{built} (time buckets of {width} ms), not {asked} ({bucket_ms} ms)")
     why.extend(features_differ(None if raw_features is None else json.loads(bytes(raw_features)), features))
     return f"{path} was built with {' and '.join(why)}" if why else None
 
