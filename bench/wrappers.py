@@ -87,8 +87,9 @@ def _emoji_codes(text: str) -> str:
     return _SENTENCE_END.sub(lambda m: " :tada:" + m.group(), text, count=2) + " :joy:"
 
 
-def _misread(text: str) -> str:
-    """The text's UTF-8 bytes as a browser reads Windows-1252 (its five undefined bytes passed through)."""
+def misread(text: str) -> str:
+    """The text's UTF-8 bytes as a browser reads Windows-1252 (its five undefined bytes passed
+    through): mojibake, as the probe and the tests make it."""
     return "".join(chr(b) if b in _UNDEFINED_1252 else bytes((b,)).decode("cp1252") for b in text.encode())
 
 
@@ -132,7 +133,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "markdown_link": lambda t: t + f"\n\n[Read the full story]({LINK})",
     "full_story": lambda t: t + "\n\nRead the full story at The Guardian",
     "continue": lambda t: t + "\nContinue reading...",
-    "mojibake": _misread,
+    "mojibake": misread,
     "smart_quotes": lambda t: _QUOTED.sub("\u201c\\1\u201d", t).replace("'", "\u2019"),
     "invisible": lambda t: t.replace(" ", "\u00a0", 20).replace("。", "。\u200b").replace(". ", ".\u200b "),
     "reflow": lambda t: " ".join(t.split()),

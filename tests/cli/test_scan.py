@@ -12,6 +12,7 @@ from pathlib import Path
 import opencc
 import pytest
 
+from bench.wrappers import misread
 from worker.cli.inputs import default_sample
 
 SAMPLE = Path(default_sample())
@@ -666,8 +667,6 @@ def test_a_story_in_a_pages_frame_markup_or_a_wrong_decoding_is_found_by_its_pla
     fire = "Police said a fire at the harbour warehouse was put out overnight."
     review = "配置合理，速度较快，没有系统，没有软件。屏幕没坏点，外观还可以"
     cafe = "Don’t miss the café’s “grand reopening” on Friday, the chef’s new menu is out"
-    undefined = (0x81, 0x8D, 0x8F, 0x90, 0x9D)  # Windows-1252 leaves these bytes undefined; browsers pass them
-    misread = "".join(chr(b) if b in undefined else bytes((b,)).decode("cp1252") for b in cafe.encode())
     lines = [
         event("bridge-page", frame.format(bridge)),
         event("fire-page", frame.format(fire)),
@@ -675,7 +674,7 @@ def test_a_story_in_a_pages_frame_markup_or_a_wrong_decoding_is_found_by_its_pla
         event("review", review),
         event("review-tw", "配置合理，速度較快，沒有系統，沒有軟體。螢幕沒壞點，外觀還可以"),
         event("cafe", cafe),
-        event("cafe-misread", misread),
+        event("cafe-misread", misread(cafe)),
         event("cafe-escaped", cafe.replace("’", "&#8217;").replace("“", "&ldquo;").replace("”", "&rdquo;")),
     ]
     found = duplicate_of(tmp_path, lines)

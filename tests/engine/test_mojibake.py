@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.wrappers import misread as misread_as_1252
 from tests.engine.pairs import is_duplicate
 from worker.engine.mojibake import repair
 
@@ -11,14 +12,8 @@ EN = "Don’t miss the café’s “grand reopening” on Friday — the chef’
 ZH = "市议会周一晚间经过长时间辩论后批准了新的滨江公园，两岸居民表示欢迎。"
 
 
-def as_windows_1252(text: str) -> str:
-    """``text``'s UTF-8 bytes as a browser decodes Windows-1252: its five undefined bytes passed through."""
-    undefined = (0x81, 0x8D, 0x8F, 0x90, 0x9D)
-    return "".join(chr(b) if b in undefined else bytes((b,)).decode("cp1252") for b in text.encode())
-
-
 @pytest.mark.parametrize("original", [EN, ZH, "Größe: 5 m², ½ price, © 2024"])
-@pytest.mark.parametrize("misread", [as_windows_1252, lambda t: t.encode().decode("latin-1")])
+@pytest.mark.parametrize("misread", [misread_as_1252, lambda t: t.encode().decode("latin-1")])
 def test_utf8_misread_as_a_single_byte_codec_is_read_again(original: str, misread: object) -> None:
     garbled = misread(original)  # type: ignore[operator]
     assert garbled != original
@@ -40,5 +35,5 @@ def test_text_that_is_not_whole_misread_utf8_stays(text: str) -> None:
 
 
 def test_a_garbled_copy_is_a_duplicate_of_its_original() -> None:
-    assert is_duplicate(as_windows_1252(EN), EN)
+    assert is_duplicate(misread_as_1252(EN), EN)
     assert is_duplicate(ZH.encode().decode("latin-1"), ZH)
