@@ -206,7 +206,11 @@ def score(events: Sequence[Event], duplicate_of: dict[str, str | None]) -> tuple
 
 def measure(wrapper: str, texts: dict[str, list[str]]) -> tuple[dict[str, float], int, int]:
     """Recall by language, events called a copy of another story, and the copies made."""
-    events = build(wrapper, texts)
+    return scan_scored(build(wrapper, texts))
+
+
+def scan_scored(events: Sequence[Event]) -> tuple[dict[str, float], int, int]:
+    """:func:`score` of one ``neardup scan`` of ``events``, and how many of them are copies."""
     with tempfile.TemporaryDirectory(prefix="neardup-wrappers-") as tmp:
         path = Path(tmp) / "events.jsonl"
         path.write_text("".join(json.dumps({"id": e.id, "text": e.text}, ensure_ascii=False) + "\n" for e in events))
