@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from tests.engine.pairs import is_duplicate
 from worker.engine.fingerprint import fingerprint
-from worker.engine.leads import LONG_LEADS, MAX_WINDOWS, MIN_WINDOWS, SLACK_CHARS, WINDOW_CHARS, lead_windows
+from worker.engine.leads import (
+    LONG_LEADS,
+    MAX_WINDOWS,
+    MIN_WINDOWS,
+    OPENING_CHARS,
+    SLACK_CHARS,
+    WINDOW_CHARS,
+    lead_windows,
+    opening_key,
+)
+from worker.engine.normalize import normalize
 from worker.engine.sketch import SKETCH_BYTES, compare, short_words
 from worker.settings import Settings
 
@@ -129,3 +139,24 @@ def test_a_long_entry_stored_before_the_windows_compares_on_words() -> None:
         (before.resemblance, before.containment) == (words.resemblance, words.containment) != (words.resemblance, 1.0)
     )
     assert compare(probe.sketch, stored.sketch).containment == 1.0
+
+
+def test_a_long_story_stores_its_opening_key_and_a_cut_of_it_looks_it_up() -> None:
+    """The key that nominates a story for a teaser too short for its twelve-word anchor."""
+    story = fingerprint(STORY, SETTINGS)
+    key = opening_key(normalize(STORY))
+    assert key is not None and key in story.marks and key not in story.probe_keys
+    for words in range(5, 12):
+        teaser = fingerprint(" ".join(STORY.split()[:words]), SETTINGS)
+        assert key in teaser.lookups and key not in teaser.stored_keys, words
+    letters = [at for at, char in enumerate(STORY) if char.isalnum()]
+    opening_only = STORY[: letters[OPENING_CHARS + SLACK_CHARS - 2] + 1]  # the key's letters, not two windows
+    assert opening_key(normalize(opening_only)) == key
+    assert key not in fingerprint(opening_only, SETTINGS).lookups, "nothing could verify it whole"
+
+
+def test_the_opening_key_reads_letters_and_digits_however_far_in() -> None:
+    assert opening_key("-- . -- " * 40 + "harbour: reopened; the northern channel") == opening_key(
+        "harbour reopened the northern channel"
+    )
+    assert opening_key("a few short words") is None

@@ -11,7 +11,7 @@ import pytest
 from tests.engine.pairs import is_duplicate
 from worker.engine import shorttext
 from worker.engine.fingerprint import Fingerprint, fingerprint
-from worker.engine.leads import LONG_LEADS
+from worker.engine.leads import LONG_LEADS, letters
 from worker.engine.normalize import normalize
 from worker.engine.numbers import numbers_mask
 from worker.engine.shorttext import is_dense
@@ -160,7 +160,7 @@ def test_reach_keys_cut_from_a_texts_ends_are_those_of_its_whole_basis() -> None
     for text in texts:
         heard = fold_sounds(normalize(text))
         basis = shorttext._NON_WORD.sub("", heard)
-        assert shorttext._letters(heard) == basis
+        assert letters(heard) == basis
         if is_dense(text):
             lead, tail = shorttext.lead_keys(basis, heard.endswith(shorttext.CUT_MARKS)), shorttext.tail_keys(basis)
             expected = (lead[0] + tail[0], lead[1] + tail[1])

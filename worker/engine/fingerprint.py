@@ -35,7 +35,7 @@ from typing import Any, NamedTuple, Protocol
 import mmh3
 
 from worker.engine.features import LexiconTable, hashed_features
-from worker.engine.leads import long_leads
+from worker.engine.leads import long_leads, opening_key
 from worker.engine.lexicon_cache import cached_lexicon_table
 from worker.engine.normalize import normalize, normalize_reference
 from worker.engine.numbers import number_tags
@@ -220,7 +220,9 @@ def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: An
     if not bands and settings.word_bands > 0:
         bands = band_keys(fp.sketch, settings.word_bands, _WORD_BAND_SEED)
     sketched = fp.sketch + long_leads(normalised, engine) + number_tags(normalised, engine)
-    return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands)
+    opening = opening_key(normalised)  # stored for its teasers to look up
+    marks = () if opening is None else (opening,)
+    return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands, (), marks)
 
 
 def _hash(text: str, seed: int) -> int:
