@@ -1,0 +1,50 @@
+"""A publisher's name after a headline goes; words that may tell two texts apart stay."""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.engine.normalize import normalize
+from worker.engine.publisher import strip_publisher
+
+HEAD = "Fed holds rates steady as inflation cools"
+HEAD_ZH = "美联储宣布维持利率不变"
+
+
+@pytest.mark.parametrize(
+    "suffix",
+    [" - Reuters", " - The New York Times", " | CNN Politics", " – Times of India", " — Al-Monitor",
+     " - Barron's", " - Investing.com", " - news.com.au", " - Reuters - Yahoo Finance"],
+)  # fmt: skip
+def test_an_outlets_name_after_a_headline_goes(suffix: str) -> None:
+    assert strip_publisher(HEAD + suffix) == HEAD
+
+
+@pytest.mark.parametrize("suffix", ["_新浪新闻", "|澎湃新闻", " - 人民网", "——央视网", "_网易订阅", "_新浪新闻_新浪网"])
+def test_a_chinese_sites_name_after_a_headline_goes(suffix: str) -> None:
+    assert strip_publisher(HEAD_ZH + suffix) == HEAD_ZH
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        HEAD + " - Round 2",  # a number: what the numbers check compares
+        "Fun fact: Feb 15 - Galileo's 430th Birthday",
+        "Let It Be - The Beatles",  # a head too short to be a headline
+        HEAD + " - live updates",  # not a name
+        HEAD + " | Opinion | the",
+        HEAD + " - Reuters reports that the vote was close",  # a sentence, not a name
+        "Reuters - " + HEAD,  # a name in front is the dateline's business
+        HEAD + "|CNN",  # a bare bar is Chinese sites' separator
+        HEAD_ZH + "_张三李四",  # no site's ending
+        "维持利率_新浪新闻",  # too few characters before it
+        "x - Reuters",
+    ],
+)
+def test_words_that_may_be_content_stay(text: str) -> None:
+    assert strip_publisher(text) == text
+
+
+def test_the_whole_pipeline_makes_two_outlets_headlines_one() -> None:
+    assert normalize(HEAD + " - Reuters") == normalize(HEAD + " | Yahoo Finance") == normalize(HEAD)
+    assert normalize(HEAD_ZH + "_新浪新闻") == normalize(HEAD_ZH + "|澎湃新闻")
