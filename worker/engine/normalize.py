@@ -47,9 +47,9 @@ from worker.engine.boilerplate import (
     strip_reposts,
     strip_title,
 )
+from worker.engine.labels import strip_labels
 from worker.engine.markup import strip_markup
 from worker.engine.mojibake import repair
-from worker.engine.publisher import strip_publisher
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
 
@@ -312,9 +312,10 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
     3. Typographic apostrophes, quotes and hyphens become ASCII so "don’t" equals "don't".
     4. Traditional -> Simplified Chinese (OpenCC t2s, Taiwan's words first put as the
        mainland's: ``t2s.TW_PHRASES``), only if the text has CJK characters.
-    5. Leading datelines/credits stripped (``boilerplate.strip_dateline``), then a publisher's
-       name after a headline ("… - Reuters", "…_新浪新闻": ``publisher.strip_publisher``);
-       before case folding, because an English dateline or name is recognised by its capitals.
+    5. Leading datelines/credits stripped (``boilerplate.strip_dateline``), then a feed's labels
+       around a headline ("BREAKING: …", "… (Video)", "… - Reuters", "…_新浪新闻":
+       ``labels.strip_labels``); before case folding, because an English dateline, label or
+       name is recognised by its capitals.
     6. Case folding.
     7. If ``strip_links``: URLs (http/https/www. and bare domains with a path) and e-mail
        addresses removed. If ``strip_tags``: repost wrappers ("RT @a:", "via @a", "转发微博//@a:",
@@ -348,7 +349,7 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
         text = _clean(text) if cleaned is None else cleaned
         if _HAN.search(text) and (not fast or t2s.may_change(text)):
             text = t2s.converter()(text)
-    text = strip_publisher(strip_dateline(text))
+    text = strip_labels(strip_dateline(text))
     if strip_tags and ":" in text:  # before case folding: a code is lower case, ":Source:" is a label
         text = SHORTCODES.sub(" ", text)
     text = text.casefold()

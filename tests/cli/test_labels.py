@@ -1,4 +1,4 @@
-"""One headline carried by two outlets is one story; two headlines of one outlet are two."""
+"""One headline under two feeds' labels is one story; two headlines under one label are two."""
 
 from __future__ import annotations
 
@@ -17,3 +17,15 @@ def test_a_headline_from_another_outlet_is_a_copy_and_another_headline_is_not(tm
         event("f", "暴雨致港口连续第二天关闭_新浪新闻"),
     ]
     assert duplicate_of(tmp_path, lines) == {"a": None, "b": "a", "c": None, "d": None, "e": "d", "f": None}
+
+
+def test_a_headline_under_another_kind_or_medium_is_a_copy(tmp_path: Path) -> None:
+    lines = [
+        event("a", "BREAKING: Storm closes schools across the north coast"),
+        event("b", "JUST IN: Storm closes schools across the north coast"),
+        event("c", "BREAKING: Storm closes the port of Hull for a second day"),
+        event("d", "Storm closes schools across the north coast (Video)"),
+        event("e", "【突发】北方沿海多地因暴雨停课（视频）"),
+        event("f", "最新：北方沿海多地因暴雨停课【图】"),
+    ]
+    assert duplicate_of(tmp_path, lines) == {"a": None, "b": "a", "c": None, "d": "a", "e": None, "f": "e"}

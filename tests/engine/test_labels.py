@@ -1,11 +1,11 @@
-"""A publisher's name after a headline goes; words that may tell two texts apart stay."""
+"""A feed's labels around a headline go; words that may tell two texts apart stay."""
 
 from __future__ import annotations
 
 import pytest
 
+from worker.engine.labels import strip_labels, strip_publisher
 from worker.engine.normalize import normalize
-from worker.engine.publisher import strip_publisher
 
 HEAD = "Fed holds rates steady as inflation cools"
 HEAD_ZH = "美联储宣布维持利率不变"
@@ -48,3 +48,37 @@ def test_words_that_may_be_content_stay(text: str) -> None:
 def test_the_whole_pipeline_makes_two_outlets_headlines_one() -> None:
     assert normalize(HEAD + " - Reuters") == normalize(HEAD + " | Yahoo Finance") == normalize(HEAD)
     assert normalize(HEAD_ZH + "_新浪新闻") == normalize(HEAD_ZH + "|澎湃新闻")
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["BREAKING: ", "JUST IN: ", "Breaking News: ", "UPDATE: ", "LIVE | ", "Watch - ", "EXCLUSIVE: ", "Opinion | ",
+     "Analysis: ", "  News alert: "],
+)  # fmt: skip
+def test_a_kind_before_a_headline_goes(label: str) -> None:
+    assert strip_labels(label + HEAD) == HEAD
+
+
+@pytest.mark.parametrize("label", ["【突发】", "突发！", "重磅:", "【独家】", "最新:", "视频|", "(视频)"])
+def test_a_chinese_kind_before_a_headline_goes(label: str) -> None:
+    assert strip_labels(label + HEAD_ZH) == HEAD_ZH
+
+
+@pytest.mark.parametrize("label", [" (Video)", " [PHOTOS]", " (updated)", "(视频)", "【图】", " [Watch] - Reuters"])
+def test_a_medium_after_a_headline_goes_and_an_outlet_after_it(label: str) -> None:
+    head = HEAD_ZH if "视" in label or "图" in label else HEAD
+    assert strip_labels(head + label) == head
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "watch: Add upstream vcs url.",  # a changelog's file, not a label: not capitalised
+        "Watch-list grows longer for the Fed",
+        "Breaking: the news",  # too little left
+        "Updates to the tax code were passed today",  # a kind with no separator is the sentence's word
+        HEAD + " (videos of the crash)",  # a parenthesis saying more than the medium
+    ],
+)
+def test_words_that_only_look_like_labels_stay(text: str) -> None:
+    assert strip_labels(text) == text

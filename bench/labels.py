@@ -1,0 +1,77 @@
+"""One headline under two feeds' labels: an outlet's name, a kind, a medium.
+
+A story reaches a feed under labels of the feed's: an aggregator ends every title with its
+outlet ("Fed holds rates steady - Reuters", then "… - Yahoo Finance"; Chinese portals "标题_新浪
+新闻", "标题|澎湃新闻"), a news account puts a kind in front ("BREAKING: …", "JUST IN: …",
+"【突发】…"), a site a medium after it ("… (Video)", "… [PHOTOS]", "…（组图）"). This probe takes
+development-set texts (posts of 10-99 characters, or with ``--stories`` stories of 150 and more,
+as ``bench/wrappers.py`` takes them), gives each one label of a kind and its copy another
+label of the same kind, scans each kind's texts alone, and prints recall by language and how
+many events were called a copy of another text. A development probe, not a held-out set.
+
+    python -m bench.labels
+    python -m bench.labels --stories --per-language 60 --only outlet
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections.abc import Sequence
+
+from bench.wrappers import Event, scan_scored, stories
+
+# Each kind's labels by language, as (before the text, after it).
+LABELS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
+    "outlet": {
+        "en": tuple(("", sep + name) for sep in (" - ", " | ") for name in (
+            "Reuters", "Yahoo News", "The New York Times", "BBC News", "CNN", "Bloomberg", "The Guardian", "NPR",
+            "Times of India", "Investing.com")),
+        "zh": tuple(("", sep + name) for sep in ("_", "|", " - ") for name in (
+            "新浪新闻", "新华网", "澎湃新闻", "人民网", "腾讯新闻", "网易新闻", "央视网", "环球网", "界面新闻")),
+    },
+    "kind": {
+        "en": (("BREAKING: ", ""), ("JUST IN: ", ""), ("Breaking News: ", ""), ("UPDATE: ", ""), ("LIVE: ", ""),
+               ("Watch: ", ""), ("EXCLUSIVE: ", ""), ("Opinion | ", ""), ("Analysis: ", "")),
+        "zh": (("【突发】", ""), ("突发！", ""), ("重磅！", ""), ("【独家】", ""), ("最新：", ""), ("视频｜", "")),
+    },
+    "medium": {
+        "en": (("", " (Video)"), ("", " [PHOTOS]"), ("", " (updated)"), ("", " [Watch]"), ("", " (Audio)")),
+        "zh": (("", "（视频）"), ("", "（组图）"), ("", "【图】"), ("", "（附视频）"), ("", "（直播）")),
+    },
+}  # fmt: skip
+
+
+def build(kind: str, texts: dict[str, list[str]], seed: int = 3) -> list[Event]:
+    """Each text under one label of ``kind``, then its copy under another."""
+    rng = random.Random(seed)
+    originals, copies = [], []
+    for lang, pool in texts.items():
+        for i, text in enumerate(pool):
+            (before, after), (before2, after2) = rng.sample(LABELS[kind][lang], 2)
+            originals.append(Event(f"{lang}{i}", before + text + after, lang))
+            copies.append(Event(f"{kind}:{lang}{i}", before2 + text + after2, lang, f"{lang}{i}"))
+    return originals + copies
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--per-language", type=int, default=120, help="texts a language")
+    parser.add_argument("--stories", action="store_true", help="stories of 150 characters and more, not posts")
+    parser.add_argument("--only", default="", help=f"comma-separated kinds of label (default: {', '.join(LABELS)})")
+    args = parser.parse_args(argv)
+    chosen = [k for k in args.only.split(",") if k] or list(LABELS)
+    unknown = [k for k in chosen if k not in LABELS]
+    if unknown:
+        parser.error(f"unknown labels {unknown}; choose from {', '.join(LABELS)}")
+    texts = stories(args.per_language, short=not args.stories)
+    kind = "stories of 150 characters and more" if args.stories else "posts of 10-99 characters"
+    print(f"{len(texts['en'])} English and {len(texts['zh'])} Chinese {kind} of the development set")
+    print(f"{'label':<10}{'copies':>7}{'en':>7}{'zh':>7}   called a copy of another text")
+    for label in chosen:
+        recall, joined, copies = scan_scored(build(label, texts))
+        print(f"{label:<10}{copies:>7}{recall.get('en', 0.0):>7.2f}{recall.get('zh', 0.0):>7.2f}   {joined}")
+
+
+if __name__ == "__main__":
+    main()
