@@ -23,6 +23,7 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
 * layout: ``smart_quotes``, ``invisible`` (no-break and zero-width spaces), ``reflow`` (the
   text on one line), ``advert`` (an "Advertisement" line mid-story), ``swapped`` (the first
   two paragraphs in turn), ``caps_header`` (the first eight words again in capitals on top);
+* numbers: ``digit_groups`` (another outlet's style: "1,000" as "1000", "25000" as "25,000");
 * credits: ``wire_trailer`` ("(Reporting by …; Editing by …)"), ``update_prefix`` ("UPDATE
   2-"), ``byline`` ("By Jane Doe, Associated Press"), ``photo_credit`` ("Photo: Getty
   Images"), ``short_links`` (two shortened links after the text);
@@ -115,6 +116,17 @@ def _opencc(config: str) -> Callable[[str], str]:
     return cast(Callable[[str], str], opencc.OpenCC(config).convert)
 
 
+_GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
+_UNGROUPED = re.compile(r"(?<![\d,.#])\d{5,}(?![\d,.;])")  # not a character reference's "&#20013;"
+
+
+def _digit_groups(text: str) -> str:
+    """Another outlet's style of numbers: "1,000" as "1000", and "25000" as "25,000"."""
+    if _GROUPED.search(text):
+        return _GROUPED.sub(lambda m: m.group().replace(",", ""), text)
+    return _UNGROUPED.sub(lambda m: f"{int(m.group()):,}", text)
+
+
 def _numeric(text: str) -> str:
     return "".join(f"&#{ord(c)};" if _HAN.match(c) or c in "\"'" else c for c in text)
 
@@ -145,6 +157,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "byline": lambda t: "By Jane Doe, Associated Press\n\n" + t,
     "photo_credit": lambda t: t + "\n\nPhoto: Getty Images",
     "short_links": lambda t: t + " https://t.co/AbCdEf123 https://bit.ly/3xYz",
+    "digit_groups": _digit_groups,
     "zh_traditional": lambda t: _opencc("s2t")(t),
     "zh_taiwan": lambda t: _opencc("s2twp")(t),
     "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",

@@ -11,8 +11,8 @@ from bench import wrappers
 from worker.engine.mojibake import repair
 from worker.engine.t2s import converter
 
-EN = 'The council said on Monday that the "old bridge" will close.\nDrivers can\'t cross it.\nShops fear losses.'
-ZH = "市政府周一宣布，老桥将封闭维修两年。\n司机需绕行新建的环路。\n两岸商户担心客流减少。"
+EN = 'The council said on Monday that the "old bridge" will close.\n2,500 drivers a day can\'t cross it.\nShops fear losses.'
+ZH = "市政府周一宣布，老桥将封闭维修两年。\n每天1,200名司机需绕行新建的环路。\n两岸商户担心客流减少。"
 TEXTS = {"en": [EN], "zh": [ZH]}
 _TAG = re.compile(r"<[^<>]+>")
 

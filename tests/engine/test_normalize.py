@@ -431,3 +431,23 @@ def test_hostile_text_is_normalised_in_linear_time(hostile: str) -> None:
     started = time.perf_counter()
     normalize(hostile)
     assert time.perf_counter() - started < 3.0
+
+
+@pytest.mark.parametrize(
+    ("text", "normalised"),
+    [
+        ("Dow falls 1,000 points", "dow falls 1000 points"),
+        ("a 1,234,567.5 budget", "a 1234567.5 budget"),
+        ("每天1,200名司机", "每天1200名司机"),
+        ("pages 1,2,3 and 3,14", "pages 1,2,3 and 3,14"),  # no group of three: a list, a decimal comma
+        ("between 10,0000 and x", "between 10,0000 and x"),
+    ],
+)
+def test_a_number_is_written_one_way_whatever_its_digit_groups(text: str, normalised: str) -> None:
+    assert normalize(text) == normalised
+
+
+def test_a_headline_in_another_outlets_number_style_is_its_copy() -> None:
+    """The numbers check compared "1,000" with "1000" as two numbers, and refused the pair."""
+    assert is_duplicate("Dow falls 1000 points as tech stocks slide", "Dow falls 1,000 points as tech stocks slide")
+    assert not is_duplicate("Dow falls 1000 points as tech stocks slide", "Dow falls 2,000 points as tech stocks slide")

@@ -187,6 +187,7 @@ def _junk_sub(m: re.Match[str]) -> str:
     return "".join(map(_junk_action, m.group()))
 
 
+_DIGIT_GROUP = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")  # a literal first: the scan skips to commas
 _ASCII_JUNK = re.compile("[\x00-\x08\x0b-\x1f\x7f^`]+")
 _TYPOGRAPHIC = (
     ("\u2018", "'"),
@@ -326,7 +327,8 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
        ``boilerplate.strip_title``).
     8. Trailing footers stripped (``boilerplate.strip_footers``; after 7, so a hashtag or link in front of a
        footer does not hide it). Datelines and footers are anchored to the ends of the text
-       so body text is never eaten.
+       so body text is never eaten. Then a number's digit groups joined ("1,000" as "1000"):
+       outlets write one number both ways.
     9. Whitespace collapsed to single spaces.
     """
     return _normalize(text, strip_links, strip_tags, fast=True)
@@ -363,6 +365,8 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
         text = EMOJI_CODES.sub(" ", text)
     text = strip_title(text)
     text = strip_footers(text)
+    if "," in text:  # "1,000" as "1000": outlets' styles differ, and one number is one number
+        text = _DIGIT_GROUP.sub("", text)
     if _COPYRIGHT in text:
         text = text.replace(_COPYRIGHT, " ")
     return " ".join(text.split())
