@@ -1,9 +1,10 @@
-"""One headline under two feeds' labels: an outlet's name, a kind, a medium.
+"""One headline under two feeds' labels: an outlet's name, a kind, a credit, a medium.
 
 A story reaches a feed under labels of the feed's: an aggregator ends every title with its
 outlet ("Fed holds rates steady - Reuters", then "… - Yahoo Finance"; Chinese portals "标题_新浪
 新闻", "标题|澎湃新闻"), a news account puts a kind in front ("BREAKING: …", "JUST IN: …",
-"【突发】…"), a site a medium after it ("… (Video)", "… [PHOTOS]", "…（组图）"). This probe takes
+"【突发】…"), a credit or a medium after it ("… Source: AP", "…（来源：新华网）", "… (Video)",
+"… [PHOTOS]", "…（组图）"). This probe takes
 development-set texts (posts of 10-99 characters, or with ``--stories`` stories of 150 and more,
 as ``bench/wrappers.py`` takes them), gives each one label of a kind and its copy another
 label of the same kind, scans each kind's texts alone, and prints recall by language and how
@@ -34,6 +35,10 @@ LABELS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
         "en": (("BREAKING: ", ""), ("JUST IN: ", ""), ("Breaking News: ", ""), ("UPDATE: ", ""), ("LIVE: ", ""),
                ("Watch: ", ""), ("EXCLUSIVE: ", ""), ("Opinion | ", ""), ("Analysis: ", "")),
         "zh": (("【突发】", ""), ("突发！", ""), ("重磅！", ""), ("【独家】", ""), ("最新：", ""), ("视频｜", "")),
+    },
+    "credit": {
+        "en": tuple(("", " Source: " + name) for name in ("Reuters", "AP", "Bloomberg", "The Guardian", "BBC News")),
+        "zh": tuple(("", f"（来源：{name}）") for name in ("新华网", "人民网", "央视新闻", "澎湃新闻", "中国新闻网")),
     },
     "medium": {
         "en": (("", " (Video)"), ("", " [PHOTOS]"), ("", " (updated)"), ("", " [Watch]"), ("", " (Audio)")),

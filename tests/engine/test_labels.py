@@ -14,7 +14,7 @@ HEAD_ZH = "美联储宣布维持利率不变"
 @pytest.mark.parametrize(
     "suffix",
     [" - Reuters", " - The New York Times", " | CNN Politics", " – Times of India", " — Al-Monitor",
-     " - Barron's", " - Investing.com", " - news.com.au", " - Reuters - Yahoo Finance"],
+     " - Barron's", " - Investing.com", " - news.com.au", " - Reuters - Yahoo Finance", " Source: AP"],
 )  # fmt: skip
 def test_an_outlets_name_after_a_headline_goes(suffix: str) -> None:
     assert strip_publisher(HEAD + suffix) == HEAD
@@ -39,6 +39,8 @@ def test_a_chinese_sites_name_after_a_headline_goes(suffix: str) -> None:
         HEAD_ZH + "_张三李四",  # no site's ending
         "维持利率_新浪新闻",  # too few characters before it
         "x - Reuters",
+        "New release available for download (Linux)",  # a bracket at the end is as often news
+        "Unarmed Man Shot And Killed By Police In Chicago",  # a title-case headline's "By"
     ],
 )
 def test_words_that_may_be_content_stay(text: str) -> None:

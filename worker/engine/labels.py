@@ -13,9 +13,10 @@ post one word apart to be another one. :func:`strip_labels` drops, before case f
   "watch: …" names a file), then ":", "|" or a dash; in Chinese 突发, 重磅, 独家, 最新, 视频,
   提醒… in 【】 or before ：, ！ or |;
 * a *medium* after it in brackets: "(Video)", "[PHOTOS]", "(updated)", "（视频）", "（组图）";
-* an *outlet's name* after it (:func:`strip_publisher`): English " - ", " – ", " — " or " | ",
-  then one to five capitalised words (with "of", "the", "and" and the like between them) or
-  a domain ("Investing.com"), without a digit, after at least ``MIN_HEAD_WORDS`` words;
+* an *outlet's name* after it (:func:`strip_publisher`): English " - ", " – ", " — ", " | "
+  or " Source: ", then one to five capitalised words (with "of", "the", "and" and the like
+  between them) or a domain ("Investing.com"), without a digit, after at least
+  ``MIN_HEAD_WORDS`` words (or ``MIN_HEAD_HAN`` Han characters);
   Chinese "_", "|", " - " or "——" and a site's name ending as sites' names do (…网, …新闻,
   …日报, …客户端), after at least ``MIN_HEAD_HAN`` Han characters.
 
@@ -57,8 +58,10 @@ _KIND_MARKS = (":", "|", " - ", " – ", " — ", "]", "】", ")", "）", "!", "
 _CLOSING = (")", "]", "】", "）")
 # A name is short; only the tail is searched, so a long text costs a few string searches.
 _WINDOW = 64
-_SEPARATOR = re.compile(r" [-–—|] |——|[_|]")
-_MARKS = (" - ", "|", "_", "—", "–")
+# Before a name: a dash or bar between spaces, Chinese sites' "_", "|" and "——", a credit's
+# "Source:". Not "By" nor a bracket: "… Killed By Police In Chicago" and "… (Linux)" are news.
+_SEPARATOR = re.compile(r" [-–—|] |——|[_|]| Sources?: ")
+_MARKS = (" - ", "|", "_", "—", "–", "ource")
 _LOWER = r"(?:of|the|and|for|on|at|in|de|la|le|du|des|del|da|di|y|&)"
 _WORD = r"[A-Z][^\W\d_]*(?:[.&'+-][^\W\d_]+)*\.?"  # capitalised, letters only: "Al-Monitor", "Barron's"
 _DOMAIN = r"[A-Za-z][A-Za-z-]*(?:\.[A-Za-z]{2,}){1,3}"
@@ -129,6 +132,6 @@ def _publisher_at(text: str) -> int | None:
         if _ZH_NAME.fullmatch(name) and len(_HAN.findall(line)) >= MIN_HEAD_HAN:
             return last.start()
         return None
-    if _EN_NAME.fullmatch(name) and len(line.split()) >= MIN_HEAD_WORDS:
+    if _EN_NAME.fullmatch(name) and (len(line.split()) >= MIN_HEAD_WORDS or len(_HAN.findall(line)) >= MIN_HEAD_HAN):
         return last.start()
     return None
