@@ -66,9 +66,21 @@ def test_a_chinese_kind_before_a_headline_goes(label: str) -> None:
     assert strip_labels(label + HEAD_ZH) == HEAD_ZH
 
 
-@pytest.mark.parametrize("label", [" (Video)", " [PHOTOS]", " (updated)", "(视频)", "【图】", " [Watch] - Reuters"])
+@pytest.mark.parametrize(
+    "label",
+    [
+        " (Video)",
+        " [PHOTOS]",
+        " (updated)",
+        "(视频)",
+        "【图】",
+        " [Watch] - Reuters",
+        "（来源：新华网）",
+        "(稿源:澎湃新闻)",
+    ],
+)
 def test_a_medium_after_a_headline_goes_and_an_outlet_after_it(label: str) -> None:
-    head = HEAD_ZH if "视" in label or "图" in label else HEAD
+    head = HEAD_ZH if any("\u4e00" <= char <= "\u9fff" for char in label) else HEAD
     assert strip_labels(head + label) == head
 
 

@@ -13,6 +13,7 @@ post one word apart to be another one. :func:`strip_labels` drops, before case f
   "watch: …" names a file), then ":", "|" or a dash; in Chinese 突发, 重磅, 独家, 最新, 视频,
   提醒… in 【】 or before ：, ！ or |;
 * a *medium* after it in brackets: "(Video)", "[PHOTOS]", "(updated)", "（视频）", "（组图）";
+  or a Chinese credit in brackets, "（来源：新华网）";
 * an *outlet's name* after it (:func:`strip_publisher`): English " - ", " – ", " — ", " | "
   or " Source: ", then one to five capitalised words (with "of", "the", "and" and the like
   between them) or a domain ("Investing.com"), without a digit, after at least
@@ -48,7 +49,8 @@ _KIND = re.compile(
 )
 _MEDIUM = re.compile(
     r"\s*[(\[【（](?:video|videos|photos?|pics?|pictures|gallery|watch|live|updated?|audio|podcast|graphic"
-    r"|interactive|视频|组图|多图|图集|图|附视频|直播|更新|动图|音频)[)\]】）]\s*\Z",
+    r"|interactive|视频|组图|多图|图集|图|附视频|直播|更新|动图|音频"
+    r"|(?:来源|稿源|文章来源|转自)\s*[:：][^()\[\]【】（）\n]{1,20})[)\]】）]\s*\Z",
     re.I,
 )
 _LETTERS = re.compile(r"[^\W_]")
