@@ -1,10 +1,10 @@
-"""One headline under two feeds' labels: an outlet's name, a kind, a credit, a medium.
+"""One headline under two feeds' labels: an outlet's name, a masthead, a kind, a credit, a medium.
 
-A story reaches a feed under labels of the feed's: an aggregator ends every title with its
+A story reaches a feed under labels of the feed's. An aggregator ends every title with its
 outlet ("Fed holds rates steady - Reuters", then "… - Yahoo Finance"; Chinese portals "标题_新浪
-新闻", "标题|澎湃新闻"), a news account puts a kind in front ("BREAKING: …", "JUST IN: …",
-"【突发】…"), a credit or a medium after it ("… Source: AP", "…（来源：新华网）", "… (Video)",
-"… [PHOTOS]", "…（组图）"). This probe takes
+新闻", "标题|澎湃新闻"), a Weibo account puts its masthead before it ("【新华社】标题"), a news
+account a kind ("BREAKING: …", "JUST IN: …", "【突发】…"), and a site a credit or a medium after
+it ("… Source: AP", "…（来源：新华网）", "… (Video)", "… [PHOTOS]", "…（组图）"). This probe takes
 development-set texts (posts of 10-99 characters, or with ``--stories`` stories of 150 and more,
 as ``bench/wrappers.py`` takes them), gives each one label of a kind and its copy another
 label of the same kind, scans each kind's texts alone, and prints recall by language and how
@@ -30,6 +30,10 @@ LABELS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
             "Times of India", "Investing.com")),
         "zh": tuple(("", sep + name) for sep in ("_", "|", " - ") for name in (
             "新浪新闻", "新华网", "澎湃新闻", "人民网", "腾讯新闻", "网易新闻", "央视网", "环球网", "界面新闻")),
+    },
+    "masthead": {
+        "en": (("Reuters: ", ""), ("AP: ", ""), ("BBC News: ", ""), ("CNN: ", ""), ("Bloomberg: ", "")),
+        "zh": (("【新华社】", ""), ("【人民日报】", ""), ("【央视新闻】", ""), ("【澎湃新闻】", ""), ("【中国新闻网】", "")),
     },
     "kind": {
         "en": (("BREAKING: ", ""), ("JUST IN: ", ""), ("Breaking News: ", ""), ("UPDATE: ", ""), ("LIVE: ", ""),

@@ -37,6 +37,7 @@ def test_a_chinese_sites_name_after_a_headline_goes(suffix: str) -> None:
         "Reuters - " + HEAD,  # a name in front is the dateline's business
         HEAD + "|CNN",  # a bare bar is Chinese sites' separator
         HEAD_ZH + "_张三李四",  # no site's ending
+        "【暴雨致北京多地停课】今天上午全市中小学停课",  # a title in brackets, not a masthead
         "维持利率_新浪新闻",  # too few characters before it
         "x - Reuters",
         "New release available for download (Linux)",  # a bracket at the end is as often news
@@ -61,7 +62,9 @@ def test_a_kind_before_a_headline_goes(label: str) -> None:
     assert strip_labels(label + HEAD) == HEAD
 
 
-@pytest.mark.parametrize("label", ["【突发】", "突发！", "重磅:", "【独家】", "最新:", "视频|", "(视频)"])
+@pytest.mark.parametrize(
+    "label", ["【突发】", "突发！", "重磅:", "【独家】", "最新:", "视频|", "(视频)", "【新华社】", "【央视新闻】"]
+)
 def test_a_chinese_kind_before_a_headline_goes(label: str) -> None:
     assert strip_labels(label + HEAD_ZH) == HEAD_ZH
 

@@ -11,7 +11,7 @@ post one word apart to be another one. :func:`strip_labels` drops, before case f
 * a *kind* before the text (:data:`_KIND`): "Breaking (news)", "Just in", "Update", "Live",
   "Watch", "Exclusive", "Opinion", "Analysis" and the like, capitalised (a changelog's
   "watch: …" names a file), then ":", "|" or a dash; in Chinese 突发, 重磅, 独家, 最新, 视频,
-  提醒… in 【】 or before ：, ！ or |;
+  提醒… in 【】 or before ：, ！ or |, and an outlet's name in 【】 ("【新华社】", "【央视新闻】");
 * a *medium* after it in brackets: "(Video)", "[PHOTOS]", "(updated)", "（视频）", "（组图）";
   or a Chinese credit in brackets, "（来源：新华网）";
 * an *outlet's name* after it (:func:`strip_publisher`): English " - ", " – ", " — ", " | "
@@ -42,9 +42,10 @@ _KIND_EN = (
     r"|exclusive|opinion|analysis|explainer|factbox|fact ?check|editorial|commentary|interview|correction"
 )
 _KIND_ZH = r"突发|重磅|独家|最新|快讯|速报|紧急|视频|直播|图集|组图|热点|关注|提醒|更新|观点|评论|解读|专访|现场"
+_ZH_SITE = r"(?:网|新闻|日报|晚报|时报|早报|报|社|台|频道|客户端|财经|资讯|头条|号|知乎|百科|订阅|周刊|杂志)"
 _KIND = re.compile(
     rf"\s*(?:(?-i:(?=[A-Z]))(?:{_KIND_EN})\s*(?::|\||\s[-\u2013\u2014]\s)|[\[【(（]\s*(?:{_KIND_ZH})\s*[\]】)）]"
-    rf"|(?:{_KIND_ZH})\s*[:!|：！｜])\s*",
+    rf"|(?:{_KIND_ZH})\s*[:!|：！｜]|[\[【]\s*[\u4e00-\u9fff]{{1,10}}{_ZH_SITE}\s*[\]】])\s*",
     re.I,
 )
 _MEDIUM = re.compile(
@@ -68,7 +69,6 @@ _LOWER = r"(?:of|the|and|for|on|at|in|de|la|le|du|des|del|da|di|y|&)"
 _WORD = r"[A-Z][^\W\d_]*(?:[.&'+-][^\W\d_]+)*\.?"  # capitalised, letters only: "Al-Monitor", "Barron's"
 _DOMAIN = r"[A-Za-z][A-Za-z-]*(?:\.[A-Za-z]{2,}){1,3}"
 _EN_NAME = re.compile(rf"(?:{_WORD}(?: (?:{_LOWER} )?{_WORD}){{0,4}}|{_DOMAIN})[ \t]*")
-_ZH_SITE = r"(?:网|新闻|日报|晚报|时报|早报|报|社|台|频道|客户端|财经|资讯|头条|号|知乎|百科|订阅|周刊|杂志)"
 _ZH_NAME = re.compile(rf"[\u4e00-\u9fffA-Za-z]{{1,12}}{_ZH_SITE}[ \t]*")
 _HAN = re.compile("[\u4e00-\u9fff]")
 
