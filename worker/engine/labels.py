@@ -64,7 +64,7 @@ _WINDOW = 64
 # Before a name: a dash or bar between spaces, Chinese sites' "_", "|" and "——", a credit's
 # "Source:". Not "By" nor a bracket: "… Killed By Police In Chicago" and "… (Linux)" are news.
 _SEPARATOR = re.compile(r" [-–—|] |——|[_|]| Sources?: ")
-_MARKS = (" - ", "|", "_", "—", "–", "ource")
+_MARKS = (" - ", "|", "_", "—", "–", " Source")
 _LOWER = r"(?:of|the|and|for|on|at|in|de|la|le|du|des|del|da|di|y|&)"
 _WORD = r"[A-Z][^\W\d_]*(?:[.&'+-][^\W\d_]+)*\.?"  # capitalised, letters only: "Al-Monitor", "Barron's"
 _DOMAIN = r"[A-Za-z][A-Za-z-]*(?:\.[A-Za-z]{2,}){1,3}"
@@ -89,10 +89,10 @@ def strip_labels(text: str) -> str:
         if medium is not None and _enough(text, 0, medium.start()):
             text = text[: medium.start()]
             continue
-        shorter = strip_publisher(text, once=True)
-        if shorter is text:
+        cut = _publisher_at(text)
+        if cut is None:
             break
-        text = shorter
+        text = text[:cut].rstrip()
     return text
 
 
@@ -106,10 +106,10 @@ def _enough(text: str, start: int, end: int) -> bool:
     return False
 
 
-def strip_publisher(text: str, once: bool = False) -> str:
+def strip_publisher(text: str) -> str:
     """``text`` without a publisher's name at its end (see the module), stripped twice at most
-    ("标题_新浪新闻_新浪网" has two), or ``once``."""
-    for _ in range(1 if once else 2):
+    ("标题_新浪新闻_新浪网" has two)."""
+    for _ in range(2):
         cut = _publisher_at(text)
         if cut is None:
             break

@@ -60,9 +60,6 @@ OPENING_CHARS = MIN_WINDOWS * WINDOW_CHARS
 _OPENING_SEED = 0x0BE7_1EAD
 _NON_WORD = re.compile(r"[\W_]+")
 _DIGIT = re.compile(r"\d")
-# A long text's letters are taken from its start this many characters at a time, until its
-# windows are full: a story may run to half a megabyte.
-_CHUNK = 2 * WINDOW_CHARS * MAX_WINDOWS
 
 
 def lead_windows(normalised: str, short: bool, native: Any | None = None) -> bytes:
@@ -80,14 +77,7 @@ def lead_windows(normalised: str, short: bool, native: Any | None = None) -> byt
 def _lead_windows_reference(normalised: str, short: bool) -> bytes:
     """:func:`lead_windows` in Python: the letters and digits of the text (or, of a long one,
     its first ``MAX_WINDOWS`` windows' worth), a byte of ``mmh3.hash64`` of each window."""
-    if short:
-        basis = _NON_WORD.sub("", normalised)
-    else:
-        basis, at, full = "", 0, WINDOW_CHARS * MAX_WINDOWS
-        while len(basis) < full and at < len(normalised):
-            basis += _NON_WORD.sub("", normalised[at : at + _CHUNK])
-            at += _CHUNK
-        basis = basis[:full]
+    basis = _NON_WORD.sub("", normalised) if short else _first_letters(normalised, WINDOW_CHARS * MAX_WINDOWS)
     count = (len(basis) - SLACK_CHARS if short else len(basis)) // WINDOW_CHARS
     if short and (not MIN_WINDOWS <= count <= MAX_WINDOWS or _DIGIT.search(basis, count * WINDOW_CHARS)):
         # Too few to tell; more than a long text keeps (short_chars over 300); a figure after them.
@@ -117,6 +107,16 @@ def letters(text: str) -> str:
     return _NON_WORD.sub("", text)
 
 
+def _first_letters(text: str, count: int) -> str:
+    """The first ``count`` letters and digits of ``text`` (fewer when it has fewer), taken from
+    its start twice as many characters at a time: a story may run to half a megabyte."""
+    basis, at = "", 0
+    while len(basis) < count and at < len(text):
+        basis += letters(text[at : at + 2 * count])
+        at += 2 * count
+    return basis[:count]
+
+
 def opening_key(normalised: str) -> int | None:
     """The key of a text's first ``OPENING_CHARS`` letters and digits (None when it has fewer).
 
@@ -127,13 +127,10 @@ def opening_key(normalised: str) -> int | None:
     cut from is then nominated, and :func:`opens` tells whether it holds the teaser whole.
     A story that comes after its teaser does not look it up: a headline, then its story, is
     news the headline did not carry."""
-    basis, at = "", 0
-    while len(basis) < OPENING_CHARS and at < len(normalised):
-        basis += letters(normalised[at : at + 2 * OPENING_CHARS])
-        at += 2 * OPENING_CHARS
+    basis = _first_letters(normalised, OPENING_CHARS)
     if len(basis) < OPENING_CHARS:
         return None
-    return mmh3.hash64(basis[:OPENING_CHARS], _OPENING_SEED, signed=False)[0]
+    return mmh3.hash64(basis, _OPENING_SEED, signed=False)[0]
 
 
 def opens(short: bytes, long: bytes) -> bool:

@@ -55,14 +55,8 @@ def converter() -> Callable[[str], str]:
 
 def _absolute(config: Any, found: Path) -> None:
     """Make every dictionary file an OpenCC configuration names absolute (it moves elsewhere)."""
-    if isinstance(config, dict):
-        if "file" in config:
-            config["file"] = str(found / config["file"])
-        for value in config.values():
-            _absolute(value, found)
-    elif isinstance(config, list):
-        for value in config:
-            _absolute(value, found)
+    for entry in _file_entries(config):
+        entry["file"] = str(found / entry["file"])
 
 
 class _Triggers(Protocol):
@@ -168,9 +162,14 @@ def read_dictionary(share: Path, name: str) -> list[tuple[str, str]]:
 
 def _ocd2_files(config: Any) -> list[str]:
     """Every ``ocd2`` dictionary file named anywhere in an OpenCC configuration."""
+    return [entry["file"] for entry in _file_entries(config) if entry.get("type") == "ocd2"]
+
+
+def _file_entries(config: Any) -> list[dict[str, Any]]:
+    """Every object of an OpenCC configuration that names a dictionary ``file``, in order."""
     if isinstance(config, dict):
-        own = [config["file"]] if config.get("type") == "ocd2" and "file" in config else []
-        return own + [f for value in config.values() for f in _ocd2_files(value)]
+        own = [config] if "file" in config else []
+        return own + [entry for value in config.values() for entry in _file_entries(value)]
     if isinstance(config, list):
-        return [f for value in config for f in _ocd2_files(value)]
+        return [entry for value in config for entry in _file_entries(value)]
     return []
