@@ -13,7 +13,9 @@ TEXTS = {"en": ["Storm closes schools across the north coast"], "zh": ["北方�
 def test_a_copy_is_its_text_under_another_label_of_the_kind(kind: str) -> None:
     events = labels.build(kind, TEXTS)
     by_id = {e.id: e for e in events}
-    for copy in (e for e in events if e.original is not None):
+    copies = [e for e in events if e.original is not None]
+    assert {e.lang for e in copies} == set(labels.LABELS[kind]), "each language the kind has, and no other"
+    for copy in copies:
         original, text = by_id[copy.original], TEXTS[copy.lang][0]
         assert text in original.text and text in copy.text and original.text != copy.text
         for event in (original, copy):
