@@ -16,7 +16,9 @@ English very short text of the dev corpora is used up by the parts before, so En
 here are also change-log entries of the installed Debian packages
 (``/usr/share/doc/*/changelog.Debian.gz``: "Fix crash when the config file is empty",
 "d/watch: Look for development versions"), short lines of a feed's own kind, alerts and
-status lines, that no set reads elsewhere. It never reads the held-out set's sources
+status lines, that no set reads elsewhere. Only releases signed before June 2023 count, each
+source package's log once, so that the set does not change when the machine's packages are
+upgraded (chromium's log gains a release a week). It never reads the held-out set's sources
 (``bench/heldout.py``). The part comes last in arrival order (ids ``fw…``, clusters ``w…``), so
 the parts before keep their verdicts and figures.
 """
@@ -26,6 +28,8 @@ from __future__ import annotations
 import gzip
 import random
 import re
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +47,53 @@ _FUNCTION_WORDS = frozenset(
 _EN_WORD = re.compile(r"[A-Za-z]{3,}")
 CHANGELOGS = Path("/usr/share/doc")
 _ENTRY = re.compile(r"^ {2,4}[*-] (.+)$")
+_SOURCE = re.compile(r"^([a-z0-9][a-z0-9+.-]+) \(")
+_TRAILER = re.compile(r"^ -- .*>  (.+)$")
+# Entries of releases signed before this date only: an installed package's log grows at the top
+# with every upload (Debian's chromium takes one a week), and the pool must not move with it.
+RELEASED_BEFORE = datetime(2023, 6, 1, tzinfo=UTC)
 
 
 def changelog_posts() -> list[devfeed.Post]:
-    """One-line entries of 15-80 characters of the installed Debian change logs, in path order."""
-    posts: list[devfeed.Post] = []
+    """One-line entries of 15-80 characters of the installed Debian change logs, released
+    before :data:`RELEASED_BEFORE`, each source package's log once (its binary packages ship
+    copies of it), in the order of the sources' names: the same pool whichever of a source's
+    packages, and whichever later versions, a machine has installed."""
+    logs: dict[str, list[str]] = {}
     for path in sorted(CHANGELOGS.glob("*/changelog.Debian.gz")):
-        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as lines:
-            for i, line in enumerate(lines):
-                entry = _ENTRY.match(line.rstrip())
-                if entry and 15 <= len(entry.group(1)) <= 80 and entry.group(1).isascii():
-                    posts.append(devfeed.Post(f"changelog:{path.parent.name}:{i}", "en", entry.group(1)))
+        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as text:
+            lines = text.read().splitlines()
+        source = _SOURCE.match(lines[0]) if lines else None
+        if source is not None:
+            logs.setdefault(source.group(1), lines)
+    return [post for source in sorted(logs) for post in _released_entries(source, logs[source])]
+
+
+def _released_entries(source: str, lines: list[str]) -> list[devfeed.Post]:
+    """A log's entries of 15-80 ASCII characters whose release was signed before the cutoff;
+    a release whose date cannot be read is left out."""
+    posts: list[devfeed.Post] = []
+    pending: list[str] = []
+    for line in lines:
+        entry = _ENTRY.match(line.rstrip())
+        if entry and 15 <= len(entry.group(1)) <= 80 and entry.group(1).isascii():
+            pending.append(entry.group(1))
+        trailer = _TRAILER.match(line)
+        if trailer is None:
+            continue
+        if _signed(trailer.group(1)) < RELEASED_BEFORE:
+            posts.extend(devfeed.Post(f"changelog:{source}:{len(posts) + i}", "en", t) for i, t in enumerate(pending))
+        pending = []
     return posts
+
+
+def _signed(date: str) -> datetime:
+    """A release's signature date; one that cannot be read counts as not before the cutoff."""
+    try:
+        signed = parsedate_to_datetime(date.strip())
+    except (TypeError, ValueError):
+        return RELEASED_BEFORE
+    return signed if signed.tzinfo is not None else signed.replace(tzinfo=UTC)
 
 
 def _words(text: str, lang: str) -> list[tuple[int, int]]:

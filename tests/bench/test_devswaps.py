@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import random
 from functools import cache
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bench import devswaps
 from tests.bench.parts import SEED, assert_comes_last, first_part
@@ -49,3 +53,39 @@ def _common_prefix(a: str, b: str) -> str:
     while n < min(len(a), len(b)) and a[n] == b[n]:
         n += 1
     return a[:n]
+
+
+def _log(path: Path, releases: list[tuple[str, str, list[str]]]) -> None:
+    """A gzipped Debian change log of ``(version, signature date, entries)``, newest first."""
+    text = "".join(
+        f"tool ({version}) unstable; urgency=medium\n\n"
+        + "".join(f"  * {entry}\n" for entry in entries)
+        + f"\n -- Jane Doe <jane@example.org>  {date}\n\n"
+        for version, date, entries in releases
+    )
+    path.mkdir(parents=True)
+    with gzip.open(path / "changelog.Debian.gz", "wt", encoding="utf-8") as out:
+        out.write(text)
+
+
+def test_the_change_log_pool_ignores_later_uploads_and_a_sources_copies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package upgraded after the cutoff, and a second package of the same source, leave the
+    pool of change-log posts as it was: the dev set does not move with the machine's updates."""
+    old = [("1.0-1", "Mon, 02 Jan 2023 10:00:00 +0100", ["Fix crash when the config file is empty"])]
+    upload = ("2.0-1", "Thu, 26 Nov 2026 03:25:22 -0500", ["New upstream release with many fixes"])
+    monkeypatch.setattr(devswaps, "CHANGELOGS", tmp_path / "before")
+    _log(tmp_path / "before" / "tool", old)
+    before = devswaps.changelog_posts()
+    monkeypatch.setattr(devswaps, "CHANGELOGS", tmp_path / "after")
+    _log(tmp_path / "after" / "tool", [upload, *old])
+    _log(tmp_path / "after" / "tool-common", [upload, *old])
+    assert devswaps.changelog_posts() == before
+    assert [post.text for post in before] == ["Fix crash when the config file is empty"]
+
+
+def test_a_release_whose_date_cannot_be_read_is_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(devswaps, "CHANGELOGS", tmp_path)
+    _log(tmp_path / "tool", [("0.9-1", "sometime in 2019", ["Support the new config format"])])
+    assert devswaps.changelog_posts() == []
