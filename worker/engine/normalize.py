@@ -188,6 +188,8 @@ def _junk_sub(m: re.Match[str]) -> str:
 
 
 _DIGIT_GROUP = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")  # a literal first: the scan skips to commas
+# Negations whose stem changes when written out; every other "n't" is its stem and " not".
+_IRREGULAR_NEGATIONS = (("won't", "will not"), ("can't", "can not"), ("cannot", "can not"), ("shan't", "shall not"))
 _ASCII_JUNK = re.compile("[\x00-\x08\x0b-\x1f\x7f^`]+")
 _TYPOGRAPHIC = (
     ("\u2018", "'"),
@@ -328,10 +330,21 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
     8. Trailing footers stripped (``boilerplate.strip_footers``; after 7, so a hashtag or link in front of a
        footer does not hide it). Datelines and footers are anchored to the ends of the text
        so body text is never eaten. Then a number's digit groups joined ("1,000" as "1000"):
-       outlets write one number both ways.
+       outlets write one number both ways. And contracted negations written out ("doesn't" as
+       "does not"), which outlets' styles also differ on.
     9. Whitespace collapsed to single spaces.
     """
     return _normalize(text, strip_links, strip_tags, fast=True)
+
+
+def _negations_written_out(text: str) -> str:
+    """Contracted negations written out ("doesn't" as "does not", "can't" and "cannot" as "can
+    not"): an outlet's style contracts them or not, and in a short post the word check would
+    read "doesn't" for "does not" as one word standing for another."""
+    for short, full in _IRREGULAR_NEGATIONS:
+        if short in text:
+            text = text.replace(short, full)
+    return text.replace("n't", " not")
 
 
 def normalize_reference(text: str, *, strip_links: bool = True, strip_tags: bool = True) -> str:
@@ -367,6 +380,8 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
     text = strip_footers(text)
     if "," in text:  # "1,000" as "1000": outlets' styles differ, and one number is one number
         text = _DIGIT_GROUP.sub("", text)
+    if "n't" in text or "cannot" in text:  # "doesn't" as "does not": one word or two, by style
+        text = _negations_written_out(text)
     if _COPYRIGHT in text:
         text = text.replace(_COPYRIGHT, " ")
     return " ".join(text.split())
