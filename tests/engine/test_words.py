@@ -177,3 +177,47 @@ def test_edit_distance_counts_a_swap_of_neighbours_as_one() -> None:
     assert words.edit_distance("favorite", "favroite") == 1
     assert words.edit_distance("book", "hobby") == 4
     assert words.edit_distance("", "abc") == 3
+
+
+SAID_THE_OPPOSITE = [
+    ("Fed will not raise rates this year, officials say", "Fed will raise rates this year, officials say"),
+    ("The vaccine is not safe for children under five", "The vaccine is safe for children under five"),
+    ("Apple will never release a new iPhone this fall", "Apple will release a new iPhone this fall"),
+    ("There is no evidence of fraud, judge says", "There is evidence of fraud, judge says"),
+    # Listed, but too long for the words to judge a slip: the negation is still read.
+    (
+        "Unions will not advise members to reject the offer because it includes a wage freeze.",
+        "Unions will advise members to reject the offer because it includes a wage freeze.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), SAID_THE_OPPOSITE)
+def test_a_post_that_says_not_where_another_does_not_is_another_message(a: str, b: str) -> None:
+    assert not is_duplicate(a, b) and not is_duplicate(b, a)
+
+
+@pytest.mark.parametrize(
+    ("copy", "original"),
+    [
+        ("Not again. Storm closes schools across the north coast", "Storm closes schools across the north coast"),
+        (
+            "Storm closes schools across the north coast. No school tomorrow",
+            "Storm closes schools across the north coast",
+        ),
+        ("Storm closes schools across the north coast, no", "Storm closes schools across the north coast"),
+        ("Storm does not close schools", "Storm does not close schools"),
+        ("Storm doesn't close schools", "Storm does not close schools"),
+    ],
+)
+def test_a_negation_in_a_header_a_sentence_after_or_written_another_way_stays_a_copy(copy: str, original: str) -> None:
+    assert is_duplicate(copy, original)
+
+
+def test_negated_reads_a_negation_put_in_or_left_out_between_shared_words_only() -> None:
+    assert words.negated("fed will not raise rates", "fed will raise rates")
+    assert words.negated("it is never too late to start", "it is too late to start")
+    assert not words.negated("fed will not raise rates", "fed will not raise rates")
+    assert not words.negated("no fed will raise rates", "fed will raise rates")  # in front: a header
+    assert not words.negated("fed will raise rates not", "fed will raise rates")  # at the end: a cut
+    assert not words.negated("fed will not and cannot raise rates", "fed will raise rates")  # other words too

@@ -87,6 +87,7 @@ class Thresholds(Protocol):
 
 
 WORDS_DIFFER = "a word of one stands where another word stands in the other"
+NEGATED = "a negation (not, no, never) between words both share is in one and not the other"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +145,8 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
     nominated by an exact key (an anchor, a word band, a short text's key) have no bound.
     Two listed short texts (:mod:`worker.engine.words`) that share too few grams pass when
     their words are one another's with a slip or two, and are refused, however they passed,
-    when a word of one stands where another word stands in the other.
+    when a word of one stands where another word stands in the other; listed texts of any
+    length are refused when one says "not", "no" or "never" where the other does not.
     """
     similarity = compare(probe.sketch, candidate.entry.sketch)
     if similarity.ruled_out == NUMBERS_DIFFER:
@@ -153,16 +155,18 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
     needed = thresholds.min_teaser_containment if similarity.teaser else thresholds.min_containment
     passed = _passes(similarity, floor, needed)
     worded = worded_pair(probe.sketch, candidate.entry.sketch)
-    if worded is None:  # not two listed short texts, one of a line or two: the sets decide alone
+    if worded is None:  # not two listed short texts: the sets decide alone
         return _refused(similarity, floor, needed) if passed is None else Judgement(passed)
-    mine, theirs = worded
-    if passed is None:
+    mine, theirs, judged = worded
+    if passed is None and judged:
         passed = words.slipped(theirs, mine)
-    if passed is None:
+    if passed is None and judged:
         passed = words.slipped_within(theirs, mine)
     if passed is None:
         return _refused(similarity, floor, needed)
-    return Judgement(None, WORDS_DIFFER) if words.differ(theirs, mine) else Judgement(passed)
+    if words.negated(theirs, mine):
+        return Judgement(None, NEGATED)
+    return Judgement(None, WORDS_DIFFER) if judged and words.differ(theirs, mine) else Judgement(passed)
 
 
 def _passes(similarity: Similarity, floor: float, needed: float) -> float | None:

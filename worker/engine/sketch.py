@@ -287,17 +287,17 @@ def short_words(sketch: bytes) -> str | None:
     return sketch[_leads_end(sketch) + 1 : _words_end(sketch)].decode()
 
 
-def worded_pair(a: bytes, b: bytes) -> tuple[str, str] | None:
-    """The words of two listed short texts that their words judge, or None: the smaller of the
-    two has at most ``MAX_WORDED_GRAMS`` 3-grams. Longer texts are listed too (their sets are
-    compared exactly), but the words of a text twice that long carry more slips, and two
-    characters misread side by side read as another word ("第二夫夫一亮" for "第二天天一亮")."""
+def worded_pair(a: bytes, b: bytes) -> tuple[str, str, bool] | None:
+    """The words of two listed short texts, and whether their words judge them, or None when
+    either kept none. The words judge a pair whose smaller has at most ``MAX_WORDED_GRAMS``
+    3-grams. Longer texts are listed too (their sets are compared exactly), but the words of a
+    text twice that long carry more slips, and two characters misread side by side read as
+    another word ("第二夫夫一亮" for "第二天天一亮"); their words are read for a negation only."""
     words_a, words_b = short_words(a), short_words(b)
     if words_a is None or words_b is None:
         return None
-    if min(_size(a[SKETCH_BYTES : SKETCH_BYTES + 2]), _size(b[SKETCH_BYTES : SKETCH_BYTES + 2])) > MAX_WORDED_GRAMS:
-        return None
-    return words_a, words_b
+    size = min(_size(a[SKETCH_BYTES : SKETCH_BYTES + 2]), _size(b[SKETCH_BYTES : SKETCH_BYTES + 2]))
+    return words_a, words_b, size <= MAX_WORDED_GRAMS
 
 
 def _listed_best(a: bytes, b: bytes) -> Similarity:

@@ -10,6 +10,8 @@ mostly undo), another word is far from it. So a listed short text keeps its word
 :func:`worker.engine.match.accepts` refuses two that :func:`differ`: their aligned words hold
 a run of one replaced by another word in the other. Words added or removed (a header, a
 wrapper, a cut, an appended sentence) are not a change: only a run replaced on both sides is.
+A negation put in or left out between words the two share (:func:`negated`) is one, in any
+listed text: "will not raise rates" says the opposite of "will raise rates".
 
 The other way round, a post of a dozen characters with one slip shares too few of its 3-grams
 with its original for any threshold that keeps unrelated posts apart (a letter changed in
@@ -47,6 +49,9 @@ MIN_SLIP_CHARS = 8
 # one with slips: a line of three Latin words plus any words after it is too little to tell.
 MIN_WITHIN_CHARS = 24
 _FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the band
+# Words that say the opposite when put in or left out inside a post: "will not raise rates"
+# and "will raise rates" are two messages (the normaliser writes "won't" and "can't" out).
+NEGATIONS = frozenset({"not", "no", "never"})
 
 
 def canonical(folded: str) -> str:
@@ -55,13 +60,48 @@ def canonical(folded: str) -> str:
 
 
 def differ(a: str, b: str) -> bool:
-    """Whether the aligned tokens of two canonical texts hold a run replaced by another word.
-
-    The tokens the two share at their start and end are aligned first and only what lies
-    between goes to the matcher: most pairs verified are a copy and its original, equal or one
-    holding the other, and the matcher cost a repost-heavy scan a twentieth of its time."""
+    """Whether the aligned tokens of two canonical texts hold a run replaced by another word."""
     if a == b:
         return False
+    old, new, head, tail = _aligned(a, b)
+    if not old or not new:
+        return False
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        ends = (not tail and (i2 == len(old) or j2 == len(new)), not head and (i1 == 0 or j1 == 0))
+        if tag == "replace" and replaced(old[i1:i2], new[j1:j2], *ends):
+            return True
+    return False
+
+
+def negated(a: str, b: str) -> bool:
+    """Whether one of two canonical texts holds a negation ("not", "no", "never"), and nothing
+    else, between words that the other holds side by side: "will not raise" and "will raise".
+    A header, a wrapper or a sentence added holds other words too, and a cut ends the post."""
+    if a == b or _negations(a) == _negations(b):  # most pairs: no negation, or as many in each
+        return False
+    old, new, head, tail = _aligned(a, b)
+    if not old or not new:
+        return bool(head and tail) and _only_negation(old or new)
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        inside = (head or i1 and j1) and (tail or i2 < len(old) and j2 < len(new))
+        if tag in ("insert", "delete") and inside and _only_negation(old[i1:i2] or new[j1:j2]):
+            return True
+    return False
+
+
+def _negations(text: str) -> int:
+    return sum(word in NEGATIONS for word in text.split())
+
+
+def _only_negation(run: list[str]) -> bool:
+    return 0 < len(run) <= 2 and all(word in NEGATIONS for word in run)
+
+
+def _aligned(a: str, b: str) -> tuple[list[str], list[str], int, int]:
+    """The tokens of two canonical texts between the ones they share at their start and end,
+    and how many they share there. Most pairs verified are a copy and its original, equal or
+    one holding the other, and the matcher on whole texts cost a repost-heavy scan a
+    twentieth of its time."""
     old, new = _TOKEN.findall(a), _TOKEN.findall(b)
     shorter = min(len(old), len(new))
     head = 0
@@ -70,14 +110,7 @@ def differ(a: str, b: str) -> bool:
     tail = 0
     while tail < shorter - head and old[-1 - tail] == new[-1 - tail]:
         tail += 1
-    old, new = old[head : len(old) - tail], new[head : len(new) - tail]
-    if not old or not new:
-        return False
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        ends = (not tail and (i2 == len(old) or j2 == len(new)), not head and (i1 == 0 or j1 == 0))
-        if tag == "replace" and replaced(old[i1:i2], new[j1:j2], *ends):
-            return True
-    return False
+    return old[head : len(old) - tail], new[head : len(new) - tail], head, tail
 
 
 def replaced(old: list[str], new: list[str], cut: bool = False, cut_front: bool = False) -> bool:
