@@ -23,7 +23,8 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
 * layout: ``smart_quotes``, ``invisible`` (no-break and zero-width spaces), ``reflow`` (the
   text on one line), ``advert`` (an "Advertisement" line mid-story), ``swapped`` (the first
   two paragraphs in turn), ``caps_header`` (the first eight words again in capitals on top);
-* numbers: ``digit_groups`` (another outlet's style: "1,000" as "1000", "25000" as "25,000");
+* numbers: ``digit_groups`` (another outlet's style: "1,000" as "1000", "25000" as "25,000"),
+  ``number_words`` (English numbers two to ten spelt out or in digits, "five" as "5");
 * credits: ``wire_trailer`` ("(Reporting by …; Editing by …)"), ``update_prefix`` ("UPDATE
   2-"), ``byline`` ("By Jane Doe, Associated Press"), ``photo_credit`` ("Photo: Getty
   Images"), ``short_links`` (two shortened links after the text);
@@ -127,6 +128,19 @@ def _digit_groups(text: str) -> str:
     return _UNGROUPED.sub(lambda m: f"{int(m.group()):,}", text)
 
 
+_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_SPELT = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.I)
+_SMALL = re.compile(r"(?<![\d.,])\b([2-9]|10)\b(?![\d.,%])")
+
+
+def _number_words(text: str) -> str:
+    """Another outlet's style of small numbers: "five" as "5", or, where none is spelt out,
+    "5" as "five" (AP spells out the numbers below ten)."""
+    if _SPELT.search(text):
+        return _SPELT.sub(lambda m: str(_WORDS.index(m.group().lower()) + 2), text)
+    return _SMALL.sub(lambda m: _WORDS[int(m.group()) - 2], text)
+
+
 def _numeric(text: str) -> str:
     return "".join(f"&#{ord(c)};" if _HAN.match(c) or c in "\"'" else c for c in text)
 
@@ -158,6 +172,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "photo_credit": lambda t: t + "\n\nPhoto: Getty Images",
     "short_links": lambda t: t + " https://t.co/AbCdEf123 https://bit.ly/3xYz",
     "digit_groups": _digit_groups,
+    "number_words": _number_words,
     "zh_traditional": lambda t: _opencc("s2t")(t),
     "zh_taiwan": lambda t: _opencc("s2twp")(t),
     "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",
@@ -167,7 +182,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
 }
 # Wrappers of one language's feeds only.
 ONLY_ZH = ("zh_traditional", "zh_taiwan", "zh_source", "zh_reporter", "zh_caption")
-ONLY_EN = ("markdown_link", "full_story", "continue", "entities")
+ONLY_EN = ("markdown_link", "full_story", "continue", "entities", "number_words")
 
 
 @dataclass(frozen=True)

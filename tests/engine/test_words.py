@@ -221,3 +221,27 @@ def test_negated_reads_a_negation_put_in_or_left_out_between_shared_words_only()
     assert not words.negated("no fed will raise rates", "fed will raise rates")  # in front: a header
     assert not words.negated("fed will raise rates not", "fed will raise rates")  # at the end: a cut
     assert not words.negated("fed will not and cannot raise rates", "fed will raise rates")  # other words too
+
+
+@pytest.mark.parametrize(
+    ("copy", "original"),
+    [
+        ("5 killed in bus crash near Lyon", "Five killed in bus crash near Lyon"),
+        ("Two dead after floods in Valencia", "2 dead after floods in Valencia"),
+        ("Ten arrested at protest in Paris", "10 arrested at protest in Paris"),
+    ],
+)
+def test_a_number_spelt_out_for_its_digits_stays_a_copy(copy: str, original: str) -> None:
+    assert is_duplicate(copy, original) and is_duplicate(original, copy)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Five killed in bus crash near Lyon", "6 killed in bus crash near Lyon"),
+        ("Two dead after floods in Valencia", "3 dead after floods in Valencia"),
+        ("One killed in bus crash near Lyon", "1 killed in bus crash near Lyon"),  # "one" is no count
+    ],
+)
+def test_another_number_spelt_out_is_another_word(a: str, b: str) -> None:
+    assert not is_duplicate(a, b) and not is_duplicate(b, a)

@@ -49,6 +49,19 @@ MIN_SLIP_CHARS = 8
 # one with slips: a line of three Latin words plus any words after it is too little to tell.
 MIN_WITHIN_CHARS = 24
 _FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the band
+# Numbers an outlet spells out ("Five killed in …") where another writes "5 killed": one word.
+# "One" is not among them: "no one" and "one of them" are rarely a count.
+NUMBER_WORDS = {
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+}
 # Words that say the opposite when put in or left out inside a post: "will not raise rates"
 # and "will raise rates" are two messages (the normaliser writes "won't" and "can't" out).
 NEGATIONS = frozenset({"not", "no", "never"})
@@ -139,7 +152,10 @@ def changed(old: list[str], new: list[str]) -> bool:
     digits (a host, a version, a route), in runs of words as many on each side one word that
     is another, two or more Han characters or hiragana on each side that are not the same ones
     reordered, or letters at an edit distance of two or more and at least half the longer side,
-    after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded."""
+    after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded. A number from two to ten
+    spelt out for its digits is the same word."""
+    if len(old) == len(new) == 1 and NUMBER_WORDS.get(old[0], old[0]) == NUMBER_WORDS.get(new[0], new[0]):
+        return False
     x, y = "".join(old), "".join(new)
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
     if digits_x and digits_y and digits_x != digits_y:
