@@ -24,7 +24,8 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
   text on one line), ``advert`` (an "Advertisement" line mid-story), ``swapped`` (the first
   two paragraphs in turn), ``caps_header`` (the first eight words again in capitals on top);
 * numbers: ``digit_groups`` (another outlet's style: "1,000" as "1000", "25000" as "25,000"),
-  ``number_words`` (English numbers two to ten spelt out or in digits, "five" as "5");
+  ``number_words`` (English numbers two to ten spelt out or in digits, "five" as "5"),
+  ``month_style`` (a month before a date shortened as AP does, "Nov. 30", or written out);
 * credits: ``wire_trailer`` ("(Reporting by …; Editing by …)"), ``update_prefix`` ("UPDATE
   2-"), ``byline`` ("By Jane Doe, Associated Press"), ``photo_credit`` ("Photo: Getty
   Images"), ``short_links`` (two shortened links after the text);
@@ -141,6 +142,20 @@ def _number_words(text: str) -> str:
     return _SMALL.sub(lambda m: _WORDS[int(m.group()) - 2], text)
 
 
+_MONTHS = {"January": "Jan.", "February": "Feb.", "August": "Aug.", "September": "Sept.", "October": "Oct.",
+           "November": "Nov.", "December": "Dec."}  # fmt: skip
+_FULL_MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")(?= \d)")
+_SHORT_MONTH = re.compile("(" + "|".join(map(re.escape, _MONTHS.values())) + r")(?= \d)")
+
+
+def _month_style(text: str) -> str:
+    """Another outlet's style of dates: "November 30" as AP writes it, "Nov. 30", or back."""
+    if _FULL_MONTH.search(text):
+        return _FULL_MONTH.sub(lambda m: _MONTHS[m.group()], text)
+    full = {short: month for month, short in _MONTHS.items()}
+    return _SHORT_MONTH.sub(lambda m: full[m.group()], text)
+
+
 def _numeric(text: str) -> str:
     return "".join(f"&#{ord(c)};" if _HAN.match(c) or c in "\"'" else c for c in text)
 
@@ -173,6 +188,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "short_links": lambda t: t + " https://t.co/AbCdEf123 https://bit.ly/3xYz",
     "digit_groups": _digit_groups,
     "number_words": _number_words,
+    "month_style": _month_style,
     "zh_traditional": lambda t: _opencc("s2t")(t),
     "zh_taiwan": lambda t: _opencc("s2twp")(t),
     "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",
@@ -182,7 +198,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
 }
 # Wrappers of one language's feeds only.
 ONLY_ZH = ("zh_traditional", "zh_taiwan", "zh_source", "zh_reporter", "zh_caption")
-ONLY_EN = ("markdown_link", "full_story", "continue", "entities", "number_words")
+ONLY_EN = ("markdown_link", "full_story", "continue", "entities", "number_words", "month_style")
 
 
 @dataclass(frozen=True)

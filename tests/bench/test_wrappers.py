@@ -18,7 +18,9 @@ _TAG = re.compile(r"<[^<>]+>")
 
 
 def test_every_wrapper_keeps_its_story_and_adds_only_its_own_kind() -> None:
-    for wrapper in [w for w in wrappers.WRAPPERS if w != "number_words"]:  # it rewrites words: a test below
+    for wrapper in [
+        w for w in wrappers.WRAPPERS if w not in ("number_words", "month_style")
+    ]:  # they rewrite words: tests below
         events = wrappers.build(wrapper, TEXTS)
         copies = [e for e in events if e.original is not None]
         assert copies, wrapper
@@ -55,3 +57,9 @@ def test_number_words_spells_small_numbers_out_or_in_digits() -> None:
     number_words = wrappers.WRAPPERS["number_words"]
     assert number_words("Five killed, two hurt") == "5 killed, 2 hurt"
     assert number_words("5 killed, 2 hurt in 2024 after 3.5 hours") == "five killed, two hurt in 2024 after 3.5 hours"
+
+
+def test_month_style_shortens_a_month_before_a_date_or_writes_it_out() -> None:
+    month_style = wrappers.WRAPPERS["month_style"]
+    assert month_style("Storm hits on November 30, not in November") == "Storm hits on Nov. 30, not in November"
+    assert month_style("Storm hits on Nov. 30") == "Storm hits on November 30"

@@ -245,3 +245,13 @@ def test_a_number_spelt_out_for_its_digits_stays_a_copy(copy: str, original: str
 )
 def test_another_number_spelt_out_is_another_word(a: str, b: str) -> None:
     assert not is_duplicate(a, b) and not is_duplicate(b, a)
+
+
+def test_a_month_shortened_before_a_date_stays_a_copy() -> None:
+    assert is_duplicate(
+        "Storm to hit coast on Nov. 30, forecasters say", "Storm to hit coast on November 30, forecasters say"
+    )
+    assert is_duplicate("Vote set for Sept. 12 in Ohio", "Vote set for September 12 in Ohio")
+    assert not is_duplicate(
+        "Storm to hit coast on Nov. 30, forecasters say", "Storm to hit coast on Dec. 30, forecasters say"
+    )

@@ -49,19 +49,18 @@ MIN_SLIP_CHARS = 8
 # one with slips: a line of three Latin words plus any words after it is too little to tell.
 MIN_WITHIN_CHARS = 24
 _FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the band
-# Numbers an outlet spells out ("Five killed in …") where another writes "5 killed": one word.
-# "One" is not among them: "no one" and "one of them" are rarely a count.
-NUMBER_WORDS = {
-    "two": "2",
-    "three": "3",
-    "four": "4",
-    "five": "5",
-    "six": "6",
-    "seven": "7",
-    "eight": "8",
-    "nine": "9",
-    "ten": "10",
-}
+# One word in two outlets' styles: numbers AP spells out ("Five killed in …") where another
+# writes "5 killed", and months AP shortens before a date ("Nov. 30") where another writes
+# "November 30". "One" is not among them: "no one" and "one of them" are rarely a count.
+SAME_WORD = dict(
+    zip("two three four five six seven eight nine ten".split(), "2 3 4 5 6 7 8 9 10".split(), strict=True)
+) | dict(
+    zip(
+        "jan feb mar apr jun jul aug sep sept oct nov dec".split(),
+        "january february march april june july august september september october november december".split(),
+        strict=True,
+    )
+)
 # Words that say the opposite when put in or left out inside a post: "will not raise rates"
 # and "will raise rates" are two messages (the normaliser writes "won't" and "can't" out).
 NEGATIONS = frozenset({"not", "no", "never"})
@@ -152,9 +151,9 @@ def changed(old: list[str], new: list[str]) -> bool:
     digits (a host, a version, a route), in runs of words as many on each side one word that
     is another, two or more Han characters or hiragana on each side that are not the same ones
     reordered, or letters at an edit distance of two or more and at least half the longer side,
-    after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded. A number from two to ten
-    spelt out for its digits is the same word."""
-    if len(old) == len(new) == 1 and NUMBER_WORDS.get(old[0], old[0]) == NUMBER_WORDS.get(new[0], new[0]):
+    after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded. One word in another
+    outlet's style (:data:`SAME_WORD`: "five" and "5", "nov" and "november") is the same word."""
+    if len(old) == len(new) == 1 and SAME_WORD.get(old[0], old[0]) == SAME_WORD.get(new[0], new[0]):
         return False
     x, y = "".join(old), "".join(new)
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
