@@ -52,14 +52,11 @@ _FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the ban
 # One word in two outlets' styles: numbers AP spells out ("Five killed in …") where another
 # writes "5 killed", and months AP shortens before a date ("Nov. 30") where another writes
 # "November 30". "One" is not among them: "no one" and "one of them" are rarely a count.
-SAME_WORD = dict(
-    zip("two three four five six seven eight nine ten".split(), "2 3 4 5 6 7 8 9 10".split(), strict=True)
-) | dict(
-    zip(
-        "jan feb mar apr jun jul aug sep sept oct nov dec".split(),
-        "january february march april june july august september september october november december".split(),
-        strict=True,
-    )
+_MONTHS = "january february march april may june july august september october november december".split()
+SAME_WORD = (
+    dict(zip("two three four five six seven eight nine ten".split(), map(str, range(2, 11)), strict=True))
+    | {month[:3]: month for month in _MONTHS}
+    | {"sept": "september"}
 )
 # Words that say the opposite when put in or left out inside a post: "will not raise rates"
 # and "will raise rates" are two messages (the normaliser writes "won't" and "can't" out).
