@@ -20,7 +20,7 @@ import argparse
 import random
 from collections.abc import Sequence
 
-from bench.wrappers import Event, scan_scored, stories
+from bench.wrappers import Event, scan_scored, stories, table_header, table_row
 
 # Each kind's labels by language, as (before the text, after it).
 LABELS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
@@ -83,11 +83,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     texts = stories(args.per_language, short=not args.stories)
     kind = "stories of 150 characters and more" if args.stories else "posts of 10-99 characters"
     print(f"{len(texts['en'])} English and {len(texts['zh'])} Chinese {kind} of the development set")
-    print(f"{'label':<10}{'copies':>7}{'en':>7}{'zh':>7}   called a copy of another text")
+    print(table_header("label", 10, "text"))
     for label in chosen:
-        recall, joined, copies = scan_scored(build(label, texts))
-        cells = "".join(f"{recall[lang]:>7.2f}" if lang in recall else f"{'-':>7}" for lang in ("en", "zh"))
-        print(f"{label:<10}{copies:>7}{cells}   {joined}")
+        print(table_row(label, 10, scan_scored(build(label, texts))))
 
 
 if __name__ == "__main__":

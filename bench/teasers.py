@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from bench.wrappers import Event, scan_scored, stories
+from bench.wrappers import Event, scan_scored, stories, table_header, table_row
 
 FRACTIONS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
 
@@ -54,11 +54,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(f"--fractions takes numbers between 0 and 1, not {args.fractions!r}")
     texts = stories(args.per_language)
     print(f"{len(texts['en'])} English and {len(texts['zh'])} Chinese stories of 150 characters and more")
-    print(f"{'cut to':<10}{'copies':>7}{'en':>7}{'zh':>7}   called a copy of another story")
+    print(table_header("cut to", 10, "story"))
     for fraction in fractions:
-        recall, joined, copies = scan_scored(build(fraction, texts))
-        cells = "".join(f"{recall[lang]:>7.2f}" if lang in recall else f"{'-':>7}" for lang in ("en", "zh"))
-        print(f"{fraction:<10.0%}{copies:>7}{cells}   {joined}")
+        print(table_row(f"{fraction:.0%}", 10, scan_scored(build(fraction, texts))))
 
 
 if __name__ == "__main__":

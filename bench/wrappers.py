@@ -263,6 +263,19 @@ def scan_scored(events: Sequence[Event]) -> tuple[dict[str, float], int, int]:
     return recall, joined, sum(e.original is not None for e in events)
 
 
+def table_header(first: str, width: int, joined: str) -> str:
+    """The header of a probe's table (this one's, ``bench/labels.py``'s, ``bench/teasers.py``'s)."""
+    return f"{first:<{width}}{'copies':>7}{'en':>7}{'zh':>7}   called a copy of another {joined}"
+
+
+def table_row(name: str, width: int, scored: tuple[dict[str, float], int, int]) -> str:
+    """One line of a probe's table: the name, the copies made, recall by language ("-" where a
+    language made none) and the events called a copy of another text (:func:`scan_scored`)."""
+    recall, joined, copies = scored
+    cells = "".join(f"{recall[lang]:>7.2f}" if lang in recall else f"{'-':>7}" for lang in ("en", "zh"))
+    return f"{name:<{width}}{copies:>7}{cells}   {joined}"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--per-language", type=int, default=40, help="stories a language")
@@ -276,11 +289,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     texts = stories(args.per_language, args.short)
     kind = "posts of 10-99 characters" if args.short else "stories of 150 characters and more"
     print(f"{len(texts['en'])} English and {len(texts['zh'])} Chinese {kind} of the development set")
-    print(f"{'wrapper':<18}{'copies':>7}{'en':>7}{'zh':>7}   called a copy of another story")
+    print(table_header("wrapper", 18, "story"))
     for wrapper in chosen:
-        recall, joined, copies = measure(wrapper, texts)
-        cells = "".join(f"{recall[lang]:>7.2f}" if lang in recall else f"{'-':>7}" for lang in ("en", "zh"))
-        print(f"{wrapper:<18}{copies:>7}{cells}   {joined}")
+        print(table_row(wrapper, 18, measure(wrapper, texts)))
 
 
 if __name__ == "__main__":
