@@ -424,6 +424,9 @@ def test_text_like_an_emoji_code_stays(text: str) -> None:
         "<!--" * 100_000 + "<p>",
         "<nav>" * 60_000 + "<footer></nav>" * 20_000,
         "<![CDATA[" * 30_000 + "-->",
+        "一" * 200_000,  # a run of numerals with no unit after it
+        "百分之" + "一点" * 100_000,
+        "三点五" * 60_000 + "名",
     ],
 )
 def test_hostile_text_is_normalised_in_linear_time(hostile: str) -> None:

@@ -50,6 +50,7 @@ from worker.engine.boilerplate import (
 from worker.engine.labels import strip_labels
 from worker.engine.markup import strip_markup
 from worker.engine.mojibake import repair
+from worker.engine.numerals import numerals_as_digits
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
 
@@ -314,7 +315,9 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
     2. NFKC (full-width letters, digits and punctuation become ASCII, ligatures split).
     3. Typographic apostrophes, quotes and hyphens become ASCII so "don’t" equals "don't".
     4. Traditional -> Simplified Chinese (OpenCC t2s, Taiwan's words first put as the
-       mainland's: ``t2s.TW_PHRASES``), only if the text has CJK characters.
+       mainland's: ``t2s.TW_PHRASES``), only if the text has CJK characters; then its counts,
+       dates and shares in Chinese numerals put in digits ("三名" as "3名":
+       :func:`worker.engine.numerals.numerals_as_digits`).
     5. Leading datelines/credits stripped (``boilerplate.strip_dateline``), then a feed's labels
        around a headline ("BREAKING: …", "… (Video)", "… - Reuters", "…_新浪新闻":
        ``labels.strip_labels``); before case folding, because an English dateline, label or
@@ -362,8 +365,10 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
         cleaner = _cleaner() if fast else None
         cleaned = cleaner.clean(text) if cleaner is not None else None
         text = _clean(text) if cleaned is None else cleaned
-        if _HAN.search(text) and (not fast or t2s.may_change(text)):
-            text = t2s.converter()(text)
+        if _HAN.search(text):
+            if not fast or t2s.may_change(text):
+                text = t2s.converter()(text)
+            text = numerals_as_digits(text)
     text = strip_labels(strip_dateline(text))
     if strip_tags and ":" in text:  # before case folding: a code is lower case, ":Source:" is a label
         text = SHORTCODES.sub(" ", text)

@@ -1,0 +1,107 @@
+"""Chinese numerals as digits: one story's counts, dates and shares in either outlet's style."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.engine.pairs import is_duplicate
+from worker.engine.normalize import normalize, normalize_reference
+from worker.engine.numerals import numerals_as_digits
+
+
+@pytest.mark.parametrize(
+    ("text", "digits"),
+    [
+        ("造成三名乘客死亡、十二人受伤", "造成3名乘客死亡、12人受伤"),
+        ("已组织两百余人搜救", "已组织200余人搜救"),
+        ("具有二百三十多年历史", "具有230多年历史"),
+        ("一百零八元", "108元"),
+        ("两千零五年", "2005年"),
+        ("二〇二五年十一月三十日", "2025年11月30日"),
+        ("二零零六年一月一日", "2006年1月1日"),
+        ("〇六年的屏幕", "06年的屏幕"),
+        ("上涨百分之二点一", "上涨2.1%"),
+        ("增长百分之十", "增长10%"),
+        ("三点五倍", "3.5倍"),
+        ("下午三点开会", "下午3点开会"),
+        ("等了十分钟", "等了10分钟"),
+        ("第三次会议", "第3次会议"),
+        ("一名男子", "1名男子"),
+        ("三十万人", "30万人"),
+    ],
+)
+def test_a_count_date_or_share_in_numerals_is_written_in_digits(text: str, digits: str) -> None:
+    assert numerals_as_digits(text) == digits
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "一个人",  # a lone 一 is a word before most units
+        "一年来",
+        "一起去",
+        "统一标准",
+        "十分重要",  # "very", not ten minutes
+        "三心二意",
+        "三四个",  # three or four
+        "十几个",
+        "几十人",
+        "数百名",
+        "第一次",
+        "三分之一",
+        "百姓",
+        "千万不要",
+        "一百二人",  # 120 or 102: left as written
+        "五一期间",
+        "百分之百",
+    ],
+)
+def test_numerals_in_words_idioms_and_approximations_stay(text: str) -> None:
+    assert numerals_as_digits(text) == text
+
+
+@given(st.text(alphabet="零〇一二两三四五六七八九十百千点分之第几数名人年月日号个%百余多 ", max_size=24))
+def test_any_mix_of_numerals_is_put_one_way_and_stays_put(text: str) -> None:
+    """Whatever the numerals, the result is a fixed point (normalising twice changes nothing)."""
+    once = numerals_as_digits(text)
+    assert numerals_as_digits(once) == once
+
+
+def test_the_normaliser_writes_traditional_numerals_as_digits_too() -> None:
+    assert normalize("造成兩名乘客死亡") == normalize("造成2名乘客死亡") == "造成2名乘客死亡"
+    assert normalize_reference("二〇二五年十一月三十日") == normalize("2025年11月30日")
+
+
+@pytest.mark.parametrize(
+    ("numerals", "digits"),
+    [
+        (
+            "北京时间昨晚，一辆大巴在高速公路上侧翻，造成三名乘客死亡、十二人受伤，事故原因正在调查中。",
+            "北京时间昨晚，一辆大巴在高速公路上侧翻，造成3名乘客死亡、12人受伤，事故原因正在调查中。",
+        ),
+        (
+            "国家统计局今天发布数据显示，十月份全国居民消费价格同比上涨百分之二点一。",
+            "国家统计局今天发布数据显示，10月份全国居民消费价格同比上涨2.1%。",
+        ),
+        ("五名游客在黄山景区走失，当地已组织两百余人搜救。", "5名游客在黄山景区走失，当地已组织200余人搜救。"),
+        (
+            "会议于十一月三十日在上海举行，共有五十个国家的代表出席。",
+            "会议于11月30日在上海举行，共有50个国家的代表出席。",
+        ),
+    ],
+)
+def test_a_post_in_another_outlets_numeral_style_is_its_copy(numerals: str, digits: str) -> None:
+    """Before, each restyled figure was a number one post stated and the other did not, and the
+    numbers check refused every one of these pairs."""
+    assert is_duplicate(numerals, digits)
+    assert is_duplicate(digits, numerals)
+
+
+def test_other_figures_in_either_style_are_another_report() -> None:
+    assert not is_duplicate(
+        "北京时间昨晚，一辆大巴在高速公路上侧翻，造成三名乘客死亡、十二人受伤，事故原因正在调查中。",
+        "北京时间昨晚，一辆大巴在高速公路上侧翻，造成5名乘客死亡、20人受伤，事故原因正在调查中。",
+    )
+    assert not is_duplicate("会议于十一月三十日举行，五十国出席。", "会议于11月29日举行，50国出席。")

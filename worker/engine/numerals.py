@@ -1,0 +1,99 @@
+"""Chinese numerals written as digits where outlets write a count, a date or a share either way.
+
+One story reads "造成三名乘客死亡" at one outlet and "造成3名乘客死亡" at another: the national
+style (GB/T 15835) asks for digits in counts and dates, and many outlets, and every official
+text, write numerals. Left as they are, a restyled copy differs in every figure's words and,
+worse, states none of the other's numbers, which the numbers check reads as another report
+of a template (:mod:`worker.engine.numbers`). So a numeral becomes digits where a digit would
+stand in either style: before a counting unit or a date's 年/月/日 ("三十多人" as "30多人",
+"二〇二五年" as "2025年"), and as a share ("百分之二点一" as "2.1%").
+
+Everything else stays: numerals inside words and idioms ("统一", "十分", "一起", "三心二意"),
+approximations ("三四个", "十几个", "几十人"), fractions ("三分之一"), and a bare 百, 千 or
+万 ("百姓", "千万"). A lone 一 is a word more often than a count ("一个", "一年来", "第一"),
+so it becomes 1 only before the units a count of one or a date is written with in news
+("一名", "一例", "一月"). The rule is the same on both sides of a comparison, so a numeral it
+leaves alone costs only a copy that wrote that one figure the other way.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["numerals_as_digits"]
+
+_DIGITS = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+           "八": 8, "九": 9}  # fmt: skip
+_PLACES = {"十": 10, "百": 100, "千": 1000}
+_NUMERAL = "零〇○一二两三四五六七八九十百千"
+# Units a count, a measure or a date is written before (multi-character ones where the first
+# character alone is a word: "十分" is "very", "十分钟" ten minutes).
+_UNITS = "名人个位例岁年月日号天次家辆架艘起所座件项条只头台部元倍级层场轮届周万亿吨度户栋枚批期股种季版米克点"
+_UNIT_WORDS = ("分钟", "小时", "公里", "公斤", "公顷", "平方", "美元", "港元", "欧元")
+_ONE_UNITS = frozenset("名例月日号")  # a lone 一 is a count before these only ("一年" is a time too)
+_FRACTION = f"(?:点[{''.join(_DIGITS)}]++)?+"
+# A whole run of numerals (the lookbehind after its first character: none before it) and the
+# unit after it. Starting with a character class lets the regex engine skip to a numeral, and
+# the possessive run keeps a long run of numerals linear (no retry inside it).
+_COUNT = re.compile(
+    f"[{_NUMERAL}](?<![{_NUMERAL}][{_NUMERAL}])[{_NUMERAL}]*+{_FRACTION}"
+    f"(?=[多余]?(?:[{_UNITS}]|{'|'.join(_UNIT_WORDS)}))"
+)
+_SHARE = re.compile(f"百分之([{_NUMERAL}]++{_FRACTION})")
+_NOT_AFTER = frozenset("几数")  # "几十人", "数百名": approximations
+
+
+def numerals_as_digits(text: str) -> str:
+    """``text`` with each count, date or share written in Chinese numerals put in digits."""
+    if "百分之" in text:
+        text = _SHARE.sub(_share, text)
+    return _COUNT.sub(_count, text)
+
+
+def _share(match: re.Match[str]) -> str:
+    value = _number(match.group(1), year=False)
+    return match.group() if value is None else value + "%"
+
+
+def _count(match: re.Match[str]) -> str:
+    count, at = match.group(), match.start()
+    if at and match.string[at - 1] in _NOT_AFTER:
+        return count
+    following = match.string[match.end() : match.end() + 1]
+    if count == "一" and following not in _ONE_UNITS:
+        return count
+    value = _number(count, year=following == "年")
+    return count if value is None else value
+
+
+def _number(numeral: str, *, year: bool) -> str | None:
+    """The digits of ``numeral`` ("三十五" 35, "二点一" 2.1; with ``year``, "二〇二五" 2025), or
+    None where it is not one number ("三四", "百")."""
+    whole, _, fraction = numeral.partition("点")
+    if fraction:
+        fraction = "." + "".join(str(_DIGITS[c]) for c in fraction)
+    if year and len(whole) > 1 and all(c in _DIGITS for c in whole):
+        return "".join(str(_DIGITS[c]) for c in whole) + fraction
+    value = _positional(whole)
+    return None if value is None else str(value) + fraction
+
+
+def _positional(numeral: str) -> int | None:
+    """A numeral written with places ("两千零五" 2005, "十二" 12), or None where it is not one:
+    two digits in a row ("三四"), a place with no digit before it but a leading 十 ("百"), or a
+    digit after 百 or 千 that stands for the next place down ("一百二", read 120 or 102)."""
+    total, digit, last = 0, None, ""
+    for c in numeral:
+        if c in _PLACES:
+            if digit is None and not (c == "十" and not last):
+                return None
+            total += (1 if digit is None else digit) * _PLACES[c]
+            digit = None
+        elif digit is not None:  # "三四", or a zero after a digit ("二〇")
+            return None
+        else:
+            digit = _DIGITS[c] or None
+        last = c
+    if digit is not None and len(numeral) > 1 and numeral[-2] in "百千":
+        return None
+    return total + (digit or 0)
