@@ -25,7 +25,9 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
   two paragraphs in turn), ``caps_header`` (the first eight words again in capitals on top);
 * numbers: ``digit_groups`` (another outlet's style: "1,000" as "1000", "25000" as "25,000"),
   ``number_words`` (English numbers two to ten spelt out or in digits, "five" as "5"),
-  ``month_style`` (a month before a date shortened as AP does, "Nov. 30", or written out);
+  ``month_style`` (a month before a date shortened as AP does, "Nov. 30", or written out),
+  ``zh_numerals`` (a Chinese story's counts, dates and shares in numerals, "3名" as "三名",
+  "1998年" as "一九九八年", "2.1%" as "百分之二点一");
 * credits: ``wire_trailer`` ("(Reporting by …; Editing by …)"), ``update_prefix`` ("UPDATE
   2-"), ``byline`` ("By Jane Doe, Associated Press"), ``photo_credit`` ("Photo: Getty
   Images"), ``short_links`` (two shortened links after the text);
@@ -50,6 +52,7 @@ import argparse
 import json
 import re
 import tempfile
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -156,6 +159,47 @@ def _month_style(text: str) -> str:
     return _SHORT_MONTH.sub(lambda m: full[m.group()], text)
 
 
+_ZH_DIGITS = "零一二三四五六七八九"
+_ZH_FIGURE = re.compile(
+    r"(?<![0-9０-９.．a-zA-Zａ-ｚＡ-Ｚ])([0-9０-９]+(?:[.．][0-9０-９]+)?)"
+    r"([%％]|(?=[多余]?[名人个位例岁年月日号天次家辆架艘起所座件项条只头台部元倍级层场轮届周万亿吨度户]))"
+)
+
+
+def _zh_numeral(figure: str, year: bool) -> str:
+    """A figure as Chinese numerals: a year digit by digit ("二〇二五"), a number below 10,000
+    with places ("三十五", "两千零五"), a fraction's digits after 点."""
+    whole, _, fraction = unicodedata.normalize("NFKC", figure).partition(".")
+    after = "点" + "".join(_ZH_DIGITS[int(c)] for c in fraction) if fraction else ""
+    if year:
+        return "".join("〇" if c == "0" else _ZH_DIGITS[int(c)] for c in whole) + after
+    number, said, zero = int(whole), "", False
+    for place, name in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
+        digit = number // place % 10
+        if digit == 0:
+            zero = bool(said)
+            continue
+        said += ("零" if zero else "") + ("" if place == 10 and digit == 1 and not said else _ZH_DIGITS[digit]) + name
+        zero = False
+    return (said or "零") + after
+
+
+def _zh_numerals(text: str) -> str:
+    """Another outlet's style of figures in Chinese: counts, dates and shares in numerals
+    ("3名" as "三名", "1998年" as "一九九八年", "2.1%" as "百分之二点一"), below 10,000."""
+
+    def spelt(m: re.Match[str]) -> str:
+        figure, unit = m.group(1), m.group(2)
+        if int(unicodedata.normalize("NFKC", figure).partition(".")[0]) >= 10_000:
+            return m.group()
+        year = text.startswith("年", m.end()) and (len(figure) == 4 or figure[0] in "0０")  # "06年" too
+        if unit:
+            return "百分之" + _zh_numeral(figure, False)
+        return _zh_numeral(figure, year)
+
+    return _ZH_FIGURE.sub(spelt, text)
+
+
 def _numeric(text: str) -> str:
     return "".join(f"&#{ord(c)};" if _HAN.match(c) or c in "\"'" else c for c in text)
 
@@ -189,6 +233,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "digit_groups": _digit_groups,
     "number_words": _number_words,
     "month_style": _month_style,
+    "zh_numerals": _zh_numerals,
     "zh_traditional": lambda t: _opencc("s2t")(t),
     "zh_taiwan": lambda t: _opencc("s2twp")(t),
     "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",
@@ -197,7 +242,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "zh_caption": lambda t: "\n".join([*_lines(t)[:1], "▲图为现场画面（资料图）", *_lines(t)[1:]]),
 }
 # Wrappers of one language's feeds only.
-ONLY_ZH = ("zh_traditional", "zh_taiwan", "zh_source", "zh_reporter", "zh_caption")
+ONLY_ZH = ("zh_traditional", "zh_taiwan", "zh_source", "zh_reporter", "zh_caption", "zh_numerals")
 ONLY_EN = ("markdown_link", "full_story", "continue", "entities", "number_words", "month_style")
 
 
