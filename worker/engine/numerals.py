@@ -32,12 +32,14 @@ _UNITS = "名人个位例岁年月日号天次家辆架艘起所座件项条只�
 _UNIT_WORDS = ("分钟", "小时", "公里", "公斤", "公顷", "平方", "美元", "港元", "欧元")
 _ONE_UNITS = frozenset("名例月日号")  # a lone 一 is a count before these only ("一年" is a time too)
 _FRACTION = f"(?:点[{''.join(_DIGITS)}]++)?+"
-# A whole run of numerals (the lookbehind after its first character: none before it) and the
-# unit after it. Starting with a character class lets the regex engine skip to a numeral, and
-# the possessive run keeps a long run of numerals linear (no retry inside it).
+# A whole run of numerals and the unit after it. After its first character, lookbehinds say
+# that no numeral came before it, that it is not a bare 百 or 千, and that a lone 一 goes on
+# to a numeral or a unit of one (most runs a text has are "一个", "一年": not matched at all).
+# Starting with a character class lets the regex engine skip to a numeral, and the
+# possessive run keeps a long run of numerals linear (no retry inside it).
 _COUNT = re.compile(
-    f"[{_NUMERAL}](?<![{_NUMERAL}][{_NUMERAL}])[{_NUMERAL}]*+{_FRACTION}"
-    f"(?=[多余]?(?:[{_UNITS}]|{'|'.join(_UNIT_WORDS)}))"
+    f"[{_NUMERAL}](?<![{_NUMERAL}][{_NUMERAL}])(?<![百千])(?:(?<!一)|(?=[{_NUMERAL}点{''.join(_ONE_UNITS)}]))"
+    f"[{_NUMERAL}]*+{_FRACTION}(?=[多余]?(?:[{_UNITS}]|{'|'.join(_UNIT_WORDS)}))"
 )
 _SHARE = re.compile(f"百分之([{_NUMERAL}]++{_FRACTION})")
 _NOT_AFTER = frozenset("几数")  # "几十人", "数百名": approximations
