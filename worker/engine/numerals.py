@@ -19,6 +19,7 @@ leaves alone costs only a copy that wrote that one figure the other way.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["numerals_as_digits"]
 
@@ -33,16 +34,15 @@ _UNIT_WORDS = ("分钟", "小时", "公里", "公斤", "公顷", "平方", "美�
 _ONE_UNITS = frozenset("名例月日号")  # a lone 一 is a count before these only ("一年" is a time too)
 _FRACTION = f"(?:点[{''.join(_DIGITS)}]++)?+"
 # A whole run of numerals and the unit after it. After its first character, lookbehinds say
-# that no numeral came before it, that it is not a bare 百 or 千, and that a lone 一 goes on
-# to a numeral or a unit of one (most runs a text has are "一个", "一年": not matched at all).
-# Starting with a character class lets the regex engine skip to a numeral, and the
-# possessive run keeps a long run of numerals linear (no retry inside it).
+# that no numeral came before it, nor 几 or 数 ("几十人", "数百名": approximations), that it is
+# not a bare 百 or 千, and that a lone 一 goes on to a numeral or a unit of one (most runs a
+# text has are "一个", "一年": not matched at all). Starting with a character class lets the
+# regex engine skip to a numeral; the possessive run keeps a long run of numerals linear.
 _COUNT = re.compile(
-    f"[{_NUMERAL}](?<![{_NUMERAL}][{_NUMERAL}])(?<![百千])(?:(?<!一)|(?=[{_NUMERAL}点{''.join(_ONE_UNITS)}]))"
+    f"[{_NUMERAL}](?<![{_NUMERAL}几数][{_NUMERAL}])(?<![百千])(?:(?<!一)|(?=[{_NUMERAL}点{''.join(_ONE_UNITS)}]))"
     f"[{_NUMERAL}]*+{_FRACTION}(?=[多余]?(?:[{_UNITS}]|{'|'.join(_UNIT_WORDS)}))"
 )
 _SHARE = re.compile(f"百分之([{_NUMERAL}]++{_FRACTION})")
-_NOT_AFTER = frozenset("几数")  # "几十人", "数百名": approximations
 
 
 def numerals_as_digits(text: str) -> str:
@@ -53,22 +53,21 @@ def numerals_as_digits(text: str) -> str:
 
 
 def _share(match: re.Match[str]) -> str:
-    value = _number(match.group(1), year=False)
+    value = _number(match.group(1), False)
     return match.group() if value is None else value + "%"
 
 
 def _count(match: re.Match[str]) -> str:
-    count, at = match.group(), match.start()
-    if at and match.string[at - 1] in _NOT_AFTER:
+    count, end = match.group(), match.end()
+    following = match.string[end : end + 1]
+    if count == "一" and following not in _ONE_UNITS:  # "一点" (a little), not a decimal
         return count
-    following = match.string[match.end() : match.end() + 1]
-    if count == "一" and following not in _ONE_UNITS:
-        return count
-    value = _number(count, year=following == "年")
+    value = _number(count, following == "年")
     return count if value is None else value
 
 
-def _number(numeral: str, *, year: bool) -> str | None:
+@lru_cache(maxsize=4096)  # a feed writes the same few figures over and over: 十二月, 三名
+def _number(numeral: str, year: bool) -> str | None:
     """The digits of ``numeral`` ("三十五" 35, "二点一" 2.1; with ``year``, "二〇二五" 2025), or
     None where it is not one number ("三四", "百")."""
     whole, _, fraction = numeral.partition("点")
