@@ -24,6 +24,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -85,7 +86,11 @@ class Tree:
         self.process.wait()
 
 
-def compare(this: Tree, before: Tree, fingerprints: int, rounds: int) -> tuple[float, float, list[float]]:
+class Timed(Protocol):
+    def run(self) -> float: ...
+
+
+def compare(this: Timed, before: Timed, fingerprints: int, rounds: int) -> tuple[float, float, list[float]]:
     """Median docs/s of this tree and the one before, and each round's ratio (this / before)."""
     mine, theirs, ratios = [], [], []
     for round_ in range(rounds):
