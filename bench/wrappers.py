@@ -27,7 +27,8 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
   ``number_words`` (English numbers two to ten spelt out or in digits, "five" as "5"),
   ``month_style`` (a month before a date shortened as AP does, "Nov. 30", or written out),
   ``zh_numerals`` (a Chinese story's counts, dates and shares in numerals, "3名" as "三名",
-  "1998年" as "一九九八年", "2.1%" as "百分之二点一");
+  "1998年" as "一九九八年", "2.1%" as "百分之二点一"), ``zh_weekdays`` (its weekdays the other
+  way, "星期一" as "周一" or back);
 * credits: ``wire_trailer`` ("(Reporting by …; Editing by …)"), ``update_prefix`` ("UPDATE
   2-"), ``byline`` ("By Jane Doe, Associated Press"), ``photo_credit`` ("Photo: Getty
   Images"), ``short_links`` (two shortened links after the text);
@@ -200,6 +201,17 @@ def _zh_numerals(text: str) -> str:
     return _ZH_FIGURE.sub(spelt, text)
 
 
+_XINGQI = re.compile("(?:星期|礼拜)([一二三四五六日天])")
+_ZHOU = re.compile("周([一二三四五六日])")
+
+
+def _zh_weekdays(text: str) -> str:
+    """Another outlet's style of weekdays in Chinese: "星期一" as "周一", or back."""
+    if _XINGQI.search(text):
+        return _XINGQI.sub(lambda m: "周" + m.group(1).replace("天", "日"), text)
+    return _ZHOU.sub(lambda m: "星期" + m.group(1), text)
+
+
 def _numeric(text: str) -> str:
     return "".join(f"&#{ord(c)};" if _HAN.match(c) or c in "\"'" else c for c in text)
 
@@ -234,6 +246,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "number_words": _number_words,
     "month_style": _month_style,
     "zh_numerals": _zh_numerals,
+    "zh_weekdays": _zh_weekdays,
     "zh_traditional": lambda t: _opencc("s2t")(t),
     "zh_taiwan": lambda t: _opencc("s2twp")(t),
     "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",
@@ -242,7 +255,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "zh_caption": lambda t: "\n".join([*_lines(t)[:1], "▲图为现场画面（资料图）", *_lines(t)[1:]]),
 }
 # Wrappers of one language's feeds only.
-ONLY_ZH = ("zh_traditional", "zh_taiwan", "zh_source", "zh_reporter", "zh_caption", "zh_numerals")
+ONLY_ZH = ("zh_traditional", "zh_taiwan", "zh_source", "zh_reporter", "zh_caption", "zh_numerals", "zh_weekdays")
 ONLY_EN = ("markdown_link", "full_story", "continue", "entities", "number_words", "month_style")
 
 

@@ -19,7 +19,7 @@ _TAG = re.compile(r"<[^<>]+>")
 
 def test_every_wrapper_keeps_its_story_and_adds_only_its_own_kind() -> None:
     for wrapper in [
-        w for w in wrappers.WRAPPERS if w not in ("number_words", "month_style", "zh_numerals")
+        w for w in wrappers.WRAPPERS if w not in ("number_words", "month_style", "zh_numerals", "zh_weekdays")
     ]:  # they rewrite words: tests below
         events = wrappers.build(wrapper, TEXTS)
         copies = [e for e in events if e.original is not None]
@@ -70,3 +70,9 @@ def test_zh_numerals_writes_a_chinese_storys_figures_in_numerals() -> None:
     assert zh_numerals("１９９８年１２月３１日，３名乘客、５００多人") == "一九九八年十二月三十一日，三名乘客、五百多人"
     assert zh_numerals("上涨2.1%，06年的屏幕，2005人") == "上涨百分之二点一，〇六年的屏幕，二千零五人"
     assert zh_numerals("每天1,200名司机，价值350000元，XP的2003驱动") == "每天1,200名司机，价值350000元，XP的2003驱动"
+
+
+def test_zh_weekdays_writes_a_weekday_the_other_way() -> None:
+    zh_weekdays = wrappers.WRAPPERS["zh_weekdays"]
+    assert zh_weekdays("星期一开会，礼拜天休息") == "周一开会，周日休息"
+    assert zh_weekdays("周一开会，一周天气") == "星期一开会，一周天气"

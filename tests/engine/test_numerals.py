@@ -1,4 +1,4 @@
-"""Chinese numerals as digits: one story's counts, dates and shares in either outlet's style."""
+"""Chinese numerals as digits, weekdays one way: one story's figures and dates in either outlet's style."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.engine.pairs import is_duplicate
 from worker.engine.normalize import normalize, normalize_reference
-from worker.engine.numerals import numerals_as_digits
+from worker.engine.numerals import numerals_as_digits, weekdays_as_zhou
 
 
 @pytest.mark.parametrize(
@@ -105,3 +105,24 @@ def test_other_figures_in_either_style_are_another_report() -> None:
         "北京时间昨晚，一辆大巴在高速公路上侧翻，造成5名乘客死亡、20人受伤，事故原因正在调查中。",
     )
     assert not is_duplicate("会议于十一月三十日举行，五十国出席。", "会议于11月29日举行，50国出席。")
+
+
+@pytest.mark.parametrize(
+    ("text", "zhou"),
+    [
+        ("星期一股市大涨", "周一股市大涨"),
+        ("礼拜三见", "周三见"),
+        ("星期天和星期日", "周日和周日"),
+        ("礼拜天去做礼拜", "周日去做礼拜"),  # worship stays
+        ("两个星期以后", "两个星期以后"),  # a week, not a weekday
+        ("一周天气", "一周天气"),  # "周天" is not read as a weekday
+    ],
+)
+def test_a_weekday_is_written_as_zhou(text: str, zhou: str) -> None:
+    assert weekdays_as_zhou(text) == zhou
+
+
+def test_a_post_in_another_outlets_weekday_style_is_its_copy() -> None:
+    """Before, the word check read 星期一 for 周一 as one word standing for another."""
+    assert is_duplicate("星期一股市大涨，沪指涨逾2%", "周一股市大涨，沪指涨逾2%")
+    assert not is_duplicate("周二股市大涨，沪指涨逾2%", "周一股市大涨，沪指涨逾2%")

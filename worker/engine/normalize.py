@@ -50,7 +50,7 @@ from worker.engine.boilerplate import (
 from worker.engine.labels import strip_labels
 from worker.engine.markup import strip_markup
 from worker.engine.mojibake import repair
-from worker.engine.numerals import numerals_as_digits
+from worker.engine.numerals import numerals_as_digits, weekdays_as_zhou
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
 
@@ -317,7 +317,8 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
     4. Traditional -> Simplified Chinese (OpenCC t2s, Taiwan's words first put as the
        mainland's: ``t2s.TW_PHRASES``), only if the text has CJK characters; then its counts,
        dates and shares in Chinese numerals put in digits ("三名" as "3名":
-       :func:`worker.engine.numerals.numerals_as_digits`).
+       :func:`worker.engine.numerals.numerals_as_digits`), and weekdays written one way
+       ("星期一" as "周一").
     5. Leading datelines/credits stripped (``boilerplate.strip_dateline``), then a feed's labels
        around a headline ("BREAKING: …", "… (Video)", "… - Reuters", "…_新浪新闻":
        ``labels.strip_labels``); before case folding, because an English dateline, label or
@@ -368,7 +369,7 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
         if _HAN.search(text):
             if not fast or t2s.may_change(text):
                 text = t2s.converter()(text)
-            text = numerals_as_digits(text)
+            text = weekdays_as_zhou(numerals_as_digits(text))
     text = strip_labels(strip_dateline(text))
     if strip_tags and ":" in text:  # before case folding: a code is lower case, ":Source:" is a label
         text = SHORTCODES.sub(" ", text)

@@ -6,7 +6,8 @@ text, write numerals. Left as they are, a restyled copy differs in every figure'
 worse, states none of the other's numbers, which the numbers check reads as another report
 of a template (:mod:`worker.engine.numbers`). So a numeral becomes digits where a digit would
 stand in either style: before a counting unit or a date's 年/月/日 ("三十多人" as "30多人",
-"二〇二五年" as "2025年"), and as a share ("百分之二点一" as "2.1%").
+"二〇二五年" as "2025年"), and as a share ("百分之二点一" as "2.1%"). A weekday, which
+outlets write as 周一, 星期一 or 礼拜一, is written 周一 (:func:`weekdays_as_zhou`).
 
 Everything else stays: numerals inside words and idioms ("统一", "十分", "一起", "三心二意"),
 approximations ("三四个", "十几个", "几十人"), fractions ("三分之一"), and a bare 百, 千 or
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["numerals_as_digits"]
+__all__ = ["numerals_as_digits", "weekdays_as_zhou"]
 
 _DIGITS = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
            "八": 8, "九": 9}  # fmt: skip
@@ -50,6 +51,17 @@ def numerals_as_digits(text: str) -> str:
     if "百分之" in text:
         text = _SHARE.sub(_share, text)
     return _COUNT.sub(_count, text)
+
+
+# "星期天" and "礼拜天" are 周日; "周天" is left alone ("一周天气" is a week's weather).
+_WEEKDAY = re.compile("(?:星期|礼拜)([一二三四五六日天])")
+
+
+def weekdays_as_zhou(text: str) -> str:
+    """``text`` with each weekday written as 周一…周日 (星期一, 礼拜天 as 周一, 周日)."""
+    if "星期" not in text and "礼拜" not in text:
+        return text
+    return _WEEKDAY.sub(lambda m: "周" + ("日" if m.group(1) == "天" else m.group(1)), text)
 
 
 def _share(match: re.Match[str]) -> str:
