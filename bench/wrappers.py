@@ -26,6 +26,7 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
 * numbers: ``digit_groups`` (another outlet's style: "1,000" as "1000", "25000" as "25,000"),
   ``number_words`` (English numbers two to ten spelt out or in digits, "five" as "5"),
   ``month_style`` (a month before a date shortened as AP does, "Nov. 30", or written out),
+  ``wire_units`` (amounts as a wire's briefs write them, "5 mln", "3 pct", or back),
   ``zh_numerals`` (a Chinese story's counts, dates and shares in numerals, "3名" as "三名",
   "1998年" as "一九九八年", "2.1%" as "百分之二点一"), ``zh_weekdays`` (its weekdays the other
   way, "星期一" as "周一" or back);
@@ -146,6 +147,20 @@ def _number_words(text: str) -> str:
     return _SMALL.sub(lambda m: _WORDS[int(m.group()) - 2], text)
 
 
+_WIRE = {"million": "mln", "billion": "bln", "trillion": "trln", "percent": "pct", "per cent": "pct"}
+_SPELT_UNIT = re.compile(r"(?<=\d )(" + "|".join(_WIRE) + r")\b", re.I)
+_WIRE_UNIT = re.compile(r"(?<=\d )(mln|bln|trln|pct)\b")
+
+
+def _wire_units(text: str) -> str:
+    """A wire's brief style of amounts, as Reuters writes them: "5 million" as "5 mln", "3
+    percent" as "3 pct"; or, where the text has them, back to the words."""
+    if _WIRE_UNIT.search(text):
+        full = {short: word for word, short in _WIRE.items() if word != "per cent"}
+        return _WIRE_UNIT.sub(lambda m: full[m.group()], text)
+    return _SPELT_UNIT.sub(lambda m: _WIRE[m.group().lower()], text)
+
+
 _MONTHS = {"January": "Jan.", "February": "Feb.", "August": "Aug.", "September": "Sept.", "October": "Oct.",
            "November": "Nov.", "December": "Dec."}  # fmt: skip
 _FULL_MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")(?= \d)")
@@ -245,6 +260,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "digit_groups": _digit_groups,
     "number_words": _number_words,
     "month_style": _month_style,
+    "wire_units": _wire_units,
     "zh_numerals": _zh_numerals,
     "zh_weekdays": _zh_weekdays,
     "zh_traditional": lambda t: _opencc("s2t")(t),
@@ -256,7 +272,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
 }
 # Wrappers of one language's feeds only.
 ONLY_ZH = ("zh_traditional", "zh_taiwan", "zh_source", "zh_reporter", "zh_caption", "zh_numerals", "zh_weekdays")
-ONLY_EN = ("markdown_link", "full_story", "continue", "entities", "number_words", "month_style")
+ONLY_EN = ("markdown_link", "full_story", "continue", "entities", "number_words", "month_style", "wire_units")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ _TAG = re.compile(r"<[^<>]+>")
 
 def test_every_wrapper_keeps_its_story_and_adds_only_its_own_kind() -> None:
     for wrapper in [
-        w for w in wrappers.WRAPPERS if w not in ("number_words", "month_style", "zh_numerals", "zh_weekdays")
+        w
+        for w in wrappers.WRAPPERS
+        if w not in ("number_words", "month_style", "wire_units", "zh_numerals", "zh_weekdays")
     ]:  # they rewrite words: tests below
         events = wrappers.build(wrapper, TEXTS)
         copies = [e for e in events if e.original is not None]
@@ -76,3 +78,13 @@ def test_zh_weekdays_writes_a_weekday_the_other_way() -> None:
     zh_weekdays = wrappers.WRAPPERS["zh_weekdays"]
     assert zh_weekdays("星期一开会，礼拜天休息") == "周一开会，周日休息"
     assert zh_weekdays("周一开会，一周天气") == "星期一开会，一周天气"
+
+
+def test_wire_units_shortens_amounts_as_a_wire_brief_does_or_writes_them_out() -> None:
+    wire_units = wrappers.WRAPPERS["wire_units"]
+    assert (
+        wire_units("Sales rose 5 percent to 2 billion, 3 Per cent of 10 million")
+        == "Sales rose 5 pct to 2 bln, 3 pct of 10 mln"
+    )
+    assert wire_units("Sales rose 5 pct to 2 bln") == "Sales rose 5 percent to 2 billion"
+    assert wire_units("A million thanks, per cent") == "A million thanks, per cent"  # no figure in front

@@ -255,3 +255,22 @@ def test_a_month_shortened_before_a_date_stays_a_copy() -> None:
     assert not is_duplicate(
         "Storm to hit coast on Nov. 30, forecasters say", "Storm to hit coast on Dec. 30, forecasters say"
     )
+
+
+@pytest.mark.parametrize(
+    ("brief", "story"),
+    [
+        ("Company raises $5 mln in seed round", "Company raises $5 million in seed round"),
+        ("BRIEF-Acme Corp says Q3 revenue $2.1 bln", "BRIEF-Acme Corp says Q3 revenue $2.1 billion"),
+        ("Acme to cut 1,200 jobs, shares up 3 pct", "Acme to cut 1,200 jobs, shares up 3 percent"),
+        ("Acme Q3 revenue rises 5 pct to $2 bln", "Acme Q3 revenue rises 5 percent to $2 billion"),
+    ],
+)
+def test_a_wire_briefs_short_units_stay_a_copy(brief: str, story: str) -> None:
+    """Reuters' briefs write "mln", "bln" and "pct"; the word check read each for another word."""
+    assert is_duplicate(brief, story) and is_duplicate(story, brief)
+
+
+def test_another_amount_in_a_wire_briefs_units_is_another_report() -> None:
+    assert not is_duplicate("Company raises $5 mln in seed round", "Company raises $5 billion in seed round")
+    assert not is_duplicate("Company raises $5 mln in seed round", "Company raises $6 million in seed round")

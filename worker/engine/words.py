@@ -51,12 +51,14 @@ MIN_WITHIN_CHARS = 24
 _FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the band
 # One word in two outlets' styles: numbers AP spells out ("Five killed in …") where another
 # writes "5 killed", and months AP shortens before a date ("Nov. 30") where another writes
-# "November 30". "One" is not among them: "no one" and "one of them" are rarely a count.
+# "November 30"; and the units a wire's briefs shorten ("$5 mln", "3 pct"). "One" is not
+# among them: "no one" and "one of them" are rarely a count.
 _MONTHS = "january february march april may june july august september october november december".split()
 SAME_WORD = (
     dict(zip("two three four five six seven eight nine ten".split(), map(str, range(2, 11)), strict=True))
     | {month[:3]: month for month in _MONTHS}
     | {"sept": "september"}
+    | {"pct": "percent", "mln": "million", "bln": "billion", "trln": "trillion"}
 )
 # Words that say the opposite when put in or left out inside a post: "will not raise rates"
 # and "will raise rates" are two messages (the normaliser writes "won't" and "can't" out).
