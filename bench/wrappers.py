@@ -27,6 +27,7 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
   ``number_words`` (English numbers two to ten spelt out or in digits, "five" as "5"),
   ``month_style`` (a month before a date shortened as AP does, "Nov. 30", or written out),
   ``wire_units`` (amounts as a wire's briefs write them, "5 mln", "3 pct", or back),
+  ``ap_titles`` (a title before a name as AP shortens it, "Gov. Gavin Newsom", or written out),
   ``zh_numerals`` (a Chinese story's counts, dates and shares in numerals, "3名" as "三名",
   "1998年" as "一九九八年", "2.1%" as "百分之二点一"), ``zh_weekdays`` (its weekdays the other
   way, "星期一" as "周一" or back);
@@ -161,6 +162,22 @@ def _wire_units(text: str) -> str:
     return _SPELT_UNIT.sub(lambda m: _WIRE[m.group().lower()], text)
 
 
+_TITLES = {"Governor": "Gov.", "Senator": "Sen.", "Representative": "Rep.", "General": "Gen.", "Lieutenant": "Lt.",
+           "Doctor": "Dr.", "Professor": "Prof.", "Mount": "Mt.", "Sergeant": "Sgt.", "Captain": "Capt.",
+           "Colonel": "Col.", "Admiral": "Adm."}  # fmt: skip
+_FULL_TITLE = re.compile(r"\b(" + "|".join(_TITLES) + r")(?= [A-Z])")
+_SHORT_TITLE = re.compile(r"\b(" + "|".join(t.rstrip(".") for t in _TITLES.values()) + r")\.?(?= [A-Z])")
+
+
+def _ap_titles(text: str) -> str:
+    """A title before a name as AP shortens it ("Governor Gavin Newsom" as "Gov. Gavin Newsom"),
+    or, where the text has short ones ("Dr Smith"), written out."""
+    if _FULL_TITLE.search(text):
+        return _FULL_TITLE.sub(lambda m: _TITLES[m.group()], text)
+    full = {short.rstrip("."): title for title, short in _TITLES.items()}
+    return _SHORT_TITLE.sub(lambda m: full[m.group().rstrip(".")], text)
+
+
 _MONTHS = {"January": "Jan.", "February": "Feb.", "August": "Aug.", "September": "Sept.", "October": "Oct.",
            "November": "Nov.", "December": "Dec."}  # fmt: skip
 _FULL_MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")(?= \d)")
@@ -261,6 +278,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "number_words": _number_words,
     "month_style": _month_style,
     "wire_units": _wire_units,
+    "ap_titles": _ap_titles,
     "zh_numerals": _zh_numerals,
     "zh_weekdays": _zh_weekdays,
     "zh_traditional": lambda t: _opencc("s2t")(t),
@@ -272,7 +290,16 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
 }
 # Wrappers of one language's feeds only.
 ONLY_ZH = ("zh_traditional", "zh_taiwan", "zh_source", "zh_reporter", "zh_caption", "zh_numerals", "zh_weekdays")
-ONLY_EN = ("markdown_link", "full_story", "continue", "entities", "number_words", "month_style", "wire_units")
+ONLY_EN = (
+    "markdown_link",
+    "full_story",
+    "continue",
+    "entities",
+    "number_words",
+    "month_style",
+    "wire_units",
+    "ap_titles",
+)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ def test_every_wrapper_keeps_its_story_and_adds_only_its_own_kind() -> None:
     for wrapper in [
         w
         for w in wrappers.WRAPPERS
-        if w not in ("number_words", "month_style", "wire_units", "zh_numerals", "zh_weekdays")
+        if w not in ("number_words", "month_style", "wire_units", "ap_titles", "zh_numerals", "zh_weekdays")
     ]:  # they rewrite words: tests below
         events = wrappers.build(wrapper, TEXTS)
         copies = [e for e in events if e.original is not None]
@@ -88,3 +88,11 @@ def test_wire_units_shortens_amounts_as_a_wire_brief_does_or_writes_them_out() -
     )
     assert wire_units("Sales rose 5 pct to 2 bln") == "Sales rose 5 percent to 2 billion"
     assert wire_units("A million thanks, per cent") == "A million thanks, per cent"  # no figure in front
+
+
+def test_ap_titles_shortens_a_title_before_a_name_or_writes_it_out() -> None:
+    ap_titles = wrappers.WRAPPERS["ap_titles"]
+    assert ap_titles("Governor Gavin Newsom met Doctor Jill Biden. The General said") == (
+        "Gov. Gavin Newsom met Dr. Jill Biden. The General said"
+    )
+    assert ap_titles("Dr Smith and Sen. Jones") == "Doctor Smith and Senator Jones"

@@ -274,3 +274,23 @@ def test_a_wire_briefs_short_units_stay_a_copy(brief: str, story: str) -> None:
 def test_another_amount_in_a_wire_briefs_units_is_another_report() -> None:
     assert not is_duplicate("Company raises $5 mln in seed round", "Company raises $5 billion in seed round")
     assert not is_duplicate("Company raises $5 mln in seed round", "Company raises $6 million in seed round")
+
+
+@pytest.mark.parametrize(
+    ("ap", "spelt"),
+    [
+        ("Gov. Gavin Newsom signs climate bill", "Governor Gavin Newsom signs climate bill"),
+        ("Sen. Chuck Schumer blocks vote on border bill", "Senator Chuck Schumer blocks vote on border bill"),
+        ("Lt. Gov. Dan Patrick backs plan", "Lieutenant Governor Dan Patrick backs plan"),
+        ("Dr. Anthony Fauci testifies before Congress", "Doctor Anthony Fauci testifies before Congress"),
+        ("Mt. Everest climber dies in fall", "Mount Everest climber dies in fall"),
+    ],
+)
+def test_a_title_as_ap_shortens_it_stays_a_copy(ap: str, spelt: str) -> None:
+    """AP shortens a title before a name; the word check read "gov" for "governor" as another word."""
+    assert is_duplicate(ap, spelt) and is_duplicate(spelt, ap)
+
+
+def test_another_title_is_another_word() -> None:
+    assert not is_duplicate("Gov. Gavin Newsom signs climate bill", "Sen. Gavin Newsom signs climate bill")
+    assert not is_duplicate("Gov. Gavin Newsom signs climate bill", "Senator Gavin Newsom signs climate bill")

@@ -51,14 +51,31 @@ MIN_WITHIN_CHARS = 24
 _FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the band
 # One word in two outlets' styles: numbers AP spells out ("Five killed in …") where another
 # writes "5 killed", and months AP shortens before a date ("Nov. 30") where another writes
-# "November 30"; and the units a wire's briefs shorten ("$5 mln", "3 pct"). "One" is not
-# among them: "no one" and "one of them" are rarely a count.
+# "November 30"; the units a wire's briefs shorten ("$5 mln", "3 pct"); and the titles AP
+# shortens before a name ("Gov. Gavin Newsom", "Lt. Gov."). "One" is not among them: "no one"
+# and "one of them" are rarely a count; nor "st", which is a saint and a street.
 _MONTHS = "january february march april may june july august september october november december".split()
 SAME_WORD = (
     dict(zip("two three four five six seven eight nine ten".split(), map(str, range(2, 11)), strict=True))
     | {month[:3]: month for month in _MONTHS}
     | {"sept": "september"}
     | {"pct": "percent", "mln": "million", "bln": "billion", "trln": "trillion"}
+    | {
+        "gov": "governor",
+        "sen": "senator",
+        "rep": "representative",
+        "gen": "general",
+        "lt": "lieutenant",
+        "dr": "doctor",
+        "prof": "professor",
+        "mt": "mount",
+        "sgt": "sergeant",
+        "capt": "captain",
+        "col": "colonel",
+        "adm": "admiral",
+        "supt": "superintendent",
+        "atty": "attorney",
+    }
 )
 # Words that say the opposite when put in or left out inside a post: "will not raise rates"
 # and "will raise rates" are two messages (the normaliser writes "won't" and "can't" out).
@@ -150,9 +167,10 @@ def changed(old: list[str], new: list[str]) -> bool:
     digits (a host, a version, a route), in runs of words as many on each side one word that
     is another, two or more Han characters or hiragana on each side that are not the same ones
     reordered, or letters at an edit distance of two or more and at least half the longer side,
-    after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded. One word in another
-    outlet's style (:data:`SAME_WORD`: "five" and "5", "nov" and "november") is the same word."""
-    if len(old) == len(new) == 1 and SAME_WORD.get(old[0], old[0]) == SAME_WORD.get(new[0], new[0]):
+    after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded. Words in another
+    outlet's style (:data:`SAME_WORD`: "five" and "5", "nov" and "november", "lt gov" and
+    "lieutenant governor") are the same words."""
+    if len(old) == len(new) and all(SAME_WORD.get(a, a) == SAME_WORD.get(b, b) for a, b in zip(old, new, strict=True)):
         return False
     x, y = "".join(old), "".join(new)
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
