@@ -27,6 +27,7 @@ Run from the repository root: ``python -m bench.quality [--sets dev,heldout] [--
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import re
@@ -281,13 +282,23 @@ def _hard_precision(counts: list[int] | None) -> str:
     return f"{1 - counts[0] / counts[1]:.2f} ({counts[0]})"
 
 
+def digest(events: Sequence[dict[str, Any]]) -> str:
+    """The first 12 hex digits of a SHA-256 of a set's events (ids, texts, times, in order).
+
+    A set is built from text the machine's packages ship, and an upgrade can change it (the
+    held-out set reads the installed zh_CN message catalogs): two runs measured one set only
+    when their digests agree."""
+    return hashlib.sha256(json.dumps(list(events), ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:12]
+
+
 def render(scores: Sequence[Score], summary: dict[str, Any], name: str = "dev") -> str:
     """Plain-text tables: headline figures, recall per transformation/language/length, and the
     precision of each hard-negative kind."""
     ok = [s for s in scores if s.error is None]
     lines = [
         f"{name} set: {summary['events']} events, {summary['true_duplicates']} true duplicates, "
-        f"languages {summary['lang']}, hard negatives {summary['hard_negative']}",
+        f"languages {summary['lang']}, hard negatives {summary['hard_negative']}"
+        + (f", digest {summary['digest']}" if "digest" in summary else ""),
         "",
         f"{'system':<18}{'P':>7}{'R':>7}{'F1':>7}{'TP':>7}{'FP':>6}{'dups':>7}{'docs/s':>9}",
     ]
@@ -379,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if [e["id"] for e in events] != [t["id"] for t in truth]:
                 parser.error(f"{name}: events and truth do not list the same ids in the same order")
             scores = measure(systems, events, truth, events_path, args.neardup)
-        results.append((name, devset.summary(truth), scores))
+        results.append((name, devset.summary(truth) | {"digest": digest(events)}, scores))
         if not args.json:
             print(render(scores, results[-1][1], name) + "\n", flush=True)
     if args.json:

@@ -168,3 +168,12 @@ def test_shipped_sample_is_the_generated_one_and_small() -> None:
     assert shipped == events
     assert {t["lang"] for t in truth} == {"zh", "en"}
     assert sum(t["role"] == "copy" for t in truth) >= 20
+
+
+def test_a_sets_digest_changes_with_any_event_and_not_otherwise() -> None:
+    events = [{"id": "a", "text": "one", "ts": 1}, {"id": "b", "text": "two", "ts": 2}]
+    same = [{"ts": 1, "text": "one", "id": "a"}, {"id": "b", "text": "two", "ts": 2}]
+    assert quality.digest(events) == quality.digest(same)  # the fields' order is not the set
+    assert quality.digest(events) != quality.digest([events[0], {**events[1], "text": "two!"}])
+    assert quality.digest(events) != quality.digest(events[::-1])
+    assert len(quality.digest(events)) == 12
