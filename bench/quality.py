@@ -283,12 +283,12 @@ def _hard_precision(counts: list[int] | None) -> str:
 
 
 def digest(events: Sequence[dict[str, Any]]) -> str:
-    """The first 12 hex digits of a SHA-256 of a set's events (ids, texts, times, in order).
+    """The first 16 hex digits of a SHA-256 of a set's events (ids, texts, times, in order).
 
     A set is built from text the machine's packages ship, and an upgrade can change it (the
     held-out set reads the installed zh_CN message catalogs): two runs measured one set only
     when their digests agree."""
-    return hashlib.sha256(json.dumps(list(events), ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:12]
+    return hashlib.sha256(json.dumps(list(events), ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def render(scores: Sequence[Score], summary: dict[str, Any], name: str = "dev") -> str:
