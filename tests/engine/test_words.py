@@ -294,3 +294,9 @@ def test_a_title_as_ap_shortens_it_stays_a_copy(ap: str, spelt: str) -> None:
 def test_another_title_is_another_word() -> None:
     assert not is_duplicate("Gov. Gavin Newsom signs climate bill", "Sen. Gavin Newsom signs climate bill")
     assert not is_duplicate("Gov. Gavin Newsom signs climate bill", "Senator Gavin Newsom signs climate bill")
+
+
+def test_versus_shortened_either_way_stays_a_copy() -> None:
+    assert is_duplicate("Lakers vs Celtics: LeBron scores 40", "Lakers versus Celtics: LeBron scores 40")
+    assert is_duplicate("Arsenal v Chelsea: Saka scores twice", "Arsenal vs. Chelsea: Saka scores twice")
+    assert not is_duplicate("Lakers vs Celtics: LeBron scores 40", "Lakers vs Knicks: LeBron scores 40")

@@ -51,15 +51,16 @@ MIN_WITHIN_CHARS = 24
 _FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the band
 # One word in two outlets' styles: numbers AP spells out ("Five killed in …") where another
 # writes "5 killed", and months AP shortens before a date ("Nov. 30") where another writes
-# "November 30"; the units a wire's briefs shorten ("$5 mln", "3 pct"); and the titles AP
-# shortens before a name ("Gov. Gavin Newsom", "Lt. Gov."). "One" is not among them: "no one"
-# and "one of them" are rarely a count; nor "st", which is a saint and a street.
+# "November 30"; the units a wire's briefs shorten ("$5 mln", "3 pct"); "vs" and Britain's
+# "v" for "versus"; and the titles AP shortens before a name ("Gov. Gavin Newsom", "Lt.
+# Gov."). "One" is not among them: "no one" and "one of them" are rarely a count; nor "st",
+# which is a saint and a street.
 _MONTHS = "january february march april may june july august september october november december".split()
 SAME_WORD = (
     dict(zip("two three four five six seven eight nine ten".split(), map(str, range(2, 11)), strict=True))
     | {month[:3]: month for month in _MONTHS}
     | {"sept": "september"}
-    | {"pct": "percent", "mln": "million", "bln": "billion", "trln": "trillion"}
+    | {"pct": "percent", "mln": "million", "bln": "billion", "trln": "trillion", "vs": "versus", "v": "versus"}
     | {
         "gov": "governor",
         "sen": "senator",
