@@ -233,6 +233,19 @@ def _zh_numerals(text: str) -> str:
     return _ZH_FIGURE.sub(spelt, text)
 
 
+_ZH_WAN = re.compile(r"(?<![0-9０-９.．])([0-9０-９]{1,4})(?:[.．]([0-9０-９]{1,4}))?万(?!亿)")
+
+
+def _zh_wan(text: str) -> str:
+    """Another outlet's style of large figures in Chinese: "1.2万" written in full, "12000"."""
+
+    def full(m: re.Match[str]) -> str:
+        whole, part = unicodedata.normalize("NFKC", m.group(1)), unicodedata.normalize("NFKC", m.group(2) or "")
+        return str(int(whole) * 10_000 + int(part.ljust(4, "0") or "0"))
+
+    return _ZH_WAN.sub(full, text)
+
+
 _XINGQI = re.compile("(?:星期|礼拜)([一二三四五六日天])")
 _ZHOU = re.compile("周([一二三四五六日])")
 
@@ -281,6 +294,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "ap_titles": _ap_titles,
     "zh_numerals": _zh_numerals,
     "zh_weekdays": _zh_weekdays,
+    "zh_wan": _zh_wan,
     "zh_traditional": lambda t: _opencc("s2t")(t),
     "zh_taiwan": lambda t: _opencc("s2twp")(t),
     "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",
@@ -289,7 +303,16 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "zh_caption": lambda t: "\n".join([*_lines(t)[:1], "▲图为现场画面（资料图）", *_lines(t)[1:]]),
 }
 # Wrappers of one language's feeds only.
-ONLY_ZH = ("zh_traditional", "zh_taiwan", "zh_source", "zh_reporter", "zh_caption", "zh_numerals", "zh_weekdays")
+ONLY_ZH = (
+    "zh_traditional",
+    "zh_taiwan",
+    "zh_source",
+    "zh_reporter",
+    "zh_caption",
+    "zh_numerals",
+    "zh_weekdays",
+    "zh_wan",
+)
 ONLY_EN = (
     "markdown_link",
     "full_story",

@@ -21,7 +21,7 @@ def test_every_wrapper_keeps_its_story_and_adds_only_its_own_kind() -> None:
     for wrapper in [
         w
         for w in wrappers.WRAPPERS
-        if w not in ("number_words", "month_style", "wire_units", "ap_titles", "zh_numerals", "zh_weekdays")
+        if w not in ("number_words", "month_style", "wire_units", "ap_titles", "zh_numerals", "zh_weekdays", "zh_wan")
     ]:  # they rewrite words: tests below
         events = wrappers.build(wrapper, TEXTS)
         copies = [e for e in events if e.original is not None]
@@ -96,3 +96,7 @@ def test_ap_titles_shortens_a_title_before_a_name_or_writes_it_out() -> None:
         "Gov. Gavin Newsom met Dr. Jill Biden. The General said"
     )
     assert ap_titles("Dr Smith and Sen. Jones") == "Doctor Smith and Senator Jones"
+
+
+def test_zh_wan_writes_a_figure_in_wan_in_full() -> None:
+    assert wrappers.WRAPPERS["zh_wan"]("超１．２万人，5万元，3万亿元") == "超12000人，50000元，3万亿元"

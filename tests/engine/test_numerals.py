@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.engine.pairs import is_duplicate
 from worker.engine.normalize import normalize, normalize_reference
-from worker.engine.numerals import numerals_as_digits, weekdays_as_zhou
+from worker.engine.numerals import numerals_as_digits, wan_as_digits, weekdays_as_zhou
 
 
 @pytest.mark.parametrize(
@@ -126,3 +126,30 @@ def test_a_post_in_another_outlets_weekday_style_is_its_copy() -> None:
     """Before, the word check read 星期一 for 周一 as one word standing for another."""
     assert is_duplicate("星期一股市大涨，沪指涨逾2%", "周一股市大涨，沪指涨逾2%")
     assert not is_duplicate("周二股市大涨，沪指涨逾2%", "周一股市大涨，沪指涨逾2%")
+
+
+@pytest.mark.parametrize(
+    ("text", "full"),
+    [
+        ("超1.2万人", "超12000人"),
+        ("5万元", "50000元"),
+        ("1.25万", "12500"),
+        ("10万+", "100000+"),
+        ("3万亿元", "3万亿元"),  # trillions are written so by both styles
+        ("12345万", "12345万"),  # not a figure either style writes
+        ("万科", "万科"),
+    ],
+)
+def test_a_figure_in_wan_is_written_in_full(text: str, full: str) -> None:
+    assert wan_as_digits(text) == full
+
+
+def test_a_post_that_writes_a_figure_in_full_is_a_copy_of_the_one_in_wan() -> None:
+    """Before, "1.2" and "12000" were two numbers, and the numbers check refused the pair."""
+    assert is_duplicate(
+        "春运首日，广州南站发送旅客超1.2万人次，同比增长两成。", "春运首日，广州南站发送旅客超12000人次，同比增长两成。"
+    )
+    assert normalize("超１．２万人") == normalize("超12000人")
+    assert not is_duplicate(
+        "春运首日，广州南站发送旅客超1.2万人次，同比增长两成。", "春运首日，广州南站发送旅客超13000人次，同比增长两成。"
+    )

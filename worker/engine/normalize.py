@@ -50,7 +50,7 @@ from worker.engine.boilerplate import (
 from worker.engine.labels import strip_labels
 from worker.engine.markup import strip_markup
 from worker.engine.mojibake import repair
-from worker.engine.numerals import numerals_as_digits, weekdays_as_zhou
+from worker.engine.numerals import numerals_as_digits, wan_as_digits, weekdays_as_zhou
 
 __all__ = ["normalize", "normalize_reference", "nfkc"]
 
@@ -369,7 +369,7 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
         if _HAN.search(text):
             if not fast or t2s.may_change(text):
                 text = t2s.converter()(text)
-            text = weekdays_as_zhou(numerals_as_digits(text))
+            text = weekdays_as_zhou(wan_as_digits(numerals_as_digits(text)))
     text = strip_labels(strip_dateline(text))
     if strip_tags and ":" in text:  # before case folding: a code is lower case, ":Source:" is a label
         text = SHORTCODES.sub(" ", text)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["numerals_as_digits", "weekdays_as_zhou"]
+__all__ = ["numerals_as_digits", "wan_as_digits", "weekdays_as_zhou"]
 
 _DIGITS = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
            "八": 8, "九": 9}  # fmt: skip
@@ -62,6 +62,18 @@ def weekdays_as_zhou(text: str) -> str:
     if "星期" not in text and "礼拜" not in text:
         return text
     return _WEEKDAY.sub(lambda m: "周" + ("日" if m.group(1) == "天" else m.group(1)), text)
+
+
+# A figure in 万 (ten thousands), "1.2万" as outlets write it and "12000" as others do; not
+# before 亿 ("3万亿" is how both write 3 trillion), nor after a figure's digits or point.
+_WAN = re.compile(r"(?<![\d.])(\d{1,4})(?:\.(\d{1,4}))?万(?!亿)")
+
+
+def wan_as_digits(text: str) -> str:
+    """``text`` with each figure in 万 written in full ("1.2万" as "12000")."""
+    if "万" not in text:
+        return text
+    return _WAN.sub(lambda m: str(int(m.group(1)) * 10_000 + int((m.group(2) or "0").ljust(4, "0"))), text)
 
 
 def _share(match: re.Match[str]) -> str:
