@@ -6,8 +6,9 @@ text, write numerals. Left as they are, a restyled copy differs in every figure'
 worse, states none of the other's numbers, which the numbers check reads as another report
 of a template (:mod:`worker.engine.numbers`). So a numeral becomes digits where a digit would
 stand in either style: before a counting unit or a date's 年/月/日 ("三十多人" as "30多人",
-"二〇二五年" as "2025年"), and as a share ("百分之二点一" as "2.1%"). A weekday, which
-outlets write as 周一, 星期一 or 礼拜一, is written 周一 (:func:`weekdays_as_zhou`).
+"二〇二五年" as "2025年"), and as a share ("百分之二点一" as "2.1%"). A figure in 万 is
+written in full ("1.2万" as "12000": :func:`wan_as_digits`), and a weekday, which outlets
+write as 周一, 星期一 or 礼拜一, as 周一 (:func:`weekdays_as_zhou`).
 
 Everything else stays: numerals inside words and idioms ("统一", "十分", "一起", "三心二意"),
 approximations ("三四个", "十几个", "几十人"), fractions ("三分之一"), and a bare 百, 千 or
