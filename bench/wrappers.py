@@ -200,9 +200,9 @@ _ZH_FIGURE = re.compile(
 
 
 def _zh_numeral(figure: str, year: bool) -> str:
-    """A figure as Chinese numerals: a year digit by digit ("二〇二五"), a number below 10,000
-    with places ("三十五", "两千零五"), a fraction's digits after 点."""
-    whole, _, fraction = unicodedata.normalize("NFKC", figure).partition(".")
+    """A figure in ASCII digits as Chinese numerals: a year digit by digit ("二〇二五"), a number
+    below 10,000 with places ("三十五", "两千零五"), a fraction's digits after 点."""
+    whole, _, fraction = figure.partition(".")
     after = "点" + "".join(_ZH_DIGITS[int(c)] for c in fraction) if fraction else ""
     if year:
         return "".join("〇" if c == "0" else _ZH_DIGITS[int(c)] for c in whole) + after
@@ -222,10 +222,10 @@ def _zh_numerals(text: str) -> str:
     ("3名" as "三名", "1998年" as "一九九八年", "2.1%" as "百分之二点一"), below 10,000."""
 
     def spelt(m: re.Match[str]) -> str:
-        figure, unit = m.group(1), m.group(2)
-        if int(unicodedata.normalize("NFKC", figure).partition(".")[0]) >= 10_000:
+        figure, unit = unicodedata.normalize("NFKC", m.group(1)), m.group(2)
+        if int(figure.partition(".")[0]) >= 10_000:
             return m.group()
-        year = text.startswith("年", m.end()) and (len(figure) == 4 or figure[0] in "0０")  # "06年" too
+        year = text.startswith("年", m.end()) and (len(figure) == 4 or figure[0] == "0")  # "06年" too
         if unit:
             return "百分之" + _zh_numeral(figure, False)
         return _zh_numeral(figure, year)

@@ -27,6 +27,7 @@ __all__ = ["numerals_as_digits", "wan_as_digits", "weekdays_as_zhou"]
 
 _DIGITS = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
            "八": 8, "九": 9}  # fmt: skip
+_DIGIT_BY_DIGIT = str.maketrans({numeral: str(value) for numeral, value in _DIGITS.items()})
 _PLACES = {"十": 10, "百": 100, "千": 1000}
 _NUMERAL = "零〇○一二两三四五六七八九十百千"
 # Units a count, a measure or a date is written before (multi-character ones where the first
@@ -97,9 +98,9 @@ def _number(numeral: str, year: bool) -> str | None:
     None where it is not one number ("三四", "百")."""
     whole, _, fraction = numeral.partition("点")
     if fraction:
-        fraction = "." + "".join(str(_DIGITS[c]) for c in fraction)
+        fraction = "." + fraction.translate(_DIGIT_BY_DIGIT)
     if year and len(whole) > 1 and all(c in _DIGITS for c in whole):
-        return "".join(str(_DIGITS[c]) for c in whole) + fraction
+        return whole.translate(_DIGIT_BY_DIGIT) + fraction
     value = _positional(whole)
     return None if value is None else str(value) + fraction
 
