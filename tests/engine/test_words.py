@@ -241,6 +241,20 @@ STYLED_COPIES = {
         ("Acme to cut 1,200 jobs, shares up 3 pct", "Acme to cut 1,200 jobs, shares up 3 percent"),
         ("Acme Q3 revenue rises 5 pct to $2 bln", "Acme Q3 revenue rises 5 percent to $2 billion"),
     ],
+    "a unit against the figure (British and financial outlets)": [
+        ("Acme fined £1.2bn over emissions", "Acme fined £1.2 billion over emissions"),
+        ("Start-up raises $5m from investors", "Start-up raises $5 million from investors"),
+        ("Inflation hits 10pc as energy bills soar", "Inflation hits 10 percent as energy bills soar"),
+        ("Debt passes $3tn mark, Treasury says", "Debt passes $3 trillion mark, Treasury says"),
+    ],
+    "a headline's abbreviation": [
+        ("Govt to cut fuel tax from Jan 1", "Government to cut fuel tax from January 1"),
+        ("Dow closes up 300 pts on rate hopes", "Dow closes up 300 points on rate hopes"),
+    ],
+    "an ordinal in figures": [
+        ("The 2nd round of talks ended without a deal", "The second round of talks ended without a deal"),
+        ("Nadal through to 3rd round in Paris", "Nadal through to third round in Paris"),
+    ],
     "a title before a name (AP)": [
         ("Gov. Gavin Newsom signs climate bill", "Governor Gavin Newsom signs climate bill"),
         ("Sen. Chuck Schumer blocks vote on border bill", "Senator Chuck Schumer blocks vote on border bill"),
@@ -284,6 +298,11 @@ def test_another_number_spelt_out_is_another_word(a: str, b: str) -> None:
         ("Gov. Gavin Newsom signs climate bill", "Sen. Gavin Newsom signs climate bill"),
         ("Gov. Gavin Newsom signs climate bill", "Senator Gavin Newsom signs climate bill"),
         ("Lakers vs Celtics: LeBron scores 40", "Lakers vs Knicks: LeBron scores 40"),
+        ("Acme fined £1.2bn over emissions", "Acme fined £1.2m over emissions"),
+        ("Acme fined £1.2bn over emissions", "Acme fined £1.2 million over emissions"),
+        ("Start-up raises $5m from investors", "Start-up raises $6 million from investors"),
+        ("The 2nd round of talks ended without a deal", "The 3rd round of talks ended without a deal"),
+        ("The second round of talks ended without a deal", "The 3rd round of talks ended without a deal"),
     ],
 )
 def test_another_month_amount_title_or_team_in_either_style_is_another_word(a: str, b: str) -> None:

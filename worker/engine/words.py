@@ -35,8 +35,11 @@ HAN_CHAR = re.compile(f"[{HAN}]")
 _HIRAGANA = "\u3040-\u309f"
 _SYLLABLE = re.compile(f"[{HAN}{_HIRAGANA}]")
 # A token: one Han character or hiragana (a syllable, often a word), or a run of other letters
-# and digits (an identifier's parts apart: "mlx5e_ptp_open" is three words).
-_TOKEN = re.compile(rf"[{HAN}{_HIRAGANA}]|[^\W_{HAN}{_HIRAGANA}]+")
+# and digits (an identifier's parts apart: "mlx5e_ptp_open" is three words). A figure is apart
+# from a unit written against it as British and financial outlets write them ("£1.2bn", "$5m",
+# "3mn", "10pc"), so that the unit is a word of its own, as in "1.2 billion".
+_UNIT_AGAINST = r"\d+(?=(?:bn|mn|m|tn|trn|pc)(?![^\W_]))"
+_TOKEN = re.compile(rf"[{HAN}{_HIRAGANA}]|{_UNIT_AGAINST}|[^\W_{HAN}{_HIRAGANA}]+")
 _WORDS = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
 # Letter pairs OCR reads as one letter (and back).
@@ -51,16 +54,21 @@ MIN_WITHIN_CHARS = 24
 _FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the band
 # One word in two outlets' styles: numbers AP spells out ("Five killed in …") where another
 # writes "5 killed", and months AP shortens before a date ("Nov. 30") where another writes
-# "November 30"; the units a wire's briefs shorten ("$5 mln", "3 pct"); "vs" and Britain's
-# "v" for "versus"; and the titles AP shortens before a name ("Gov. Gavin Newsom", "Lt.
-# Gov."). "One" is not among them: "no one" and "one of them" are rarely a count; nor "st",
-# which is a saint and a street.
+# "November 30"; the units a wire's briefs shorten ("$5 mln", "3 pct") and British outlets
+# write against the figure ("£1.2bn", "$5m", "10pc"); "govt" and "pts" of headlines; "vs" and
+# Britain's "v" for "versus"; the titles AP shortens before a name ("Gov. Gavin Newsom", "Lt.
+# Gov."); and ordinals in figures ("2nd round"). "One" is not among them: "no one" and "one of
+# them" are rarely a count; nor "st", which is a saint and a street.
+_ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth".split()
 _MONTHS = "january february march april may june july august september october november december".split()
 SAME_WORD = (
     dict(zip("two three four five six seven eight nine ten".split(), map(str, range(2, 11)), strict=True))
     | {month[:3]: month for month in _MONTHS}
     | {"sept": "september"}
     | {"pct": "percent", "mln": "million", "bln": "billion", "trln": "trillion", "vs": "versus", "v": "versus"}
+    | {"pc": "percent", "m": "million", "mn": "million", "bn": "billion", "tn": "trillion", "trn": "trillion"}
+    | {"govt": "government", "pts": "points"}
+    | dict(zip("1st 2nd 3rd 4th 5th 6th 7th 8th 9th 10th".split(), _ORDINALS, strict=True))
     | {
         "gov": "governor",
         "sen": "senator",
