@@ -30,7 +30,8 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
   ``ap_titles`` (a title before a name as AP shortens it, "Gov. Gavin Newsom", or written out),
   ``zh_numerals`` (a Chinese story's counts, dates and shares in numerals, "3名" as "三名",
   "1998年" as "一九九八年", "2.1%" as "百分之二点一"), ``zh_weekdays`` (its weekdays the other
-  way, "星期一" as "周一" or back);
+  way, "星期一" as "周一" or back), ``zh_wan`` (its large figures the other way, "1.2万" as
+  "12000", "1.2亿" as "12000万");
 * credits: ``wire_trailer`` ("(Reporting by …; Editing by …)"), ``update_prefix`` ("UPDATE
   2-"), ``byline`` ("By Jane Doe, Associated Press"), ``photo_credit`` ("Photo: Getty
   Images"), ``short_links`` (two shortened links after the text);
@@ -233,15 +234,16 @@ def _zh_numerals(text: str) -> str:
     return _ZH_FIGURE.sub(spelt, text)
 
 
-_ZH_WAN = re.compile(r"(?<![0-9０-９.．])([0-9０-９]{1,4})(?:[.．]([0-9０-９]{1,4}))?万(?!亿)")
+_ZH_WAN = re.compile(r"(?<![0-9０-９.．])([0-9０-９]{1,4})(?:[.．]([0-9０-９]{1,4}))?([万亿])(?![万亿])")
 
 
 def _zh_wan(text: str) -> str:
-    """Another outlet's style of large figures in Chinese: "1.2万" written in full, "12000"."""
+    """Another outlet's style of large figures in Chinese: "1.2万" written in full, "12000";
+    "1.2亿" in 万, "12000万", as a company's report writes it."""
 
     def full(m: re.Match[str]) -> str:
         whole, part = unicodedata.normalize("NFKC", m.group(1)), unicodedata.normalize("NFKC", m.group(2) or "")
-        return str(int(whole) * 10_000 + int(part.ljust(4, "0") or "0"))
+        return str(int(whole) * 10_000 + int(part.ljust(4, "0") or "0")) + ("" if m.group(3) == "万" else "万")
 
     return _ZH_WAN.sub(full, text)
 

@@ -68,7 +68,7 @@ RESTYLED = [
     ("wire_units", "A million thanks, per cent", "A million thanks, per cent"),  # no figure in front
     ("ap_titles", "Governor Gavin Newsom met Doctor Jill Biden. The General said", "Gov. Gavin Newsom met Dr. Jill Biden. The General said"),
     ("ap_titles", "Dr Smith and Sen. Jones", "Doctor Smith and Senator Jones"),
-    ("zh_wan", "超１．２万人，5万元，3万亿元", "超12000人，50000元，3万亿元"),
+    ("zh_wan", "超１．２万人，5万元，3万亿元，营收1.2亿元", "超12000人，50000元，3万亿元，营收12000万元"),
 ]  # fmt: skip
 
 

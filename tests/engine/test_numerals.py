@@ -135,9 +135,16 @@ def test_a_post_in_another_outlets_weekday_style_is_its_copy() -> None:
         ("5万元", "50000元"),
         ("1.25万", "12500"),
         ("10万+", "100000+"),
-        ("3万亿元", "3万亿元"),  # trillions are written so by both styles
-        ("12345万", "12345万"),  # not a figure either style writes
+        ("1.2亿元", "120000000元"),
+        ("12000万元", "120000000元"),
+        ("12,000万元", "120000000元"),
+        ("1亿2000万元", "120000000元"),
+        ("3.5万亿元", "3500000000000元"),
+        ("1.23456万", "1.23456万"),  # no whole figure
+        ("1.2亿3000万", "1.2亿3000万"),  # no outlet's style
+        ("99999999999999亿", "99999999999999亿"),  # longer than any figure
         ("万科", "万科"),
+        ("亿万富翁", "亿万富翁"),
     ],
 )
 def test_a_figure_in_wan_is_written_in_full(text: str, full: str) -> None:
@@ -150,6 +157,8 @@ def test_a_post_that_writes_a_figure_in_full_is_a_copy_of_the_one_in_wan() -> No
         "春运首日，广州南站发送旅客超1.2万人次，同比增长两成。", "春运首日，广州南站发送旅客超12000人次，同比增长两成。"
     )
     assert normalize("超１．２万人") == normalize("超12000人")
+    assert is_duplicate("公司前三季度营收达1.2亿元，同比增长15%", "公司前三季度营收达12000万元，同比增长15%")
+    assert not is_duplicate("公司前三季度营收达1.2亿元，同比增长15%", "公司前三季度营收达1.2万元，同比增长15%")
     assert not is_duplicate(
         "春运首日，广州南站发送旅客超1.2万人次，同比增长两成。", "春运首日，广州南站发送旅客超13000人次，同比增长两成。"
     )

@@ -317,7 +317,7 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
     4. Traditional -> Simplified Chinese (OpenCC t2s, Taiwan's words first put as the
        mainland's: ``t2s.TW_PHRASES``), only if the text has CJK characters; then its counts,
        dates and shares in Chinese numerals put in digits ("三名" as "3名":
-       :func:`worker.engine.numerals.numerals_as_digits`), figures in 万 in full ("1.2万"
+       :func:`worker.engine.numerals.numerals_as_digits`), figures in 万 and 亿 in full ("1.2万"
        as "12000"), and weekdays written one way ("星期一" as "周一").
     5. Leading datelines/credits stripped (``boilerplate.strip_dateline``), then a feed's labels
        around a headline ("BREAKING: …", "… (Video)", "… - Reuters", "…_新浪新闻":

@@ -6,8 +6,8 @@ text, write numerals. Left as they are, a restyled copy differs in every figure'
 worse, states none of the other's numbers, which the numbers check reads as another report
 of a template (:mod:`worker.engine.numbers`). So a numeral becomes digits where a digit would
 stand in either style: before a counting unit or a date's 年/月/日 ("三十多人" as "30多人",
-"二〇二五年" as "2025年"), and as a share ("百分之二点一" as "2.1%"). A figure in 万 is
-written in full ("1.2万" as "12000": :func:`wan_as_digits`), and a weekday, which outlets
+"二〇二五年" as "2025年"), and as a share ("百分之二点一" as "2.1%"). A figure in 万 or 亿 is
+written in full ("1.2万" as "12000", "1.2亿" as "120000000": :func:`wan_as_digits`), and a weekday, which outlets
 write as 周一, 星期一 or 礼拜一, as 周一 (:func:`weekdays_as_zhou`).
 
 Everything else stays: numerals inside words and idioms ("统一", "十分", "一起", "三心二意"),
@@ -66,16 +66,31 @@ def weekdays_as_zhou(text: str) -> str:
     return _WEEKDAY.sub(lambda m: "周" + ("日" if m.group(1) == "天" else m.group(1)), text)
 
 
-# A figure in 万 (ten thousands), "1.2万" as outlets write it and "12000" as others do; not
-# before 亿 ("3万亿" is how both write 3 trillion), nor after a figure's digits or point.
-_WAN = re.compile(r"(?<![\d.])(\d{1,4})(?:\.(\d{1,4}))?万(?!亿)")
+# A figure in 万 (ten thousands), 亿 (hundred millions) or 万亿 (trillions), as outlets write
+# it ("1.2万", "1.2亿", "12000万", "1亿2000万") and as others write it in full ("12000",
+# "120000000"; digits grouped by thousands, "12,000万", too). Not after a figure's digits,
+# point or comma; at most twelve digits on each side of the point, so a hostile run of digits
+# is left as it is.
+_BIG = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d{1,12}))?(?:(万亿)|(亿)(?:(\d{1,4})万)?|(万))")
+_POWERS = {"万亿": 12, "亿": 8, "万": 4}
 
 
 def wan_as_digits(text: str) -> str:
-    """``text`` with each figure in 万 written in full ("1.2万" as "12000")."""
-    if "万" not in text:
+    """``text`` with each figure in 万, 亿 or 万亿 written in full ("1.2万" as "12000",
+    "1.2亿" and "12000万" as "120000000")."""
+    if "万" not in text and "亿" not in text:
         return text
-    return _WAN.sub(lambda m: str(int(m.group(1)) * 10_000 + int((m.group(2) or "0").ljust(4, "0"))), text)
+    return _BIG.sub(_in_full, text)
+
+
+def _in_full(match: re.Match[str]) -> str:
+    whole, fraction, trillions, hundred_millions, and_wan, wan = match.groups()
+    power = _POWERS[trillions or hundred_millions or wan]
+    fraction = fraction or ""
+    if len(fraction) > power or fraction and and_wan:  # "1.23456万" is no whole figure; "1.2亿3000万" no style
+        return match.group()
+    value = int(whole.replace(",", "") + fraction.ljust(power, "0"))
+    return str(value + int(and_wan or 0) * 10_000)
 
 
 def _share(match: re.Match[str]) -> str:
