@@ -129,68 +129,61 @@ _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
 _UNGROUPED = re.compile(r"(?<![\d,.#])\d{5,}(?![\d,.;])")  # not a character reference's "&#20013;"
 
 
-def _digit_groups(text: str) -> str:
-    """Another outlet's style of numbers: "1,000" as "1000", and "25000" as "25,000"."""
-    if _GROUPED.search(text):
-        return _GROUPED.sub(lambda m: m.group().replace(",", ""), text)
-    return _UNGROUPED.sub(lambda m: f"{int(m.group()):,}", text)
+def _either_way(
+    one: re.Pattern[str],
+    as_other: Callable[[re.Match[str]], str],
+    other: re.Pattern[str],
+    as_one: Callable[[re.Match[str]], str],
+) -> Callable[[str], str]:
+    """A restyling between two outlets' styles: a text that writes ``one`` style anywhere gets
+    all of it written the other way (``as_other``), and any other text its ``other`` style
+    written ``one``'s way (``as_one``)."""
 
+    def restyle(text: str) -> str:
+        return one.sub(as_other, text) if one.search(text) else other.sub(as_one, text)
+
+    return restyle
+
+
+# Numbers: "1,000" as "1000", and "25000" as "25,000".
+_digit_groups = _either_way(_GROUPED, lambda m: m.group().replace(",", ""), _UNGROUPED, lambda m: f"{int(m.group()):,}")
 
 _WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 _SPELT = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.I)
 _SMALL = re.compile(r"(?<![\d.,])\b([2-9]|10)\b(?![\d.,%])")
-
-
-def _number_words(text: str) -> str:
-    """Another outlet's style of small numbers: "five" as "5", or, where none is spelt out,
-    "5" as "five" (AP spells out the numbers below ten)."""
-    if _SPELT.search(text):
-        return _SPELT.sub(lambda m: str(_WORDS.index(m.group().lower()) + 2), text)
-    return _SMALL.sub(lambda m: _WORDS[int(m.group()) - 2], text)
-
+# Small numbers: "five" as "5", or, where none is spelt out, "5" as "five" (AP spells out the
+# numbers below ten).
+_number_words = _either_way(
+    _SPELT, lambda m: str(_WORDS.index(m.group().lower()) + 2), _SMALL, lambda m: _WORDS[int(m.group()) - 2]
+)
 
 _WIRE = {"million": "mln", "billion": "bln", "trillion": "trln", "percent": "pct", "per cent": "pct"}
+_WIRE_WORD = {short: word for word, short in _WIRE.items() if word != "per cent"}
 _SPELT_UNIT = re.compile(r"(?<=\d )(" + "|".join(_WIRE) + r")\b", re.I)
 _WIRE_UNIT = re.compile(r"(?<=\d )(mln|bln|trln|pct)\b")
-
-
-def _wire_units(text: str) -> str:
-    """A wire's brief style of amounts, as Reuters writes them: "5 million" as "5 mln", "3
-    percent" as "3 pct"; or, where the text has them, back to the words."""
-    if _WIRE_UNIT.search(text):
-        full = {short: word for word, short in _WIRE.items() if word != "per cent"}
-        return _WIRE_UNIT.sub(lambda m: full[m.group()], text)
-    return _SPELT_UNIT.sub(lambda m: _WIRE[m.group().lower()], text)
-
+# A wire's brief style of amounts, as Reuters writes them: "5 million" as "5 mln", "3 percent"
+# as "3 pct"; or, where the text has them, back to the words.
+_wire_units = _either_way(_WIRE_UNIT, lambda m: _WIRE_WORD[m.group()], _SPELT_UNIT, lambda m: _WIRE[m.group().lower()])
 
 _TITLES = {"Governor": "Gov.", "Senator": "Sen.", "Representative": "Rep.", "General": "Gen.", "Lieutenant": "Lt.",
            "Doctor": "Dr.", "Professor": "Prof.", "Mount": "Mt.", "Sergeant": "Sgt.", "Captain": "Capt.",
            "Colonel": "Col.", "Admiral": "Adm."}  # fmt: skip
+_FULL_TITLES = {short.rstrip("."): title for title, short in _TITLES.items()}
 _FULL_TITLE = re.compile(r"\b(" + "|".join(_TITLES) + r")(?= [A-Z])")
-_SHORT_TITLE = re.compile(r"\b(" + "|".join(t.rstrip(".") for t in _TITLES.values()) + r")\.?(?= [A-Z])")
-
-
-def _ap_titles(text: str) -> str:
-    """A title before a name as AP shortens it ("Governor Gavin Newsom" as "Gov. Gavin Newsom"),
-    or, where the text has short ones ("Dr Smith"), written out."""
-    if _FULL_TITLE.search(text):
-        return _FULL_TITLE.sub(lambda m: _TITLES[m.group()], text)
-    full = {short.rstrip("."): title for title, short in _TITLES.items()}
-    return _SHORT_TITLE.sub(lambda m: full[m.group().rstrip(".")], text)
-
+_SHORT_TITLE = re.compile(r"\b(" + "|".join(_FULL_TITLES) + r")\.?(?= [A-Z])")
+# A title before a name as AP shortens it ("Governor Gavin Newsom" as "Gov. Gavin Newsom"),
+# or, where the text has short ones ("Dr Smith"), written out.
+_ap_titles = _either_way(
+    _FULL_TITLE, lambda m: _TITLES[m.group()], _SHORT_TITLE, lambda m: _FULL_TITLES[m.group().rstrip(".")]
+)
 
 _MONTHS = {"January": "Jan.", "February": "Feb.", "August": "Aug.", "September": "Sept.", "October": "Oct.",
            "November": "Nov.", "December": "Dec."}  # fmt: skip
+_FULL_MONTHS = {short: month for month, short in _MONTHS.items()}
 _FULL_MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")(?= \d)")
 _SHORT_MONTH = re.compile("(" + "|".join(map(re.escape, _MONTHS.values())) + r")(?= \d)")
-
-
-def _month_style(text: str) -> str:
-    """Another outlet's style of dates: "November 30" as AP writes it, "Nov. 30", or back."""
-    if _FULL_MONTH.search(text):
-        return _FULL_MONTH.sub(lambda m: _MONTHS[m.group()], text)
-    full = {short: month for month, short in _MONTHS.items()}
-    return _SHORT_MONTH.sub(lambda m: full[m.group()], text)
+# Dates: "November 30" as AP writes it, "Nov. 30", or back.
+_month_style = _either_way(_FULL_MONTH, lambda m: _MONTHS[m.group()], _SHORT_MONTH, lambda m: _FULL_MONTHS[m.group()])
 
 
 _ZH_DIGITS = "零一二三四五六七八九"
@@ -250,13 +243,10 @@ def _zh_wan(text: str) -> str:
 
 _XINGQI = re.compile("(?:星期|礼拜)([一二三四五六日天])")
 _ZHOU = re.compile("周([一二三四五六日])")
-
-
-def _zh_weekdays(text: str) -> str:
-    """Another outlet's style of weekdays in Chinese: "星期一" as "周一", or back."""
-    if _XINGQI.search(text):
-        return _XINGQI.sub(lambda m: "周" + m.group(1).replace("天", "日"), text)
-    return _ZHOU.sub(lambda m: "星期" + m.group(1), text)
+# Weekdays in Chinese: "星期一" as "周一", or back.
+_zh_weekdays = _either_way(
+    _XINGQI, lambda m: "周" + m.group(1).replace("天", "日"), _ZHOU, lambda m: "星期" + m.group(1)
+)
 
 
 def _numeric(text: str) -> str:
