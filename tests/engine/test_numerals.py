@@ -30,6 +30,8 @@ from worker.engine.numerals import numerals_as_digits, wan_as_digits, weekdays_a
         ("第三次会议", "第3次会议"),
         ("一名男子", "1名男子"),
         ("三十万人", "30万人"),
+        ("一万多人", "1万多人"),
+        ("一亿两千万元", "1亿2000万元"),
     ],
 )
 def test_a_count_date_or_share_in_numerals_is_written_in_digits(text: str, digits: str) -> None:
@@ -139,6 +141,7 @@ def test_a_post_in_another_outlets_weekday_style_is_its_copy() -> None:
         ("12000万元", "120000000元"),
         ("12,000万元", "120000000元"),
         ("1亿2000万元", "120000000元"),
+        ("1万2000人", "12000人"),
         ("3.5万亿元", "3500000000000元"),
         ("1.23456万", "1.23456万"),  # no whole figure
         ("1.2亿3000万", "1.2亿3000万"),  # no outlet's style
@@ -158,6 +161,8 @@ def test_a_post_that_writes_a_figure_in_full_is_a_copy_of_the_one_in_wan() -> No
     )
     assert normalize("超１．２万人") == normalize("超12000人")
     assert is_duplicate("公司前三季度营收达1.2亿元，同比增长15%", "公司前三季度营收达12000万元，同比增长15%")
+    assert normalize("一万二千人参加马拉松") == normalize("12000人参加马拉松")
+    assert normalize("营收一亿两千万元") == normalize("营收1.2亿元")
     assert not is_duplicate("公司前三季度营收达1.2亿元，同比增长15%", "公司前三季度营收达1.2万元，同比增长15%")
     assert not is_duplicate(
         "春运首日，广州南站发送旅客超1.2万人次，同比增长两成。", "春运首日，广州南站发送旅客超13000人次，同比增长两成。"

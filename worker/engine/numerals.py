@@ -13,8 +13,8 @@ write as 周一, 星期一 or 礼拜一, as 周一 (:func:`weekdays_as_zhou`).
 Everything else stays: numerals inside words and idioms ("统一", "十分", "一起", "三心二意"),
 approximations ("三四个", "十几个", "几十人"), fractions ("三分之一"), and a bare 百, 千 or
 万 ("百姓", "千万"). A lone 一 is a word more often than a count ("一个", "一年来", "第一"),
-so it becomes 1 only before the units a count of one or a date is written with in news
-("一名", "一例", "一月"). The rule is the same on both sides of a comparison, so a numeral it
+so it becomes 1 only before the units a count of one, a date or a figure is written with in
+news ("一名", "一例", "一月", "一万"). The rule is the same on both sides of a comparison, so a numeral it
 leaves alone costs only a copy that wrote that one figure the other way.
 """
 
@@ -34,7 +34,8 @@ _NUMERAL = "零〇○一二两三四五六七八九十百千"
 # character alone is a word: "十分" is "very", "十分钟" ten minutes).
 _UNITS = "名人个位例岁年月日号天次家辆架艘起所座件项条只头台部元倍级层场轮届周万亿吨度户栋枚批期股种季版米克点"
 _UNIT_WORDS = ("分钟", "小时", "公里", "公斤", "公顷", "平方", "美元", "港元", "欧元")
-_ONE_UNITS = frozenset("名例月日号")  # a lone 一 is a count before these only ("一年" is a time too)
+# A lone 一 is a count before these only ("一年" is a time too); "一万", "一亿" are figures.
+_ONE_UNITS = frozenset("名例月日号万亿")
 _FRACTION = f"(?:点[{''.join(_DIGITS)}]++)?+"
 # A whole run of numerals and the unit after it. After its first character, lookbehinds say
 # that no numeral came before it, nor 几 or 数 ("几十人", "数百名": approximations), that it is
@@ -67,11 +68,14 @@ def weekdays_as_zhou(text: str) -> str:
 
 
 # A figure in 万 (ten thousands), 亿 (hundred millions) or 万亿 (trillions), as outlets write
-# it ("1.2万", "1.2亿", "12000万", "1亿2000万") and as others write it in full ("12000",
+# it ("1.2万", "1.2亿", "12000万", "1亿2000万", "1万2000") and as others write it in full ("12000",
 # "120000000"; digits grouped by thousands, "12,000万", too). Not after a figure's digits,
 # point or comma; at most twelve digits on each side of the point, so a hostile run of digits
 # is left as it is.
-_BIG = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d{1,12}))?(?:(万亿)|(亿)(?:(\d{1,4})万)?|(万))")
+_BIG = re.compile(
+    r"(?<![\d.,])(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d{1,12}))?"
+    r"(?:(万亿)|(亿)(?:(\d{1,4})万)?|(万)(?:(\d{1,4})(?![\d.,]))?)"
+)
 _POWERS = {"万亿": 12, "亿": 8, "万": 4}
 
 
@@ -84,13 +88,13 @@ def wan_as_digits(text: str) -> str:
 
 
 def _in_full(match: re.Match[str]) -> str:
-    whole, fraction, trillions, hundred_millions, and_wan, wan = match.groups()
+    whole, fraction, trillions, hundred_millions, and_wan, wan, and_ones = match.groups()
     power = _POWERS[trillions or hundred_millions or wan]
     fraction = fraction or ""
-    if len(fraction) > power or fraction and and_wan:  # "1.23456万" is no whole figure; "1.2亿3000万" no style
+    if len(fraction) > power or fraction and (and_wan or and_ones):  # "1.23456万": no whole figure; "1.2亿3000万"
         return match.group()
     value = int(whole.replace(",", "") + fraction.ljust(power, "0"))
-    return str(value + int(and_wan or 0) * 10_000)
+    return str(value + int(and_wan or 0) * 10_000 + int(and_ones or 0))
 
 
 def _share(match: re.Match[str]) -> str:
