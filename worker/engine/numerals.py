@@ -6,16 +6,16 @@ text, write numerals. Left as they are, a restyled copy differs in every figure'
 worse, states none of the other's numbers, which the numbers check reads as another report
 of a template (:mod:`worker.engine.numbers`). So a numeral becomes digits where a digit would
 stand in either style: before a counting unit or a date's 年/月/日 ("三十多人" as "30多人",
-"二〇二五年" as "2025年"), and as a share ("百分之二点一" as "2.1%"). A figure in 万 or 亿 is
-written in full ("1.2万" as "12000", "1.2亿" as "120000000": :func:`wan_as_digits`), and a weekday, which outlets
-write as 周一, 星期一 or 礼拜一, as 周一 (:func:`weekdays_as_zhou`).
+"二〇二五年" as "2025年"), and as a share ("百分之二点一" as "2.1%"). A figure in 万 or 亿
+is written in full ("1.2万" as "12000", "1.2亿" as "120000000": :func:`wan_as_digits`), and
+a weekday, which outlets write as 周一, 星期一 or 礼拜一, as 周一 (:func:`weekdays_as_zhou`).
 
 Everything else stays: numerals inside words and idioms ("统一", "十分", "一起", "三心二意"),
 approximations ("三四个", "十几个", "几十人"), fractions ("三分之一"), and a bare 百, 千 or
 万 ("百姓", "千万"). A lone 一 is a word more often than a count ("一个", "一年来", "第一"),
 so it becomes 1 only before the units a count of one, a date or a figure is written with in
-news ("一名", "一例", "一月", "一万"). The rule is the same on both sides of a comparison, so a numeral it
-leaves alone costs only a copy that wrote that one figure the other way.
+news ("一名", "一例", "一月", "一万"). The rule is the same on both sides of a comparison, so a
+numeral it leaves alone costs only a copy that wrote that one figure the other way.
 """
 
 from __future__ import annotations
@@ -68,10 +68,10 @@ def weekdays_as_zhou(text: str) -> str:
 
 
 # A figure in 万 (ten thousands), 亿 (hundred millions) or 万亿 (trillions), as outlets write
-# it ("1.2万", "1.2亿", "12000万", "1亿2000万", "1万2000") and as others write it in full ("12000",
-# "120000000"; digits grouped by thousands, "12,000万", too). Not after a figure's digits,
-# point or comma; at most twelve digits on each side of the point, so a hostile run of digits
-# is left as it is.
+# it ("1.2万", "1.2亿", "12000万", "1亿2000万", "1万2000") and as others write it in full
+# ("12000", "120000000"; digits grouped by thousands, "12,000万", too). Not after a figure's
+# digits, point or comma; at most twelve digits on each side of the point, so a hostile run of
+# digits is left as it is.
 _BIG = re.compile(
     r"(?<![\d.,])(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d{1,12}))?"
     r"(?:(万亿)|(亿)(?:(\d{1,4})万)?|(万)(?:(\d{1,4})(?![\d.,]))?)"
@@ -91,8 +91,8 @@ def _in_full(match: re.Match[str]) -> str:
     whole, fraction, trillions, hundred_millions, and_wan, wan, and_ones = match.groups()
     power = _POWERS[trillions or hundred_millions or wan]
     fraction = fraction or ""
-    if len(fraction) > power or fraction and (and_wan or and_ones):  # "1.23456万": no whole figure; "1.2亿3000万"
-        return match.group()
+    if len(fraction) > power or fraction and (and_wan or and_ones):  # "1.23456万"; "1.2亿3000万"
+        return match.group()  # no whole figure, or no outlet's style
     value = int(whole.replace(",", "") + fraction.ljust(power, "0"))
     return str(value + int(and_wan or 0) * 10_000 + int(and_ones or 0))
 
