@@ -430,6 +430,9 @@ def test_text_like_an_emoji_code_stays(text: str) -> None:
         "9" * 200_000 + "亿",  # a run of digits before a figure's unit
         "1,000" * 40_000 + "万",
         "1万" * 100_000,
+        "下午" * 50_000 + "3点" * 50_000,  # parts of the day, hours, colons and dates
+        "1:" * 100_000,
+        "2025-" * 40_000,
     ],
 )
 def test_hostile_text_is_normalised_in_linear_time(hostile: str) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["numerals_as_digits", "wan_as_digits", "weekdays_as_zhou"]
+__all__ = ["numeral_value", "numerals_as_digits", "wan_as_digits", "weekdays_as_zhou"]
 
 _DIGITS = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
            "八": 8, "九": 9}  # fmt: skip
@@ -122,6 +122,11 @@ def _number(numeral: str, year: bool) -> str | None:
         return whole.translate(_DIGIT_BY_DIGIT) + fraction
     value = _positional(whole)
     return None if value is None else str(value) + fraction
+
+
+def numeral_value(numeral: str) -> int | None:
+    """The value of a numeral written with places ("二十三" 23, "两千零五" 2005), or None."""
+    return _positional(numeral)
 
 
 def _positional(numeral: str) -> int | None:
