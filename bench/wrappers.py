@@ -31,7 +31,8 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
   ``zh_numerals`` (a Chinese story's counts, dates and shares in numerals, "3名" as "三名",
   "1998年" as "一九九八年", "2.1%" as "百分之二点一"), ``zh_weekdays`` (its weekdays the other
   way, "星期一" as "周一" or back), ``zh_wan`` (its large figures the other way, "1.2万" as
-  "12000", "1.2亿" as "12000万");
+  "12000", "1.2亿" as "12000万"), ``zh_times`` (its times and dates as other outlets write
+  them, "15时20分" as "下午3点20分", "1998年1月5日" as "1998-01-05");
 * credits: ``wire_trailer`` ("(Reporting by …; Editing by …)"), ``update_prefix`` ("UPDATE
   2-"), ``byline`` ("By Jane Doe, Associated Press"), ``photo_credit`` ("Photo: Getty
   Images"), ``short_links`` (two shortened links after the text);
@@ -241,6 +242,25 @@ def _zh_wan(text: str) -> str:
     return _ZH_WAN.sub(full, text)
 
 
+_ZH_CLOCK = re.compile(r"(?<![0-9０-９])([0-9０-９]{1,2})时([0-9０-９]{1,2})分")
+_ZH_DATE = re.compile(r"(?<![0-9０-９])([0-9０-９]{4})年([0-9０-９]{1,2})月([0-9０-９]{1,2})日")
+
+
+def _zh_times(text: str) -> str:
+    """Another outlet's style of times and dates in Chinese: "15时20分" as "下午3点20分",
+    "1998年1月5日" as "1998-01-05"."""
+
+    def said(m: re.Match[str]) -> str:
+        hour, minute = (int(unicodedata.normalize("NFKC", g)) for g in m.groups())
+        return f"下午{hour - 12}点{minute}分" if 12 < hour < 24 else f"上午{hour}点{minute}分"
+
+    def iso(m: re.Match[str]) -> str:
+        year, month, day = (int(unicodedata.normalize("NFKC", g)) for g in m.groups())
+        return f"{year}-{month:02d}-{day:02d}"
+
+    return _ZH_DATE.sub(iso, _ZH_CLOCK.sub(said, text))
+
+
 _XINGQI = re.compile("(?:星期|礼拜)([一二三四五六日天])")
 _ZHOU = re.compile("周([一二三四五六日])")
 # Weekdays in Chinese: "星期一" as "周一", or back.
@@ -287,6 +307,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "zh_numerals": _zh_numerals,
     "zh_weekdays": _zh_weekdays,
     "zh_wan": _zh_wan,
+    "zh_times": _zh_times,
     "zh_traditional": lambda t: _opencc("s2t")(t),
     "zh_taiwan": lambda t: _opencc("s2twp")(t),
     "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",
@@ -304,6 +325,7 @@ ONLY_ZH = (
     "zh_numerals",
     "zh_weekdays",
     "zh_wan",
+    "zh_times",
 )
 ONLY_EN = (
     "markdown_link",

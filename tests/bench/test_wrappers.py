@@ -69,6 +69,7 @@ RESTYLED = [
     ("ap_titles", "Governor Gavin Newsom met Doctor Jill Biden. The General said", "Gov. Gavin Newsom met Dr. Jill Biden. The General said"),
     ("ap_titles", "Dr Smith and Sen. Jones", "Doctor Smith and Senator Jones"),
     ("zh_wan", "超１．２万人，5万元，3万亿元，营收1.2亿元", "超12000人，50000元，3万亿元，营收12000万元"),
+    ("zh_times", "１９９８年１月５日15时20分，9时5分", "1998-01-05下午3点20分，上午9点5分"),
 ]  # fmt: skip
 
 
