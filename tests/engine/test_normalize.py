@@ -433,6 +433,9 @@ def test_text_like_an_emoji_code_stays(text: str) -> None:
         "下午" * 50_000 + "3点" * 50_000,  # parts of the day, hours, colons and dates
         "1:" * 100_000,
         "2025-" * 40_000,
+        "1比" * 100_000 + "一比" * 50_000,  # scores, shares and temperatures
+        "1成" * 100_000,
+        "零下" * 100_000,
     ],
 )
 def test_hostile_text_is_normalised_in_linear_time(hostile: str) -> None:

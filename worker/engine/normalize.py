@@ -50,6 +50,7 @@ from worker.engine.boilerplate import (
 from worker.engine.datetimes import dates_as_nian, times_as_clock
 from worker.engine.labels import strip_labels
 from worker.engine.markup import strip_markup
+from worker.engine.measures import measures_one_way
 from worker.engine.mojibake import repair
 from worker.engine.numerals import numerals_as_digits, wan_as_digits, weekdays_as_zhou
 
@@ -319,9 +320,10 @@ def normalize(text: str, *, strip_links: bool = True, strip_tags: bool = True) -
        mainland's: ``t2s.TW_PHRASES``), only if the text has CJK characters; then its counts,
        dates and shares in Chinese numerals put in digits ("三名" as "3名":
        :func:`worker.engine.numerals.numerals_as_digits`), figures in 万 and 亿 in full ("1.2万"
-       as "12000"), weekdays written one way ("星期一" as "周一"), and times of day and dates
-       too ("下午3点20分" and "15时20分" as "15:20", "2025-11-30" as "2025年11月30日":
-       :mod:`worker.engine.datetimes`).
+       as "12000"), weekdays written one way ("星期一" as "周一"), times of day and dates too
+       ("下午3点20分" and "15时20分" as "15:20", "2025-11-30" as "2025年11月30日":
+       :mod:`worker.engine.datetimes`), and scores, temperatures and shares in tenths ("2比1"
+       as "2:1", "零下5度" as "-5", "3成" as "30%": :mod:`worker.engine.measures`).
     5. Leading datelines/credits stripped (``boilerplate.strip_dateline``), then a feed's labels
        around a headline ("BREAKING: …", "… (Video)", "… - Reuters", "…_新浪新闻":
        ``labels.strip_labels``); before case folding, because an English dateline, label or
@@ -373,7 +375,7 @@ def _normalize(text: str, strip_links: bool, strip_tags: bool, fast: bool) -> st
             if not fast or t2s.may_change(text):
                 text = t2s.converter()(text)
             text = weekdays_as_zhou(wan_as_digits(numerals_as_digits(text)))
-            text = dates_as_nian(times_as_clock(text))
+            text = measures_one_way(dates_as_nian(times_as_clock(text)))
     text = strip_labels(strip_dateline(text))
     if strip_tags and ":" in text:  # before case folding: a code is lower case, ":Source:" is a label
         text = SHORTCODES.sub(" ", text)
