@@ -29,11 +29,11 @@ from worker.engine.numerals import numeral_value
 
 __all__ = ["dates_as_nian", "times_as_clock"]
 
-# Each pattern opens with a character class and looks behind after its first character,
-# which lets the regex engine skip to a digit (a lookbehind first makes it try every position).
+# Each pattern opens with a character class or a literal and looks behind after it: a
+# lookbehind first makes the regex engine try every position, where it can skip ahead to the
+# character. The hints, looked for before their patterns run, open with a character rarer than
+# digits and numerals: a colon between digits; 点 or 时 after a digit or numeral.
 _CLOCK = re.compile(r"(\d(?<![\d:.]\d)\d?):([0-5]\d)(?![\d:])")
-# Looked for first, each opening with one literal character the engine skips to: a colon
-# between digits, and a digit or numeral before 点 or 时 (both common in Chinese, but rarely so).
 _CLOCK_HINT = re.compile(r":(?<=\d:)\d")
 # The parts of a day a time is said in (two characters each); the evening ones are twelve
 # hours on ("下午3点" 15时).
@@ -41,10 +41,8 @@ _PARTS = ("上午", "早上", "早晨", "凌晨", "中午", "下午", "傍晚", 
 _EVENING = frozenset(("下午", "傍晚", "晚上", "夜间"))
 # An hour and its minutes in digits, or in numerals where numerals_as_digits left them ("三点
 # 二十分": its 点 read as a decimal point first); a lone numeral hour only with a part of the
-# day or minutes, since "一时半会" is "for a while". The pattern opens with a character class
-# (the lookbehind after its first character), so the regex engine skips to a digit or
-# numeral; the part of the day before the hour is looked up by :func:`_hour`, and dropped
-# after (``_PART``).
+# day or minutes, since "一时半会" is "for a while". The part of the day before the hour is
+# looked up by :func:`_hour`, and dropped once the time is written (``_PART``).
 _NUMERALS = "〇零一二两三四五六七八九十"
 _HOUR = re.compile(
     rf"(\d(?<![\d.{_NUMERALS}]\d)\d?|[{_NUMERALS}](?<![\d.{_NUMERALS}][{_NUMERALS}])[{_NUMERALS}]{{0,2}})"
@@ -59,7 +57,7 @@ def times_as_clock(text: str) -> str:
     """``text`` with each time of day written as "H:MM" ("15时20分", "下午3点20分" as "15:20"),
     or "H时" without minutes ("下午3点" as "15时")."""
     if ":" in text and _CLOCK_HINT.search(text):
-        text = _CLOCK.sub(lambda m: f"{int(m.group(1))}:{m.group(2)}" if int(m.group(1)) < 24 else m.group(), text)
+        text = _CLOCK.sub(_clock, text)
     if not any(hint.search(text) for hint in _HOUR_HINTS):
         return text
     parted = False
@@ -74,6 +72,11 @@ def times_as_clock(text: str) -> str:
     return _PART.sub("", text) if parted else text
 
 
+def _clock(match: re.Match[str]) -> str:
+    hour, minutes = match.groups()
+    return f"{int(hour)}:{minutes}" if int(hour) < 24 else match.group()
+
+
 def _hour(match: re.Match[str]) -> tuple[str, bool]:
     """The time ``match`` holds as "H:MM" or "H时" (else as it is), and whether a part of the
     day came before it."""
@@ -82,16 +85,12 @@ def _hour(match: re.Match[str]) -> tuple[str, bool]:
     part = before if before in _PARTS else None
     if not (part or minutes or (half or unit == "时") and hour.isdigit()):  # "3点建议": points
         return match.group(), False
-    h, m = _value(hour), 30 if half else _value(minutes or "0")
+    h, m = numeral_value(hour), 30 if half else numeral_value(minutes or "0")
     if h is None or m is None or h > 24 or m > 59:
         return match.group(), False
     if part in _EVENING and 1 <= h <= 11 or part == "中午" and 1 <= h <= 2:
         h += 12
     return (f"{h}:{m:02d}" if minutes or half else f"{h}时"), part is not None
-
-
-def _value(figure: str) -> int | None:
-    return int(figure) if figure.isdigit() else numeral_value(figure)
 
 
 def dates_as_nian(text: str) -> str:

@@ -53,5 +53,5 @@ def measures_one_way(text: str) -> str:
 
 
 def _score(match: re.Match[str]) -> str:
-    a, b = (int(x) if x.isdigit() else numeral_value(x) for x in match.groups())
+    a, b = map(numeral_value, match.groups())
     return match.group() if a is None or b is None else f"{a}:{b}"

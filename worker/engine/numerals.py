@@ -124,9 +124,10 @@ def _number(numeral: str, year: bool) -> str | None:
     return None if value is None else str(value) + fraction
 
 
-def numeral_value(numeral: str) -> int | None:
-    """The value of a numeral written with places ("二十三" 23, "两千零五" 2005), or None."""
-    return _positional(numeral)
+def numeral_value(figure: str) -> int | None:
+    """The value of a figure in digits, or of a numeral written with places ("二十三" 23, "两千零五"
+    2005); None for a numeral that is not one number."""
+    return int(figure) if figure.isdigit() else _positional(figure)
 
 
 def _positional(numeral: str) -> int | None:
