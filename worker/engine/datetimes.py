@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import re
 
-from worker.engine.numerals import numeral_value
+from worker.engine.numerals import SMALL_NUMERALS, numeral_value
 
 __all__ = ["dates_as_nian", "times_as_clock"]
+
+_N = SMALL_NUMERALS  # in the character classes below
 
 # Each pattern opens with a character class or a literal and looks behind after it: a
 # lookbehind first makes the regex engine try every position, where it can skip ahead to the
@@ -43,12 +45,11 @@ _EVENING = frozenset(("下午", "傍晚", "晚上", "夜间"))
 # 二十分": its 点 read as a decimal point first); a lone numeral hour only with a part of the
 # day or minutes, since "一时半会" is "for a while". The part of the day before the hour is
 # looked up by :func:`_hour`, and dropped once the time is written (``_PART``).
-_NUMERALS = "〇零一二两三四五六七八九十"
 _HOUR = re.compile(
-    rf"(\d(?<![\d.{_NUMERALS}]\d)\d?|[{_NUMERALS}](?<![\d.{_NUMERALS}][{_NUMERALS}])[{_NUMERALS}]{{0,2}})"
-    rf"([点时])钟?(?:(\d{{1,2}}|[{_NUMERALS}]{{1,3}})分|(半))?(?![\d:])"  # not before seconds: "8时41分47秒"
+    rf"(\d(?<![\d.{_N}]\d)\d?|[{_N}](?<![\d.{_N}][{_N}])[{_N}]{{0,2}})"
+    rf"([点时])钟?(?:(\d{{1,2}}|[{_N}]{{1,3}})分|(半))?(?![\d:])"  # not before seconds: "8时41分47秒"
 )
-_HOUR_HINTS = tuple(re.compile(rf"{unit}(?<=[\d{_NUMERALS}]{unit})") for unit in "点时")
+_HOUR_HINTS = tuple(re.compile(rf"{unit}(?<=[\d{_N}]{unit})") for unit in "点时")
 _PART = re.compile(f"(?:{'|'.join(_PARTS)})(?=\\d{{1,2}}(?::\\d\\d|时))")
 _DATE = re.compile(r"([12](?<![\d./-][12])\d{3})([-/.])(\d{1,2})\2(\d{1,2})(?![\d./-])")
 

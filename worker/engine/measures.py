@@ -1,9 +1,9 @@
 """A score, a temperature and a share in tenths written one way in Chinese text.
 
-Sports pages write a result "2:1", "2∶1" or "2比1" (or "二比一"), a weather report "零下5度", "零下5摄氏度"
-or "-5℃", a survey "3成" or "30%". Each pair states one figure, but a short post in one style
-holds numbers or characters the other does not, and the checks of a short text read them as two
-posts. So, in text with Han characters (normaliser step 4, after numerals are put in digits):
+Sports pages write a result "2:1", "2∶1" or "2比1" (or "二比一"), a weather report "零下5度",
+"零下5摄氏度" or "-5℃", a survey "3成" or "30%". Each pair states one figure, but a short post in
+one style holds numbers or characters the other does not, and the checks of a short text read
+them as two posts. So, in text with Han characters (normaliser step 4, after numerals are put in digits):
 
 * a score or a vote, a figure 比 a figure or a ratio sign between figures ("2∶1"), is written
   "2:1" (numerals too: "二比一");
@@ -19,20 +19,21 @@ from __future__ import annotations
 
 import re
 
-from worker.engine.numerals import numeral_value
+from worker.engine.numerals import SMALL_NUMERALS, numeral_value
 
 __all__ = ["measures_one_way"]
 
-_NUMERALS = "〇零一二两三四五六七八九十"
-_FIGURE = rf"\d(?<![\d.]\d)\d{{0,2}}|[{_NUMERALS}](?<![\d{_NUMERALS}][{_NUMERALS}])[{_NUMERALS}]{{0,2}}"
-_SCORE = re.compile(rf"({_FIGURE})比(\d{{1,3}}(?![\d.])|[{_NUMERALS}]{{1,3}}(?![{_NUMERALS}]))")
+_N = SMALL_NUMERALS  # in the character classes below
+
+_FIGURE = rf"\d(?<![\d.]\d)\d{{0,2}}|[{_N}](?<![\d{_N}][{_N}])[{_N}]{{0,2}}"
+_SCORE = re.compile(rf"({_FIGURE})比(\d{{1,3}}(?![\d.])|[{_N}]{{1,3}}(?![{_N}]))")
 _TENTHS = re.compile(r"(\d(?<![\d.]\d))(?:\.(\d))?成")
 _BELOW_ZERO = re.compile(r"零下(\d{1,2}(?:\.\d)?)(?:摄氏度|度)?")
 _CELSIUS = re.compile(r"(?<=\d)摄氏度")
 _RATIO = re.compile(r"(?<=\d)∶(?=\d)")
 # Looked for first, each opening with the character it turns on, which the regex engine skips
 # to: 比 and 成 are common characters, a figure before them is not.
-_SCORE_HINT = re.compile(rf"比(?<=[\d{_NUMERALS}]比)")
+_SCORE_HINT = re.compile(rf"比(?<=[\d{_N}]比)")
 _TENTHS_HINT = re.compile(r"成(?<=\d成)")
 
 

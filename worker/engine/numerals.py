@@ -23,13 +23,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["numeral_value", "numerals_as_digits", "wan_as_digits", "weekdays_as_zhou"]
+__all__ = ["SMALL_NUMERALS", "numeral_value", "numerals_as_digits", "wan_as_digits", "weekdays_as_zhou"]
 
 _DIGITS = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
            "八": 8, "九": 9}  # fmt: skip
 _DIGIT_BY_DIGIT = str.maketrans({numeral: str(value) for numeral, value in _DIGITS.items()})
 _PLACES = {"十": 10, "百": 100, "千": 1000}
 _NUMERAL = "零〇○一二两三四五六七八九十百千"
+# The numerals of an hour, a minute or a score (up to 99): digits and 十.
+SMALL_NUMERALS = "〇零一二两三四五六七八九十"
 # Units a count, a measure or a date is written before (multi-character ones where the first
 # character alone is a word: "十分" is "very", "十分钟" ten minutes).
 _UNITS = "名人个位例岁年月日号天次家辆架艘起所座件项条只头台部元倍级层场轮届周万亿吨度户栋枚批期股种季版米克点"
