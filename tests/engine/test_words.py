@@ -254,6 +254,8 @@ STYLED_COPIES = {
     "an ordinal in figures": [
         ("The 2nd round of talks ended without a deal", "The second round of talks ended without a deal"),
         ("Nadal through to 3rd round in Paris", "Nadal through to third round in Paris"),
+        ("Storm expected to hit the coast on Nov. 30th", "Storm expected to hit the coast on November 30"),
+        ("Vote set for March 1st in Ohio", "Vote set for March 1 in Ohio"),
     ],
     "a title before a name (AP)": [
         ("Gov. Gavin Newsom signs climate bill", "Governor Gavin Newsom signs climate bill"),
@@ -303,6 +305,8 @@ def test_another_number_spelt_out_is_another_word(a: str, b: str) -> None:
         ("Start-up raises $5m from investors", "Start-up raises $6 million from investors"),
         ("The 2nd round of talks ended without a deal", "The 3rd round of talks ended without a deal"),
         ("The second round of talks ended without a deal", "The 3rd round of talks ended without a deal"),
+        ("Storm expected to hit the coast on Nov. 30th", "Storm expected to hit the coast on November 29"),
+        ("Vote set for March 1st in Ohio", "Vote set for March one in Ohio"),
     ],
 )
 def test_another_month_amount_title_or_team_in_either_style_is_another_word(a: str, b: str) -> None:

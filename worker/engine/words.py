@@ -41,6 +41,7 @@ _SYLLABLE = re.compile(f"[{HAN}{_HIRAGANA}]")
 _UNIT_AGAINST = r"\d+(?=(?:bn|mn|m|tn|trn|pc)(?![^\W_]))"
 _TOKEN = re.compile(rf"[{HAN}{_HIRAGANA}]|{_UNIT_AGAINST}|[^\W_{HAN}{_HIRAGANA}]+")
 _WORDS = re.compile(r"\w+")
+_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 _DIGITS = re.compile(r"\d+")
 # Letter pairs OCR reads as one letter (and back).
 _OCR_PAIRS = (("rn", "m"), ("cl", "d"), ("vv", "w"))
@@ -57,8 +58,9 @@ _FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the ban
 # "November 30"; the units a wire's briefs shorten ("$5 mln", "3 pct") and British outlets
 # write against the figure ("£1.2bn", "$5m", "10pc"); "govt" and "pts" of headlines; "vs" and
 # Britain's "v" for "versus"; the titles AP shortens before a name ("Gov. Gavin Newsom", "Lt.
-# Gov."); and ordinals in figures ("2nd round"). "One" is not among them: "no one" and "one of
-# them" are rarely a count; nor "st", which is a saint and a street.
+# Gov."); and ordinals in figures ("2nd round"; and "30th" is "30": :func:`_forms`). "One" is
+# not among them: "no one" and "one of them" are rarely a count; nor "st", which is a saint
+# and a street.
 _ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth".split()
 _MONTHS = "january february march april may june july august september october november december".split()
 SAME_WORD = (
@@ -179,7 +181,7 @@ def changed(old: list[str], new: list[str]) -> bool:
     after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded. Words in another
     outlet's style (:data:`SAME_WORD`: "five" and "5", "nov" and "november", "lt gov" and
     "lieutenant governor") are the same words."""
-    if len(old) == len(new) and all(SAME_WORD.get(a, a) == SAME_WORD.get(b, b) for a, b in zip(old, new, strict=True)):
+    if len(old) == len(new) and all(_forms(a) & _forms(b) for a, b in zip(old, new, strict=True)):
         return False
     x, y = "".join(old), "".join(new)
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
@@ -195,6 +197,17 @@ def changed(old: list[str], new: list[str]) -> bool:
     x, y = _ocr_folded(x), _ocr_folded(y)
     distance = edit_distance(x, y)
     return distance >= 2 and 2 * distance >= max(len(x), len(y))
+
+
+def _forms(token: str) -> set[str]:
+    """The ways outlets write ``token``'s word: itself in :data:`SAME_WORD`'s spelling, and a
+    figure with an ordinal's letters without them ("30th" of "Nov. 30th" is the "30" of
+    "November 30"; "1st" is also "first", which "1" is not)."""
+    forms = {SAME_WORD.get(token, token)}
+    ordinal = _ORDINAL.fullmatch(token)
+    if ordinal is not None:
+        forms.add(ordinal.group(1))
+    return forms
 
 
 def _ocr_folded(word: str) -> str:
