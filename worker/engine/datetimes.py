@@ -16,8 +16,8 @@ the two posts as two reports. So, in text with Han characters
 
 A number before 点 with no part of the day before it and no minutes or half after it stays
 ("提出3点建议" is three suggestions, "上涨12点" twelve index points); so do an hour above 24, a
-minute above 59, a time with seconds ("15:20:33", "8时41分47秒") and a colon of one digit
-after it ("3:1", a score) stay too. The rule is the same on both sides of a comparison, so a
+minute above 59, a time with seconds ("15:20:33", "8时41分47秒") and a colon with one digit
+after it ("3:1", a score). The rule is the same on both sides of a comparison, so a
 time it leaves alone costs only a copy that wrote that one time the other way.
 """
 

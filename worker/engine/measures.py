@@ -3,7 +3,8 @@
 Sports pages write a result "2:1", "2∶1" or "2比1" (or "二比一"), a weather report "零下5度",
 "零下5摄氏度" or "-5℃", a survey "3成" or "30%". Each pair states one figure, but a short post in
 one style holds numbers or characters the other does not, and the checks of a short text read
-them as two posts. So, in text with Han characters (normaliser step 4, after numerals are put in digits):
+them as two posts. So, in text with Han characters (normaliser step 4, after numerals are put
+in digits):
 
 * a score or a vote, a figure 比 a figure or a ratio sign between figures ("2∶1"), is written
   "2:1" (numerals too: "二比一");

@@ -29,9 +29,9 @@ _DIGITS = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3,
            "八": 8, "九": 9}  # fmt: skip
 _DIGIT_BY_DIGIT = str.maketrans({numeral: str(value) for numeral, value in _DIGITS.items()})
 _PLACES = {"十": 10, "百": 100, "千": 1000}
-_NUMERAL = "零〇○一二两三四五六七八九十百千"
 # The numerals of an hour, a minute or a score (up to 99): digits and 十.
 SMALL_NUMERALS = "〇零一二两三四五六七八九十"
+_NUMERAL = SMALL_NUMERALS + "○百千"
 # Units a count, a measure or a date is written before (multi-character ones where the first
 # character alone is a word: "十分" is "very", "十分钟" ten minutes).
 _UNITS = "名人个位例岁年月日号天次家辆架艘起所座件项条只头台部元倍级层场轮届周万亿吨度户栋枚批期股种季版米克点"
@@ -73,9 +73,10 @@ def weekdays_as_zhou(text: str) -> str:
 # it ("1.2万", "1.2亿", "12000万", "1亿2000万", "1万2000") and as others write it in full
 # ("12000", "120000000"; digits grouped by thousands, "12,000万", too). Not after a figure's
 # digits, point or comma; at most twelve digits on each side of the point, so a hostile run of
-# digits is left as it is.
+# digits is left as it is. The pattern opens with a digit and looks behind after it: a
+# lookbehind first made the regex engine try every position of a story that states a 万.
 _BIG = re.compile(
-    r"(?<![\d.,])(\d{1,3}(?:,\d{3}){1,3}|\d{1,12})(?:\.(\d{1,12}))?"
+    r"(\d(?<![\d.,]\d)(?:\d{0,2}(?:,\d{3}){1,3}|\d{0,11}))(?:\.(\d{1,12}))?"
     r"(?:(万亿)|(亿)(?:(\d{1,4})万)?|(万)(?:(\d{1,4})(?![\d.,]))?)"
 )
 _POWERS = {"万亿": 12, "亿": 8, "万": 4}
