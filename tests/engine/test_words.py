@@ -264,6 +264,14 @@ STYLED_COPIES = {
         ("Dr. Anthony Fauci testifies before Congress", "Doctor Anthony Fauci testifies before Congress"),
         ("Mt. Everest climber dies in fall", "Mount Everest climber dies in fall"),
     ],
+    "a name or a period abbreviated": [
+        ("Biden says U.S. will defend Taiwan", "Biden says United States will defend Taiwan"),
+        ("NYC subway delays after power outage", "New York City subway delays after power outage"),
+        ("UN condemns attack on aid convoy in Gaza", "United Nations condemns attack on aid convoy in Gaza"),
+        ("Apple's Q3 revenue beats forecasts", "Apple's third-quarter revenue beats forecasts"),
+        ("Acme H1 profit falls on weak demand", "Acme first-half profit falls on weak demand"),
+        ("Team USA wins gold in relay", "Team U.S. wins gold in relay"),
+    ],
     "versus": [
         ("Lakers vs Celtics: LeBron scores 40", "Lakers versus Celtics: LeBron scores 40"),
         ("Arsenal v Chelsea: Saka scores twice", "Arsenal vs. Chelsea: Saka scores twice"),
@@ -311,3 +319,23 @@ def test_another_number_spelt_out_is_another_word(a: str, b: str) -> None:
 )
 def test_another_month_amount_title_or_team_in_either_style_is_another_word(a: str, b: str) -> None:
     assert not is_duplicate(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("US and China agree new trade deal", "UK and China agree new trade deal"),  # a letter apart
+        ("United States and China agree new trade deal", "United Kingdom and China agree new trade deal"),
+        ("U.S. and China agree new trade deal", "United Kingdom and China agree new trade deal"),
+        ("UN condemns attack on aid convoy", "EU condemns attack on aid convoy"),
+        ("Apple's third-quarter revenue beats forecasts", "Apple's Q4 revenue beats forecasts"),
+        ("Acme first-half profit falls on weak demand", "Acme H2 profit falls on weak demand"),
+    ],
+)
+def test_another_name_or_period_in_either_style_is_another_word(a: str, b: str) -> None:
+    assert not is_duplicate(a, b) and not is_duplicate(b, a)
+
+
+def test_a_slip_in_a_name_that_has_an_abbreviation_stays_a_slip() -> None:
+    plain = "New York is often referred to as New York State to distinguish it from New York City."
+    assert is_duplicate(plain.replace("York City", "Y0rk City"), plain)

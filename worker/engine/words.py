@@ -69,7 +69,7 @@ SAME_WORD = (
     | {"sept": "september"}
     | {"pct": "percent", "mln": "million", "bln": "billion", "trln": "trillion", "vs": "versus", "v": "versus"}
     | {"pc": "percent", "m": "million", "mn": "million", "bn": "billion", "tn": "trillion", "trn": "trillion"}
-    | {"govt": "government", "pts": "points"}
+    | {"govt": "government", "pts": "points", "usa": "us"}
     | dict(zip("1st 2nd 3rd 4th 5th 6th 7th 8th 9th 10th".split(), _ORDINALS, strict=True))
     | {
         "gov": "governor",
@@ -88,6 +88,24 @@ SAME_WORD = (
         "atty": "attorney",
     }
 )
+# Names and periods one outlet writes in full where another abbreviates them ("the United
+# States" and "the U.S.", "third-quarter profit" and "Q3 profit"): where one text has the one
+# and the other the other, the check reads them as one word (:func:`_named_alike`). Periods
+# between single letters leave them apart ("u", "s"), so those are read together too. Only
+# names a wire abbreviates as a rule; not "WHO", since "who" is mostly the common word.
+_QUARTERS = {(ordinal, "quarter"): f"q{i}" for i, ordinal in enumerate(_ORDINALS[:4], start=1)}
+PHRASES: dict[tuple[str, ...], str] = (
+    {("united", "states"): "us", ("united", "kingdom"): "uk", ("united", "nations"): "un"}
+    | {("european", "union"): "eu", ("new", "york", "city"): "nyc", ("los", "angeles"): "la"}
+    | {("u", "s"): "us", ("u", "k"): "uk", ("u", "n"): "un", ("e", "u"): "eu", ("n", "y", "c"): "nyc"}
+    | {("u", "s", "a"): "us", ("united", "states", "of", "america"): "us"}
+    | _QUARTERS
+    | {("first", "half"): "h1", ("second", "half"): "h2"}
+)
+# An abbreviation is a name: one in place of another ("us" and "uk") is never a slip.
+ABBREVIATIONS = frozenset(PHRASES.values())
+_LONGEST_PHRASE = max(map(len, PHRASES))
+_PHRASE_HEADS = frozenset(phrase[0] for phrase in PHRASES)
 # Words that say the opposite when put in or left out inside a post: "will not raise rates"
 # and "will raise rates" are two messages (the normaliser writes "won't" and "can't" out).
 NEGATIONS = frozenset({"not", "no", "never"})
@@ -152,6 +170,40 @@ def _aligned(a: str, b: str) -> tuple[list[str], list[str], int, int]:
     return old[head : len(old) - tail], new[head : len(new) - tail], head, tail
 
 
+def _abbreviated(tokens: list[str]) -> list[str]:
+    """``tokens`` with each name or period of :data:`PHRASES` as its abbreviation, the longest
+    first; ordinals in figures read as words ("3rd quarter" is "q3")."""
+    if _PHRASE_HEADS.isdisjoint(map(_head_form, tokens)):
+        return tokens  # most texts: nothing to fold, and no new list
+    out: list[str] = []
+    at = 0
+    while at < len(tokens):
+        for size in range(min(_LONGEST_PHRASE, len(tokens) - at), 1, -1):
+            short = PHRASES.get(tuple(map(_head_form, tokens[at : at + size])))
+            if short is not None:
+                out.append(short)
+                at += size
+                break
+        else:
+            out.append(tokens[at])
+            at += 1
+    return out
+
+
+def _named_alike(old: list[str], new: list[str]) -> bool:
+    """Whether two runs of tokens are one name or period, one of them abbreviated ("united
+    states" and "u s"). Read only in a run the alignment left apart, so that a slip in a
+    name ("New Y0rk City") stays a slip of its word."""
+    short_old, short_new = _abbreviated(old), _abbreviated(new)
+    if len(short_old) != len(short_new) or (short_old, short_new) == (old, new):
+        return False
+    return all(_forms(a) & _forms(b) for a, b in zip(short_old, short_new, strict=True))
+
+
+def _head_form(token: str) -> str:
+    return SAME_WORD.get(token, token) if token[:1].isdigit() else token
+
+
 def replaced(old: list[str], new: list[str], cut: bool = False, cut_front: bool = False) -> bool:
     """Whether ``new`` in place of ``old`` is another word, not a slip beside words added or
     removed: other figures (the digits of each side, spaces dropped, differ), or, unless the
@@ -160,6 +212,8 @@ def replaced(old: list[str], new: list[str], cut: bool = False, cut_front: bool 
     ``cut``: the run ends one of the texts, which may stop mid-word: one side a beginning of
     the other is a cut, not a change; ``cut_front``: the run begins one, and one side an
     ending of the other is a cut."""
+    if _named_alike(old, new):
+        return False
     x, y = "".join(old), "".join(new)
     if cut and (x.startswith(y) or y.startswith(x)) or cut_front and (x.endswith(y) or y.endswith(x)):
         return False
@@ -180,9 +234,14 @@ def changed(old: list[str], new: list[str]) -> bool:
     reordered, or letters at an edit distance of two or more and at least half the longer side,
     after OCR's two-letter look-alikes (rn/m, cl/d, vv/w) are folded. Words in another
     outlet's style (:data:`SAME_WORD`: "five" and "5", "nov" and "november", "lt gov" and
-    "lieutenant governor") are the same words."""
-    if len(old) == len(new) and all(_forms(a) & _forms(b) for a, b in zip(old, new, strict=True)):
-        return False
+    "lieutenant governor") are the same words; two abbreviations (:data:`ABBREVIATIONS`:
+    "us" and "uk") are two names, however few letters apart."""
+    if len(old) == len(new):
+        pairs = [(_forms(a), _forms(b)) for a, b in zip(old, new, strict=True)]
+        if all(a & b for a, b in pairs):
+            return False
+        if any(not a & b and (a | b) <= ABBREVIATIONS for a, b in pairs):
+            return True  # "us" and "uk": two names a letter apart
     x, y = "".join(old), "".join(new)
     digits_x, digits_y = _DIGITS.findall(x), _DIGITS.findall(y)
     if digits_x and digits_y and digits_x != digits_y:
