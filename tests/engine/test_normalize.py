@@ -147,6 +147,47 @@ def test_a_reply_attribution_line_is_dropped(raw: str) -> None:
     assert normalize(raw) == normalize_reference(raw) == "switch to -dbgsym."
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "By Jane Doe, Associated Press\n\nSwitch to -dbgsym.",
+        "By JANE DOE\nSwitch to -dbgsym.",
+        "By Jane Doe and John Roe | Reuters\nSwitch to -dbgsym.",
+        "By J.K. Rowling, The Sunday Times\nSwitch to -dbgsym.",
+        "By Jean de la Fontaine\nSwitch to -dbgsym.",
+        "By Jane Doe \u2014 CNN\nSwitch to -dbgsym.",
+        "WASHINGTON (AP) \u2014 By Jane Doe\nSwitch to -dbgsym.",
+    ],
+)
+def test_a_byline_line_is_dropped(raw: str) -> None:
+    assert normalize(raw) == normalize_reference(raw) == "switch to -dbgsym."
+
+
+def test_stories_under_one_byline_are_not_copies_of_an_item_of_the_byline_alone() -> None:
+    byline = "By Jane Doe, Associated Press\n\n"
+    alone = byline + "Copyright (c) 1993 - ASA"  # the copyright line goes: the byline is all that is left
+    for story in ("性价比高，配置还不错", "Fire breaks out at a chemical factory in Ohio; no injuries were reported."):
+        assert not is_duplicate(byline + story, alone)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "By Monday, officials said the fire was out",  # prose: the line goes on
+        "By the numbers: five facts\nabout the vote",  # not a name
+        "By Ron Miller",  # a byline alone, or a signature, is the post
+        "By 2030 the city will have\nmore parks",
+    ],
+)
+def test_by_in_prose_or_a_byline_alone_stays(raw: str) -> None:
+    assert normalize(raw) == " ".join(raw.casefold().split())
+
+
+def test_a_chinese_author_line_is_dropped_and_a_word_starting_with_wen_stays() -> None:
+    assert normalize("作者：张三\n正文内容在这里") == normalize("文/李四\n正文内容在这里") == "正文内容在这里"
+    assert normalize("文化部：今天发布\n正文") == "文化部:今天发布 正文"
+
+
 def test_wrote_inside_a_line_stays() -> None:
     assert normalize("Dad wrote: I love you") == "dad wrote: i love you"
 
@@ -436,6 +477,9 @@ def test_text_like_an_emoji_code_stays(text: str) -> None:
         "1比" * 100_000 + "一比" * 50_000,  # scores, shares and temperatures
         "1成" * 100_000,
         "零下" * 100_000,
+        "By " + "Jane " * 40_000 + "\n",  # bylines: a name's words, an outlet's, an author line
+        "By Jane Doe, " + "Associated " * 40_000,
+        "作者:" + "张" * 200_000,
     ],
 )
 def test_hostile_text_is_normalised_in_linear_time(hostile: str) -> None:

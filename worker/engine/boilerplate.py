@@ -69,9 +69,23 @@ _EN_WROTE = (
     r"(?:On [^\n]{1,60}?,\s+)?[\w.@\-]{1,40}(?: [\w.\-]{1,40})? wrote(?: on " + _EN_DATE + r")?:(?:[ \t]*\n|\s+-\s)"
 )
 
+# A byline on a line of its own: "By Jane Doe, Associated Press", "By JANE DOE", "By Jane Doe
+# and John Roe | Reuters", "By Jean de la Fontaine". A name is up to four capitalised words
+# (particles between them); the line must end after the outlet, so "By Monday, officials
+# said" is prose, and a line must follow: a post that is a byline alone ("By Ron Miller", a
+# signature) keeps it as its text. Left in before a story, it is most of a short post, and an
+# item of the byline alone read as the opening of every later story under it.
+_EN_NAME = r"[A-Z][\w.'\-]{0,24}(?: (?:(?:de|da|del|der|van|von|la|le|bin|al) ){0,2}[A-Z][\w.'\-]{0,24}){0,3}"
+_EN_OUTLET = r"[A-Z][\w&.'\-]{0,24}(?: [A-Za-z][\w&.'\-]{0,24}){0,4}"
+_EN_BYLINE = rf"By {_EN_NAME}(?:,? and {_EN_NAME})?(?: ?[,|\u2014\u2013-] ?{_EN_OUTLET})?[ \t]*\n(?=\s*\S)"
+# A Chinese article's author line: "作者:张三", "文/张三", "文|张三" (full-width marks are ASCII by now).
+_ZH_AUTHOR = r"(?:作者|撰文|文)\s*[:/|]\s*[^\n]{1,16}?[ \t]*\n(?=\s*\S)"
+
 _DATELINE = re.compile(
     r"\s*(?:"
     + _EN_DATELINE
+    + f"|{_EN_BYLINE}"
+    + f"|{_ZH_AUTHOR}"
     + f"|{_EN_WROTE}"
     + f"|(?:{_ZH_WIRE}|{_ZH_FLASH}){_ZH_REPORTER}\\s*[:,]?"
     + f"|{_ZH_BRACKET}"
