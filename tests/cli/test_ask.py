@@ -275,6 +275,13 @@ def test_check_against_a_missing_state_or_with_a_worker_option_is_refused(tmp_pa
         f"neardup check: --state {tmp_path / 'none'} holds no index: "
         f"`neardup scan FILE --state {tmp_path / 'none'}` keeps one\n",
     )
+    (tmp_path / "feed.jsonl").write_text("{}\n", encoding="utf-8")
+    proc = neardup("check", QUAKE, "--state", str(tmp_path / "feed.jsonl"))
+    assert (proc.returncode, proc.stderr) == (
+        1,
+        f"neardup check: --state {tmp_path / 'feed.jsonl'} is a file: "
+        "give the directory `neardup scan FILE --state DIR` kept\n",
+    )
     proc = neardup("check", QUAKE, "--state", str(tmp_path), "--url", "http://127.0.0.1:1")
     assert proc.returncode == 2
     assert "--state checks a TEXT against a scan's state; --file, --id and --url ask a worker" in proc.stderr
@@ -289,8 +296,13 @@ def test_check_at_a_time_of_the_scans_events_finds_what_now_is_out_of_the_window
     proc = neardup("check", QUAKE_COPY, "--state", str(state))
     assert proc.stdout.splitlines()[0] == "unique"
     assert "older than the retention window" in proc.stdout
+    assert (
+        proc.stdout.splitlines()[-1]
+        == "  (checked as an event of now: give the text's time with --ts to check it as of then)"
+    )
     proc = neardup("check", QUAKE_COPY, "--state", str(state), "--ts", "2024-03-01T09:00:00Z")
     assert proc.stdout.startswith("duplicate of a1  ("), proc.stderr
+    assert "--ts" not in proc.stdout
     proc = neardup("check", QUAKE_COPY, "--state", str(state), "--ts", "1709283600")  # seconds, not ms
     assert proc.returncode == 1 and "if it is seconds, send it x 1000" in proc.stderr
 

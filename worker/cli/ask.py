@@ -72,7 +72,8 @@ class Worker:
         except (http.client.HTTPException, OSError) as exc:
             self._connection.close()
             raise AskError(
-                f"cannot reach a worker at {self.url} ({exc}); start one with `neardup worker`, or pass --url"
+                f"cannot reach a worker at {self.url} ({exc}); start one with `neardup worker`, pass --url,"
+                " or ask a scan's kept state with --state DIR"
             ) from None
         if status >= 400:
             try:
@@ -182,6 +183,8 @@ def check_state(
     from worker.cli.scan import open_index
 
     _require_text(text)
+    if state.is_file():
+        raise AskError(f"--state {state} is a file: give the directory `neardup scan FILE --state DIR` kept")
     if not (state / "CURRENT").exists():
         raise AskError(f"--state {state} holds no index: `neardup scan FILE --state {state}` keeps one")
     check_state_dir(state, settings)
@@ -270,6 +273,9 @@ def check_lines(answer: dict[str, Any]) -> Iterator[str]:
         if not candidate["in_window"]:
             why += ", older than the retention window"
         yield f"  candidate {candidate['id']}  distance {candidate['distance']}  ({why})"
+    if answer["verdict"] == "unique" and any(c["verified"] and not c["in_window"] for c in answer["candidates"]):
+        # A check is of an event of now unless given a time: a feed of last month's events is all behind it.
+        yield "  (checked as an event of now: give the text's time with --ts to check it as of then)"
 
 
 def _shown_apart(text: str | None, original: str | None) -> tuple[str, str]:
