@@ -229,6 +229,8 @@ def test_bad_requests_get_json_errors_and_the_workers_keep_running(run: Run) -> 
     assert call(url + "/check", raw=b"{not json")[0] == 400
     assert call(url + "/check", body=["a", "list"])[0] == 400
     assert call(url + "/check", body={"text": 42}) == (400, {"error": "field 'text' must be a string, got a number"})
+    assert call(url + "/check", body={"id": "z"}) == (400, {"error": "missing field 'text'"})  # as scan says it
+    assert call(url + "/check") == (405, {"error": "GET is not allowed on /check: it takes POST"})
     assert call(url + "/check", body={"text": "some words here", "id": 7}) == (
         400,
         {"error": "field 'id' must be a string, got a number"},
@@ -253,6 +255,7 @@ def test_bad_requests_get_json_errors_and_the_workers_keep_running(run: Run) -> 
     assert call(url + "/metrics", method="DELETE")[0] == 405
     status, body = raw_call(url, b"FOO\x01 /healthz HTTP/1.1\r\nHost: w\r\n\r\n")  # no parser takes it
     assert status == 400 and body["error"].startswith("Bad Request: Invalid method"), body
+    assert "\n" not in body["error"] and not body["error"].endswith("^"), body  # aiohttp's pointer lines joined
     status, body = raw_call(url, b"GET /healthz HTTP/1.1\r\nHost: w\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n")
     assert status == 400 and "8190 bytes" in body["error"], body
     assert all(worker.alive() for worker in run.workers)

@@ -60,7 +60,9 @@ class _JsonParseErrors(RequestHandler):
         else:  # a client's mistake: one line, not aiohttp's traceback
             log.info("web: a request that could not be parsed, answered %d: %s", status, message)
         reason = HTTPStatus(status).phrase
-        response = aioweb.json_response({"error": f"{reason}: {message}" if message else reason}, status=status)
+        # aiohttp's message points at the fault on lines of their own ("…:\n\n  b'FOO / HTTP/1.1'\n     ^").
+        said = " ".join(line.strip() for line in (message or "").splitlines() if line.strip(" ^"))
+        response = aioweb.json_response({"error": f"{reason}: {said}" if said else reason}, status=status)
         response.force_close()
         return response
 
@@ -152,6 +154,8 @@ def install_web(app: faust.App, settings: Settings, metrics: Metrics, sampler: S
                 except (KeyError, TypeError, ValueError) as exc:  # what another worker sent is not a probe
                     return self.error(400, f"unreadable probes: {type(exc).__name__} {exc}")
             text = body.get("text")
+            if "text" not in body:  # as scan and the stream say it of an event without one
+                return self.error(400, "missing field 'text'")
             if not isinstance(text, str):
                 return self.error(400, f"field 'text' must be a string, got {json_type(text)}")
             if not text:
@@ -217,6 +221,11 @@ async def _json_errors(request: aioweb.Request, handler: Handler) -> aioweb.Stre
     """Every failure as a JSON error: unknown paths and methods, bad bodies, unreachable peers, bugs."""
     try:
         return await handler(request)
+    except aioweb.HTTPMethodNotAllowed as exc:  # "GET /check": say what the path takes
+        allowed = sorted(exc.allowed_methods)
+        named = ", ".join(m for m in allowed if m != "HEAD")  # Faust routes a HEAD beside each view's methods
+        reason = f"{exc.method} is not allowed on {request.path}: it takes {named}"
+        return aioweb.json_response({"error": reason}, status=exc.status, headers={"Allow": ", ".join(allowed)})
     except aioweb.HTTPException as exc:
         if exc.status < 400:
             raise
