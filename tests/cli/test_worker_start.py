@@ -70,7 +70,9 @@ def test_index_stores_of_another_plan_or_retention_are_refused_before_joining(tm
     check_stores(settings, tmp_path)  # its own settings fit
     with pytest.raises(ValueError, match=r"/1 was built with a retention of 7 days \(time buckets of 86400000 ms\), "):
         check_stores(settings.replace(retention_days=1), tmp_path)
-    with pytest.raises(ValueError, match=r"not a retention of 3 days \(37028572 ms\).*NEARDUP_RETENTION_DAYS"):
+    with pytest.raises(
+        ValueError, match=r"not a retention of 3 days \(buckets of 37028572 ms\).*NEARDUP_RETENTION_DAYS"
+    ):
         check_stores(settings.replace(retention_days=3), tmp_path)
     with pytest.raises(ValueError, match=r"built with plan 10x.* not 4x16 .*NEARDUP_EXPECTED_FINGERPRINTS"):
         check_stores(settings.replace(expected_fingerprints=1000), tmp_path)

@@ -311,7 +311,7 @@ def misfit_of(
         # to ten (7 days and 7.0000001 are two stores).
         built = _retention(width * (BUCKETS - 1), 6)
         asked = _retention(retention_ms if bucket_ms else 0, 10)
-        why.append(f"{built} (time buckets of {width} ms), not {asked} ({bucket_ms} ms)")
+        why.append(f"{built} (time buckets of {width} ms), not {asked} (buckets of {bucket_ms} ms)")
     why.extend(features_differ(None if raw_features is None else json.loads(bytes(raw_features)), features))
     return f"{path} was built with {' and '.join(why)}" if why else None
 
