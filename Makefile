@@ -6,6 +6,7 @@ BIN    := $(VENV)/bin
 .PHONY: setup check demo scan test test-fast bench bench-quality bench-engine kafka-start kafka-stop clean
 
 $(BIN)/.installed-dev: pyproject.toml
+	@echo "== make setup: $(VENV) and the project's packages, the native fingerprint built with cargo (minutes the first time)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install -q -e '.[dev]'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from kafka import KafkaAdminClient
 
-from tests.stream.web_helpers import free_port
+from tests.stream.web_helpers import call, free_port
 from tests.stream_helpers import REPO, wait_for_members
 
 pytestmark = pytest.mark.kafka
@@ -21,6 +22,7 @@ pytestmark = pytest.mark.kafka
 def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
+    """With KEEP_WORKER the worker stays for a newcomer's `neardup explain` until Ctrl-C."""
     env = {
         **os.environ,
         "NEARDUP_BOOTSTRAP": kafka_bootstrap,
@@ -29,14 +31,30 @@ def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
         "TMPDIR": str(tmp_path),
         # Not the default port: another test's worker may hold it (CI failed so once).
         "NEARDUP_WEB_PORT": str(port := free_port()),
+        "KEEP_WORKER": "1",
     }
     env.pop("NEARDUP_TOPIC_PREFIX", None)
     env.pop("NEARDUP_STATE_DIR", None)
-    proc = subprocess.run(["scripts/demo"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = proc.stdout.splitlines()
+    proc = subprocess.Popen(
+        ["scripts/demo"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        lines = []
+        while (line := proc.stdout.readline()) and not line.startswith("== the worker keeps running"):
+            lines.append(line.rstrip("\n"))
+        assert line, "the demo ended without keeping its worker"
+        duplicate = next(m.group(1) for text in lines if (m := re.match(r"duplicate +(\S+) +of ", text)))
+        status, explained = call(f"http://127.0.0.1:{port}/explain/{duplicate}")
+        assert status == 200 and explained["verdict"] == "duplicate", explained
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stdout = "\n".join(lines)
     assert any(line.startswith("distance: how many of the 64 fingerprint bits differ") for line in lines)
-    assert f"== live page: http://127.0.0.1:{port}/" in proc.stdout
+    assert f"== live page: http://127.0.0.1:{port}/" in stdout
 
     shown: set[str] = set()
     corrections = 0
@@ -57,7 +75,7 @@ def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
     assert len(shown) + corrections == len(sample.splitlines())
     assert corrections <= 5
 
-    prefix = re.search(r"== topics \(prefix (\S+)\)", proc.stdout)
+    prefix = re.search(r"== topics \(prefix (\S+)\)", stdout)
     assert prefix is not None
     admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
     try:
