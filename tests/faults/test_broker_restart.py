@@ -43,6 +43,8 @@ def test_worker_recovers_from_a_broker_restart_without_help(tmp_path: Path) -> N
                 time.sleep(0.5)
             assert worker.alive(), f"the worker died with the broker:\n{worker.tail()}"
             assert (503, "broker unreachable") in said, said  # what an orchestrator's probe sees
+            assert "the broker stopped answering (broker unreachable" in worker.text()  # in neardup's words, once
+            assert worker.text().count("the broker stopped answering") == 1
             broker = start_local_broker(tmp_path / "broker", port=port)
             restarted = time.monotonic()
             restarted_ms = int(time.time() * 1000)
@@ -58,6 +60,7 @@ def test_worker_recovers_from_a_broker_restart_without_help(tmp_path: Path) -> N
             recovery = time.monotonic() - restarted  # broker answering again -> last verdict read
             reader.settle()
             assert call(health) == (200, {"healthy": True, "status": "recovered and consuming"})
+            assert "the broker answers again, after " in worker.text()
             result = audit(reader.records, dep.names, expected)
             interrupted = sum(1 for i in ids_of(before) if reader.stamped[i] >= restarted_ms)
         finally:

@@ -110,6 +110,7 @@ class Sampler:
         self.started = time.time()
         self.history: deque[Point] = deque(maxlen=_HISTORY_S)
         self.broker_error: str | None = None
+        self._lost_at: float | None = None  # since when the broker does not answer
         self.assigned_once = False  # a worker is not consuming before its first assignment
         # The topics it reads: once assigned, one the cluster no longer knows was deleted under
         # it (its consumer then holds no partition of it, which alone reads as an idle worker).
@@ -173,11 +174,26 @@ class Sampler:
         try:
             ends = await asyncio.wait_for(consumer.highwaters(*tps), _BROKER_TIMEOUT_S)
         except Exception as exc:
-            self.broker_error = f"broker unreachable: {type(exc).__name__} {exc}".strip()
+            self._broker_lost(f"broker unreachable: {type(exc).__name__} {exc}".strip())
             return None
-        self.broker_error = None
+        self._broker_back()
         committed = _committed_offsets(consumer, tps)
         return {(tp.topic, tp.partition): max(0, int(ends[tp]) - committed.get(tp, 0)) for tp in tps if tp in ends}
+
+    def _broker_lost(self, error: str) -> None:
+        """Say once, in neardup's words, what the client's repeated connection errors mean (a
+        worker without partitions asks nothing of the broker meanwhile: that is no news)."""
+        if self._lost_at is None:
+            self._lost_at = time.monotonic()
+            log.warning(
+                "the broker stopped answering (%s): the worker waits for it and goes on where it left off", error
+            )
+        self.broker_error = error
+
+    def _broker_back(self) -> None:
+        if self._lost_at is not None:
+            log.warning("the broker answers again, after %.0f s", time.monotonic() - self._lost_at)
+        self._lost_at, self.broker_error = None, None
 
     async def watch_topics(self) -> None:
         """:meth:`check_topics` once a second, for a worker without a web server: nobody reads
