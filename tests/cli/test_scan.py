@@ -518,6 +518,19 @@ def test_output_dash_is_stdout_and_dead_letters_go_to_the_current_directory(tmp_
     assert "neardup scan: 1 rejected line written to neardup-deadletter.jsonl" in proc.stderr
     assert not (tmp_path / "-").exists()
     assert json.loads((tmp_path / "neardup-deadletter.jsonl").read_text("utf-8"))["line"] == 2
+    assert "JSON Lines" not in proc.stderr  # some lines were events: the file is of the right kind
+
+
+def test_a_file_of_no_event_at_all_is_told_what_a_line_must_be(tmp_path: Path) -> None:
+    """A newcomer's CSV got a rejection a line and nothing that said the file was of another kind."""
+    source = tmp_path / "feed.csv"
+    source.write_text("id,text\na1,hello world\na2,another line\n", "utf-8")
+    proc = scan_in(tmp_path, str(source), "-o", "-")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        f'neardup scan: no line of {source} was an event: it takes JSON Lines, one object {{"id": ..., "text": ...,'
+        ' "ts"?: ...} a line'
+    )
 
 
 def test_output_to_a_device_puts_dead_letters_in_the_current_directory(tmp_path: Path) -> None:

@@ -349,6 +349,12 @@ def run(
         )
     if summary.rejected:
         print(f"neardup scan: {count(summary.rejected, 'rejected line')} written to {dead_letter}", file=sys.stderr)
+        if not summary.events:  # a CSV, a JSON array, another tool's export: say what a line must be
+            print(
+                f"neardup scan: no line of {input_path} was an event: it takes JSON Lines, one object"
+                ' {"id": ..., "text": ..., "ts"?: ...} a line',
+                file=sys.stderr,
+            )
         return 2
     return 0
 
