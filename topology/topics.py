@@ -210,15 +210,16 @@ def existing_topics(bootstrap: str, **client_kwargs: Any) -> set[str]:
 
 
 def group_members(bootstrap: str, group: str, **client_kwargs: Any) -> list[str]:
-    """The members of consumer group ``group`` now, each as ``client_id@host`` (none for a group
-    that is empty or unknown)."""
+    """The members of consumer group ``group`` now, each as ``client_id on host`` (none for a
+    group that is empty or unknown). A worker's client id is its web address."""
     admin = _admin(bootstrap, client_kwargs)
     try:
         described = admin.describe_groups([group]).get(group, {})
     finally:
         admin.close()
     return [
-        f"{m.get('client_id', '?')}@{str(m.get('client_host', '?')).lstrip('/')}" for m in described.get("members", [])
+        f"{m.get('client_id', '?')} on {str(m.get('client_host', '?')).lstrip('/')}"
+        for m in described.get("members", [])
     ]
 
 

@@ -146,7 +146,8 @@ def test_topics_delete_refuses_while_a_worker_runs(kafka_bootstrap: str, tmp_pat
         wait_for_members(kafka_bootstrap, f"{prefix}-worker", 1)
         proc, _ = neardup("topics", "delete", env=env)
         assert proc.returncode == 1 and proc.stdout == ""
-        assert f"1 worker of {prefix}-worker running" in proc.stderr and "--force" in proc.stderr
+        assert f"1 worker of {prefix}-worker running (http://" in proc.stderr and "--force" in proc.stderr
+        assert " on 127.0.0.1); " in proc.stderr, proc.stderr  # its address, then the host it connects from
         assert all(row["exists"] for row in describe_topics(kafka_bootstrap, topics(prefix, 2, 1)))
         proc, _ = neardup("topics", "delete", "--force", env=env)
         assert proc.returncode == 0 and f"deleted {prefix}.events" in proc.stdout
