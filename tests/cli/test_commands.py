@@ -6,6 +6,7 @@ Every command runs as a user runs it (``python -m worker.cli``), in a subprocess
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -18,7 +19,15 @@ from pathlib import Path
 import pytest
 
 from tests.kafka_broker import free_port_pair
-from tests.stream_helpers import WorkerProcess, wait_for_members, worker_env
+from tests.stream_helpers import (
+    OutputReader,
+    WorkerProcess,
+    send_lines,
+    verdicts_by_id,
+    wait_for_members,
+    worker_env,
+)
+from topology.stages import Topics
 from topology.topics import create_topics, describe_topics, topics
 from worker.cli.parser import build_parser
 
@@ -240,3 +249,39 @@ def test_every_command_says_what_it_does_in_its_help() -> None:
     assert undescribed == []
     proc, _ = neardup("plan", "--help")
     assert proc.returncode == 0 and "How the fingerprint is cut into block tables" in proc.stdout
+
+
+def test_a_deployment_deleted_and_made_again_does_not_answer_from_a_workers_old_stores(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """An operator deleted a deployment's topics, made them again, ran another worker, and then
+    restarted the first on its state directory: its stores, restored from where their
+    checkpoints pointed in the new changelogs (which had grown past them), called a new event a
+    copy of one the new deployment never had."""
+    prefix = f"re{uuid.uuid4().hex[:8]}"
+    env = worker_env(kafka_bootstrap, prefix, 2, tmp_path / "state")
+    names = Topics(prefix)
+    story = "The city council voted on Tuesday to close the old harbour bridge to all traffic from next spring."
+    others = [f"Story number {n}: {' '.join(uuid.uuid4().hex[:6] for _ in range(12))}" for n in range(40)]
+
+    def decide(name: str, events: dict[str, str]) -> dict[str, dict[str, object]]:
+        worker = WorkerProcess.start(env, name, tmp_path)
+        reader = OutputReader(kafka_bootstrap, names)
+        try:
+            worker.wait_ready()
+            lines = [json.dumps({"id": i, "text": text}).encode() for i, text in events.items()]
+            send_lines(kafka_bootstrap, names.events, lines)
+            reader.wait_for(set(events), timeout=60)
+            return {i: found[0] for i, found in verdicts_by_id(reader.records, names).items()}
+        finally:
+            reader.close()
+            worker.stop()
+
+    assert decide("w", {"first": story})["first"]["verdict"] == "unique"
+    assert neardup("topics", "delete", env=env)[0].returncode == 0
+    assert neardup("topics", "create", env=env)[0].returncode == 0
+    # Another worker fills the new changelogs past the old stores' checkpoints.
+    decide("v", {f"o{n}": text for n, text in enumerate(others)})
+    again = decide("w", {"again": story})["again"]
+    assert again["verdict"] == "unique", again  # the deployment holds no "first"
+    assert "its stores were of an earlier deployment" in (tmp_path / "w.log").read_text("utf-8")

@@ -57,13 +57,20 @@ def _start_worker(settings: Settings, name: str, loglevel: str, has_stores: bool
     import logging
 
     from worker.cli import deployment, topics
-    from worker.stream.app import create_app
+    from worker.stream.app import create_app, worker_dir
     from worker.stream.shutdown import BoundedWorker
 
     check_web_port(settings)
     topics.ensure(settings)
     topics.check_routing(settings)
-    deployment.check(settings, has_stores)  # nor a deployment of other settings
+    recorded = deployment.check(settings, has_stores)  # nor a deployment of other settings
+    if deployment.stores_of_another(worker_dir(settings, name), recorded.get("id")):
+        print(
+            f"neardup worker {name}: its stores were of an earlier deployment {settings.topic_prefix} (its topics "
+            "were deleted and made again): removed; they are rebuilt from this deployment's changelogs",
+            file=sys.stderr,
+            flush=True,
+        )
     app, metrics = create_app(settings, name)
     logging.getLogger("neardup").setLevel(loglevel.upper())
     # At the default log level nothing else says the worker came up, or where to look at it.

@@ -12,7 +12,10 @@ before it joins the group.
 from __future__ import annotations
 
 import json
+import shutil
 import time
+import uuid
+from pathlib import Path
 from typing import Any
 
 from worker.engine.blocks import Plan
@@ -28,11 +31,13 @@ class DeploymentMismatch(ValueError):
 
 
 def record_of(settings: Settings) -> dict[str, Any]:
-    """What the deployment keeps of a worker's settings."""
+    """What the deployment keeps of a worker's settings, and an id of this deployment: its
+    topics deleted and made again under the same names are another deployment, with another id."""
     return {
         "plan": json.loads(settings.block_plan.to_json()),
         "retention_ms": settings.retention_ms,
         "features": settings.stored_features,
+        "id": uuid.uuid4().hex,
     }
 
 
@@ -49,7 +54,7 @@ def differences(recorded: dict[str, Any], settings: Settings) -> list[str]:
     return why
 
 
-def check(settings: Settings, has_stores: bool) -> None:
+def check(settings: Settings, has_stores: bool) -> dict[str, Any]:
     """Refuse to start when the deployment records other settings than this worker's. With
     none recorded, record this worker's; but refuse when the deployment already holds state
     (made before the record) and this worker has no stores to vouch for its settings: let in,
@@ -63,7 +68,28 @@ def check(settings: Settings, has_stores: bool) -> None:
             "its state directory, which records them, or, with none left, record the deployment's "
             "settings with `neardup topics record-settings` run with them"
         )
-    _compare(settings, topic, recorded or _written(settings, topic))
+    recorded = recorded or _written(settings, topic)
+    _compare(settings, topic, recorded)
+    return recorded
+
+
+def stores_of_another(path: Path, deployment_id: str | None) -> bool:
+    """Remove a worker's stores (under its state directory ``path``) made for an earlier
+    deployment of the same topic names, deleted and made again: restored from where their
+    checkpoints pointed in the new changelogs, they answered with the deleted deployment's
+    events. Rebuilt from the new changelogs, they hold this deployment's. Whether they were
+    removed. The directory keeps the id of the deployment it belongs to; one from before the
+    ids (or a deployment recorded before them, ``deployment_id`` None) cannot be told apart and
+    is kept."""
+    if deployment_id is None:
+        return False
+    mark = path / "deployment"
+    belongs = mark.read_text(encoding="utf-8").strip() if mark.exists() else deployment_id
+    stale = belongs != deployment_id and (path / "stores").exists()
+    if stale:
+        shutil.rmtree(path / "stores")
+    mark.write_text(deployment_id + "\n", encoding="utf-8")
+    return stale
 
 
 def record(settings: Settings) -> dict[str, Any]:
@@ -75,8 +101,9 @@ def record(settings: Settings) -> dict[str, Any]:
 def _written(settings: Settings, topic: str) -> dict[str, Any]:
     """Write ``settings`` as the record, then read back the first record: of two first
     workers at once, the first written wins."""
-    _write(settings, topic, record_of(settings))
-    return _read(settings, topic, "")[0] or record_of(settings)
+    mine = record_of(settings)
+    _write(settings, topic, mine)
+    return _read(settings, topic, "")[0] or mine
 
 
 def _compare(settings: Settings, topic: str, recorded: dict[str, Any]) -> None:
