@@ -200,7 +200,13 @@ class _NoEmptyTraceback(logging.Filter):
 
 # The loggers aiokafka reports a lost broker on, each error once a connection, a metadata
 # refresh, a fetch or a coordinator lookup is retried: about 110 lines a second in all.
-KAFKA_CLIENT_LOGS = ("aiokafka", "aiokafka.conn", "aiokafka.consumer.fetcher", "aiokafka.consumer.group_coordinator")
+KAFKA_CLIENT_LOGS = (
+    "aiokafka",
+    "aiokafka.conn",
+    "aiokafka.cluster",  # "Topic %s not found in cluster metadata": 230 a second with the topics deleted
+    "aiokafka.consumer.fetcher",
+    "aiokafka.consumer.group_coordinator",
+)
 
 
 def _filter_logs() -> None:

@@ -132,8 +132,8 @@ class Sampler:
 
     async def sample(self) -> None:
         m = self.metrics
+        self.check_topics()  # first: with its topics deleted, the broker's silence is not the broker's
         lag = await self._lag()
-        self.check_topics()
         sizes, process = m.gauges.state_bytes, m.gauges.process_bytes
         if time.monotonic() - self._disk_at > _DISK_EVERY_S:
             sizes = {store: _disk_bytes(path) for store, path in self.observed.state_dirs().items()}
@@ -182,8 +182,9 @@ class Sampler:
 
     def _broker_lost(self, error: str) -> None:
         """Say once, in neardup's words, what the client's repeated connection errors mean (a
-        worker without partitions asks nothing of the broker meanwhile: that is no news)."""
-        if self._lost_at is None:
+        worker without partitions asks nothing of the broker meanwhile: that is no news; nor is
+        a broker that does not know the worker's topics, deleted under it)."""
+        if self._lost_at is None and not self.missing:
             self._lost_at = time.monotonic()
             log.warning(
                 "the broker stopped answering (%s): the worker waits for it and goes on where it left off", error
