@@ -125,7 +125,10 @@ def test_a_partition_count_other_than_the_topics_is_refused_before_anything_runs
     proc, _ = neardup("topics", "describe", "--partitions", "8", env=env)
     assert proc.returncode == 1
     assert proc.stdout.count("(configured: 8)") == 4  # the internal topics and changelogs
-    assert "4 topics have another partition count than 8" in proc.stderr
+    prefix = env["NEARDUP_TOPIC_PREFIX"]
+    assert (
+        f"{prefix}.probes, {prefix}.answers, " in proc.stderr and "have another partition count than 8" in proc.stderr
+    )
 
 
 def test_a_retention_longer_than_the_changelogs_keep_is_refused_before_anything_runs(
@@ -262,10 +265,12 @@ def test_a_deployment_deleted_and_made_again_does_not_answer_from_a_workers_old_
     env = worker_env(kafka_bootstrap, prefix, 2, tmp_path / "state")
     names = Topics(prefix)
     story = "The city council voted on Tuesday to close the old harbour bridge to all traffic from next spring."
+    logs: list[WorkerProcess] = []
     others = [f"Story number {n}: {' '.join(uuid.uuid4().hex[:6] for _ in range(12))}" for n in range(40)]
 
     def decide(name: str, events: dict[str, str]) -> dict[str, dict[str, object]]:
         worker = WorkerProcess.start(env, name, tmp_path)
+        logs.append(worker)
         reader = OutputReader(kafka_bootstrap, names)
         try:
             worker.wait_ready()
@@ -278,10 +283,12 @@ def test_a_deployment_deleted_and_made_again_does_not_answer_from_a_workers_old_
             worker.stop()
 
     assert decide("w", {"first": story})["first"]["verdict"] == "unique"
+    assert f"neardup worker w: created a new deployment {prefix} (" in logs[0].text()  # no `topics create` before
     assert neardup("topics", "delete", env=env)[0].returncode == 0
     assert neardup("topics", "create", env=env)[0].returncode == 0
     # Another worker fills the new changelogs past the old stores' checkpoints.
     decide("v", {f"o{n}": text for n, text in enumerate(others)})
     again = decide("w", {"again": story})["again"]
     assert again["verdict"] == "unique", again  # the deployment holds no "first"
-    assert "its stores were of an earlier deployment" in (tmp_path / "w.log").read_text("utf-8")
+    assert "its stores were of an earlier deployment" in logs[-1].text()
+    assert "created" not in logs[-1].text()  # `topics create` made them

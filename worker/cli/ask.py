@@ -268,6 +268,8 @@ def check_lines(answer: dict[str, Any]) -> Iterator[str]:
         yield f"{label}unique"
     if answer.get("already_published"):
         yield "  (this id is already published: a re-sent id gets its first verdict again)"
+    if not answer["candidates"] and not answer.get("already_published"):
+        yield "  (no stored event shares a block-table or exact key with it)"
     for candidate in answer["candidates"]:
         why = "verified" if candidate["verified"] else candidate.get("refused", "not similar enough")
         if not candidate["in_window"]:

@@ -61,7 +61,14 @@ def _start_worker(settings: Settings, name: str, loglevel: str, has_stores: bool
     from worker.stream.shutdown import BoundedWorker
 
     check_web_port(settings)
-    topics.ensure(settings)
+    created = topics.ensure(settings)
+    if created:  # a mistyped prefix or cluster makes a deployment of its own: say so
+        new = "a new deployment" if len(created) == len(topics.declared(settings)) else "missing topics"
+        print(
+            f"neardup worker {name}: created {new} {settings.topic_prefix} ({len(created)} topics)",
+            file=sys.stderr,
+            flush=True,
+        )
     topics.check_routing(settings)
     recorded = deployment.check(settings, has_stores)  # nor a deployment of other settings
     if deployment.stores_of_another(worker_dir(settings, name), recorded.get("id")):

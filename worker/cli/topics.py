@@ -99,7 +99,7 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
         for name in ensure(settings):
             print(f"created {name}")
     specs = declared(settings)
-    missing, mismatched = 0, 0
+    missing, mismatched = 0, []
     for spec, row in zip(specs, describe_topics(settings.connection.bootstrap, specs, **security), strict=True):
         if not row["exists"]:
             print(f"{row['name']:<40} missing")
@@ -107,7 +107,7 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
             continue
         config = " ".join(f"{k}={v}" for k, v in sorted(row["config"].items()))
         wrong = _miscounted(spec, row)
-        mismatched += wrong
+        mismatched += [row["name"]] if wrong else []
         flag = f" (configured: {spec.partitions})" if wrong else ""
         print(
             f"{row['name']:<40} partitions={row['partitions']}{flag} replication={row['replication']} {config}".rstrip()
@@ -119,7 +119,7 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
         )
     if mismatched:
         print(
-            f"neardup topics: {mismatched} topics have another partition count than {settings.partitions} "
+            f"neardup topics: {', '.join(mismatched)} have another partition count than {settings.partitions} "
             "(--partitions, NEARDUP_PARTITIONS); workers must route over the count the topics have",
             file=sys.stderr,
         )

@@ -166,7 +166,7 @@ class StoreSet(Generic[S]):
             # Said with its cause: "not a prefix of the changelog" read as corruption to an
             # operator, on a partition that had only moved while a batch was under way.
             why = (
-                "it was closed mid-batch, so its last writes may not be in the log"
+                "it was closed mid-batch (the log holds every acknowledged batch; the store may hold part of one more)"
                 if store.get_record(_DIRTY)
                 else f"it is caught up to offset {start}, past the log's end {end} (the log was deleted or cut)"
             )
