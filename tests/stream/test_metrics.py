@@ -71,6 +71,7 @@ def test_gauges_and_stage_histograms_are_exported_under_their_names() -> None:
     assert got[("neardup_process_memory_bytes", (("kind", "heap_free"),))] == 60
     assert got[("neardup_recovering", ())] == 1
     assert got[("neardup_stage_seconds_count", (("stage", "index"),))] == 1
+    assert not [name for name, _ in got if name.endswith("_created")]  # a start time, with its HELP again
 
 
 def test_without_a_web_server_nothing_is_timed() -> None:

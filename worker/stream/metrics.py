@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry, Histogram, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -88,6 +88,9 @@ class Metrics:
         self._decided: dict[str, tuple[int, int | None]] = {}  # id -> (its order, original's order)
         self.texts: OrderedDict[int, str] = OrderedDict()  # order -> text, with a web server only
         self.histograms = histograms
+        # A histogram's "_created" series, the worker's start as a timestamp, repeated the
+        # histogram's HELP text under its own name in every scrape: noise to an operator.
+        disable_created_metrics()
         self.registry = CollectorRegistry(auto_describe=True)
         self.latency = Histogram(
             "neardup_verdict_latency_seconds",
