@@ -122,4 +122,4 @@ def test_a_state_directory_of_another_deployment_is_rebuilt_not_reused(kafka_boo
     reader.close()
     named = {r.value["duplicate_of"] for r in reader.records if r.topic == a.names.duplicates}
     assert not named & ids_of(b_lines), sorted(named & ids_of(b_lines))[:5]
-    assert f"copies {b.names.index_changelog}; rebuilding it" in log
+    assert f"its stores were of deployment {b.prefix}, which shares this state directory: removed" in log

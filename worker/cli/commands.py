@@ -62,19 +62,17 @@ def _start_worker(settings: Settings, name: str, loglevel: str, has_stores: bool
 
     check_web_port(settings)
     created = topics.ensure(settings)
-    if created:  # a mistyped prefix or cluster makes a deployment of its own: say so
-        new = "a new deployment" if len(created) == len(topics.declared(settings)) else "missing topics"
-        print(
-            f"neardup worker {name}: created {new} {settings.topic_prefix} ({len(created)} topics)",
-            file=sys.stderr,
-            flush=True,
-        )
     topics.check_routing(settings)
     recorded = deployment.check(settings, has_stores)  # nor a deployment of other settings
-    if deployment.stores_of_another(worker_dir(settings, name), recorded.get("id")):
+    if created:  # said once it is sure to start: a refusal stays one line
+        # A mistyped prefix or cluster makes a deployment of its own.
+        new = "a new deployment" if len(created) == len(topics.declared(settings)) else "missing topics of"
+        print(f"neardup worker {name}: created {new} {settings.topic_prefix} ({len(created)} topics)", file=sys.stderr)
+    other = deployment.stores_of_another(worker_dir(settings, name), settings.topic_prefix, recorded.get("id"))
+    if other:
         print(
-            f"neardup worker {name}: its stores were of an earlier deployment {settings.topic_prefix} (its topics "
-            "were deleted and made again): removed; they are rebuilt from this deployment's changelogs",
+            f"neardup worker {name}: its stores were of {other}: removed; they are rebuilt from this "
+            "deployment's changelogs",
             file=sys.stderr,
             flush=True,
         )

@@ -73,23 +73,31 @@ def check(settings: Settings, has_stores: bool) -> dict[str, Any]:
     return recorded
 
 
-def stores_of_another(path: Path, deployment_id: str | None) -> bool:
-    """Remove a worker's stores (under its state directory ``path``) made for an earlier
-    deployment of the same topic names, deleted and made again: restored from where their
+def stores_of_another(path: Path, prefix: str, deployment_id: str | None) -> str | None:
+    """Remove a worker's stores (under its state directory ``path``) made for another
+    deployment: one of the same topic names, deleted and made again (restored from where their
     checkpoints pointed in the new changelogs, they answered with the deleted deployment's
-    events. Rebuilt from the new changelogs, they hold this deployment's. Whether they were
-    removed. The directory keeps the id of the deployment it belongs to; one from before the
-    ids (or a deployment recorded before them, ``deployment_id`` None) cannot be told apart and
-    is kept."""
+    events), or another prefix's sharing the directory. Rebuilt from this deployment's
+    changelogs, they hold its events. Which deployment they were of, when removed. The
+    directory keeps the prefix and id of the deployment it belongs to; one from before the ids
+    (or a deployment recorded before them, ``deployment_id`` None) cannot be told apart and is
+    kept (a store copying another prefix's changelog is still rebuilt in its restore)."""
     if deployment_id is None:
-        return False
+        return None
     mark = path / "deployment"
-    belongs = mark.read_text(encoding="utf-8").strip() if mark.exists() else deployment_id
-    stale = belongs != deployment_id and (path / "stores").exists()
-    if stale:
+    mine = f"{prefix} {deployment_id}"
+    belongs = mark.read_text(encoding="utf-8").split() if mark.exists() else mine.split()
+    other = None
+    if belongs != mine.split() and (path / "stores").exists():
         shutil.rmtree(path / "stores")
-    mark.write_text(deployment_id + "\n", encoding="utf-8")
-    return stale
+        was = belongs[0] if len(belongs) == 2 else prefix
+        other = (
+            f"deployment {was}, which shares this state directory"
+            if was != prefix
+            else f"an earlier deployment {prefix} (its topics were deleted and made again)"
+        )
+    mark.write_text(mine + "\n", encoding="utf-8")
+    return other
 
 
 def record(settings: Settings) -> dict[str, Any]:
