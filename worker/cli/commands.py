@@ -57,6 +57,7 @@ def _start_worker(settings: Settings, name: str, loglevel: str, has_stores: bool
     import logging
 
     from worker.cli import deployment, topics
+    from worker.cli.inputs import count
     from worker.stream.app import create_app, worker_dir
     from worker.stream.shutdown import BoundedWorker
 
@@ -67,7 +68,10 @@ def _start_worker(settings: Settings, name: str, loglevel: str, has_stores: bool
     if created:  # said once it is sure to start: a refusal stays one line
         # A mistyped prefix or cluster makes a deployment of its own.
         new = "a new deployment" if len(created) == len(topics.declared(settings)) else "missing topics of"
-        print(f"neardup worker {name}: created {new} {settings.topic_prefix} ({len(created)} topics)", file=sys.stderr)
+        print(
+            f"neardup worker {name}: created {new} {settings.topic_prefix} ({count(len(created), 'topic')})",
+            file=sys.stderr,
+        )
     other = deployment.stores_of_another(worker_dir(settings, name), settings.topic_prefix, recorded.get("id"))
     if other:
         print(

@@ -58,7 +58,8 @@ def check(settings: Settings, has_stores: bool) -> dict[str, Any]:
     """Refuse to start when the deployment records other settings than this worker's. With
     none recorded, record this worker's; but refuse when the deployment already holds state
     (made before the record) and this worker has no stores to vouch for its settings: let in,
-    a worker of other fingerprint settings decided beside its peers with nothing to say so."""
+    a worker of other fingerprint settings decided beside its peers with nothing to say so.
+    Returns the deployment's record (its id names this deployment: :func:`stores_of_another`)."""
     topic = f"{settings.topic_prefix}.settings"
     recorded, holds_state = _read(settings, topic, f"{settings.topic_prefix}.index-changelog")
     if recorded is None and holds_state and not has_stores:
