@@ -116,6 +116,7 @@ class Connection:
         deadline = time.monotonic() + timeout_s
         failures: list[str] = []
         ports: set[int] = set()
+        taken: set[int] = set()  # ports another program answers on
         local = True
         for server in self.servers:
             host, port = _host_port(server)
@@ -128,17 +129,20 @@ class Connection:
                     if self.protocol != "PLAINTEXT" or _answers_as_kafka(conn, deadline):
                         return
                     failures.append(f"{named} (it accepts connections but does not answer as a Kafka broker)")
+                    taken.add(port)
             except OSError as exc:
                 failures.append(f"{named} ({exc.strerror or type(exc).__name__.lower()})")
         # The local broker listens on the default port unless told: name another, so that the hint starts one there.
         (port,) = ports if len(ports) == 1 else (_DEFAULT_PORT,)
         start = "make kafka-start" if port == _DEFAULT_PORT else f"KAFKA_PORT={port} make kafka-start"
-        # A cluster elsewhere: a broker started here would not be it.
-        hint = (
-            f"start the local broker with `{start}`"
-            if local
-            else "check the address and that this machine can reach it"
-        )
+        # A cluster elsewhere: a broker started here would not be it; a port another program
+        # holds (a worker's HTTP port, say) is no place to start one.
+        if not local:
+            hint = "check the address and that this machine can reach it"
+        elif port in taken:
+            hint = f"port {port} is another program's: is that the broker's address? (`make kafka-start` starts one on {_DEFAULT_PORT})"
+        else:
+            hint = f"start the local broker with `{start}`"
         raise Unreachable(
             f"cannot reach Kafka at {', '.join(failures)}; {hint}, or point NEARDUP_BOOTSTRAP or --bootstrap at your cluster"
         )
