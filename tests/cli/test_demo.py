@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -39,6 +40,8 @@ def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
         ["scripts/demo"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     assert proc.stdout is not None and proc.stderr is not None
+    watchdog = threading.Timer(300, proc.kill)  # a demo that hangs ends the test, not the run
+    watchdog.start()
     try:
         lines = []
         while (line := proc.stdout.readline()) and not line.startswith("== the worker keeps running"):
@@ -50,6 +53,7 @@ def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == 0, proc.stderr.read()[-2000:]
     finally:
+        watchdog.cancel()
         if proc.poll() is None:
             proc.kill()
     stdout = "\n".join(lines)
