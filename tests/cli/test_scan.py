@@ -521,6 +521,20 @@ def test_output_dash_is_stdout_and_dead_letters_go_to_the_current_directory(tmp_
     assert "JSON Lines" not in proc.stderr  # some lines were events: the file is of the right kind
 
 
+def test_a_clean_run_says_the_dead_letter_file_it_finds_is_an_earlier_runs(tmp_path: Path) -> None:
+    """A newcomer's second, clean run left the first run's dead letters beside its verdicts
+    without a word, as if it had rejected them."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(event("a", "first post") + "\n" + '{"id": "no-text"}\n', "utf-8")
+    assert scan_in(tmp_path, str(source), "-o", "out.jsonl").returncode == 2
+    source.write_text(event("a", "first post") + "\n", "utf-8")
+    proc = scan_in(tmp_path, str(source), "-o", "out.jsonl")
+    assert proc.returncode == 0
+    assert proc.stderr.splitlines()[-1] == (
+        "neardup scan: out.deadletter.jsonl is an earlier run's: this one rejected no line"
+    ), proc.stderr
+
+
 def test_a_file_of_no_event_at_all_is_told_what_a_line_must_be(tmp_path: Path) -> None:
     """A newcomer's CSV got a rejection a line and nothing that said the file was of another kind."""
     source = tmp_path / "feed.csv"

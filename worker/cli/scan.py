@@ -356,6 +356,8 @@ def run(
                 file=sys.stderr,
             )
         return 2
+    if dead_letter.is_file():  # a run that rejected nothing leaves an earlier run's file as it was
+        print(f"neardup scan: {dead_letter} is an earlier run's: this one rejected no line", file=sys.stderr)
     return 0
 
 
