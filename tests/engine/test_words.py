@@ -339,3 +339,37 @@ def test_another_name_or_period_in_either_style_is_another_word(a: str, b: str) 
 def test_a_slip_in_a_name_that_has_an_abbreviation_stays_a_slip() -> None:
     plain = "New York is often referred to as New York State to distinguish it from New York City."
     assert is_duplicate(plain.replace("York City", "Y0rk City"), plain)
+
+
+# Texts of a hundred characters or so, too long for the word check of short posts: one word in
+# place of another that no slip makes of it says another thing (an operator's try found these
+# published as copies, similarity 0.76 and 0.61).
+BRIDGE = "The city council voted on Tuesday to close the old harbour bridge to all traffic from next spring."
+STRIKE = "Rail strike called off after unions and operators agree to a new pay deal, ending weeks of disruption"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (BRIDGE, BRIDGE.replace("close", "keep").replace("bridge", "bridge open")),
+        (
+            STRIKE,
+            "Rail strike goes ahead after unions and operators fail to agree a new pay deal, extending weeks of disruption",
+        ),
+    ],
+)
+def test_a_longer_post_with_a_word_swapped_for_a_far_one_is_another_message(a: str, b: str) -> None:
+    assert not is_duplicate(b, a) and not is_duplicate(a, b)
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        BRIDGE.replace("the old", "teh old").replace("traffic", "trafic"),  # slips
+        BRIDGE.replace("on Tuesday", "om Tuesday").replace("harbour", "harbuor"),
+        BRIDGE.replace("the old", "tbe old"),  # OCR
+        BRIDGE.replace("Tuesday", "Tuesday,") + " More to follow.",
+    ],
+)
+def test_a_longer_post_with_slips_stays_a_copy(copy: str) -> None:
+    assert is_duplicate(copy, BRIDGE)

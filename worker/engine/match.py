@@ -166,7 +166,8 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
         return _refused(similarity, floor, needed)
     if words.negated(theirs, mine):
         return Judgement(None, NEGATED)
-    return Judgement(None, WORDS_DIFFER) if judged and words.differ(theirs, mine) else Judgement(passed)
+    swapped = words.differ(theirs, mine) if judged else words.swapped_far(theirs, mine)
+    return Judgement(None, WORDS_DIFFER) if swapped else Judgement(passed)
 
 
 def _passes(similarity: Similarity, floor: float, needed: float) -> float | None:

@@ -130,6 +130,33 @@ def differ(a: str, b: str) -> bool:
     return False
 
 
+def swapped_far(a: str, b: str) -> bool:
+    """Whether two canonical texts too long for :func:`differ` hold, in place of one another,
+    two words no slip makes one of the other: Latin words of four letters and more, at an edit
+    distance of at least three and of more than half the longer ("close", "keep"). Their other
+    words may carry slips as a copy's do ("he" misread "bc", "the" typed "yeh")."""
+    if a == b:
+        return False
+    old, new, head, tail = _aligned(a, b)
+    if not old or not new:
+        return False
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        inside = (head or i1 and j1) and (tail or i2 < len(old) and j2 < len(new))  # a cut is no swap
+        if tag == "replace" and inside and i2 - i1 == j2 - j1:
+            if any(_far_apart(x, y) for x, y in zip(old[i1:i2], new[j1:j2], strict=True)):
+                return True
+    return False
+
+
+def _far_apart(x: str, y: str) -> bool:
+    if not (x.isalpha() and y.isalpha() and x.isascii() and y.isascii()) or min(len(x), len(y)) < 4:
+        return False
+    if _forms(x) & _forms(y):
+        return False
+    distance = edit_distance(_ocr_folded(x), _ocr_folded(y))
+    return distance >= 3 and 2 * distance > max(len(x), len(y))
+
+
 def negated(a: str, b: str) -> bool:
     """Whether one of two canonical texts holds a negation ("not", "no", "never"), and nothing
     else, between words that the other holds side by side: "will not raise" and "will raise".
