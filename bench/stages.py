@@ -88,10 +88,13 @@ def child(feed: Path, state: Path, batch: int = BATCH) -> dict[str, float]:
     from topology.stages import Topics
     from worker.engine.fingerprint import warm_up
 
-    try:
-        from worker.engine.fingerprint import fingerprint_each
-    except ImportError:  # a tree before the helper process
-        fingerprint_each = None
+    try:  # what the helper process sends back: routed since worker/stream/routes.py
+        from worker.stream.routes import routed_each as fingerprint_each
+    except ImportError:
+        try:
+            from worker.engine.fingerprint import fingerprint_each
+        except ImportError:  # a tree before the helper process
+            fingerprint_each = None
     from worker.settings import Settings
     from worker.state.changelog import StoreSet
     from worker.state.partition import IndexPartition

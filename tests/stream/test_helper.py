@@ -1,5 +1,5 @@
-"""The fingerprint stage's helper process: the same fingerprints, one text's failure its own,
-and no process left behind when the worker is killed."""
+"""The fingerprint stage's helper process: the same fingerprints and routes, one text's failure
+its own, and no process left behind when the worker is killed."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from worker.engine.fingerprint import Fingerprint, fingerprint, fingerprint_each
 from worker.settings import Settings
 from worker.stream.guard import infrastructure
 from worker.stream.helper import FingerprintHelper, HelperDied
+from worker.stream.routes import Routed, route
 
 SETTINGS = Settings(partitions=2, topic_prefix="t")
 TEXTS = [
@@ -28,8 +29,13 @@ TEXTS = [
 ]
 
 
+def here(text: str, settings: Settings = SETTINGS) -> Routed:
+    """A text's fingerprint and routes as this process makes them."""
+    return route(fingerprint(text, settings), settings.block_plan, settings.partitions)
+
+
 def test_the_helper_gives_the_fingerprints_this_process_gives_batch_after_batch() -> None:
-    async def three_batches() -> list[list[Fingerprint | str]]:
+    async def three_batches() -> list[list[Routed | str]]:
         helper = FingerprintHelper(SETTINGS)
         helper.start()
         try:  # the second and third go down the pipe before the first comes back
@@ -37,13 +43,13 @@ def test_the_helper_gives_the_fingerprints_this_process_gives_batch_after_batch(
         finally:
             helper.close()
 
-    assert asyncio.run(three_batches()) == [[fingerprint(text, SETTINGS) for text in TEXTS[i:]] for i in range(3)]
+    assert asyncio.run(three_batches()) == [[here(text) for text in TEXTS[i:]] for i in range(3)]
 
 
 def test_without_the_helper_fingerprints_are_computed_here() -> None:
     helper = FingerprintHelper(Settings(fingerprint_helper=False))
     helper.start()
-    assert asyncio.run(helper.fingerprints(TEXTS[:1])) == [fingerprint(TEXTS[0], Settings())]
+    assert asyncio.run(helper.fingerprints(TEXTS[:1])) == [here(TEXTS[0], Settings(fingerprint_helper=False))]
 
 
 def test_a_text_that_fails_comes_back_as_its_reason_and_the_others_still_get_theirs() -> None:
@@ -89,6 +95,7 @@ _WORKER = """
 import asyncio, sys, time
 from worker.settings import Settings
 from worker.stream.helper import FingerprintHelper, HelperDied
+from worker.stream.routes import Routed, route
 helper = FingerprintHelper(Settings())
 helper.start()
 asyncio.run(helper.fingerprints(["warm"]))
@@ -122,7 +129,7 @@ def test_the_helper_ends_when_its_worker_is_killed() -> None:
 
 
 def test_batches_sent_before_the_helper_is_connected_all_get_their_fingerprints() -> None:
-    async def at_once() -> list[list[Fingerprint | str]]:
+    async def at_once() -> list[list[Routed | str]]:
         helper = FingerprintHelper(SETTINGS)
         helper.start()
         try:  # the first batch connects the pipes; the others arrive while it does
@@ -130,4 +137,4 @@ def test_batches_sent_before_the_helper_is_connected_all_get_their_fingerprints(
         finally:
             helper.close()
 
-    assert asyncio.run(at_once()) == [[fingerprint(text, SETTINGS)] for text in TEXTS]
+    assert asyncio.run(at_once()) == [[here(text)] for text in TEXTS]

@@ -42,6 +42,7 @@ from worker.stream.fingerprint import FingerprintStage, ProbeMessage
 from worker.stream.helper import FingerprintHelper
 from worker.stream.index import IndexStage
 from worker.stream.metrics import Metrics
+from worker.stream.routes import routed_each
 from worker.stream.verdict import VerdictStage
 
 SETTINGS = Settings(partitions=3, topic_prefix="t")
@@ -142,6 +143,19 @@ def test_a_text_whose_fingerprint_failed_is_dead_lettered_with_the_reason_and_th
     assert letter["reason"] == "internal error: PanicException: index out of bounds"
     assert out.accepted == 1
     assert {intro["id"] for intros in out.intros.values() for intro in intros.values()} == {"ok"}
+
+
+def test_routes_made_in_the_helper_give_the_shares_the_stage_makes_itself() -> None:
+    """The helper process sends each fingerprint back routed; the worker's shares and intros
+    must be those it would make from the bare fingerprint."""
+    stage = FingerprintStage(SETTINGS)
+    texts = [STORY + " " + OTHER, STORY, "ok then", "https://example.com/only-a-link"]
+    parsed = stage.parse([event(f"e{i}", text, i) for i, text in enumerate(texts)])
+    helped = stage.fan_out_all(parsed, routed_each(parsed.texts, SETTINGS))
+    bare = stage.fan_out_all(parsed, [fingerprint(text, SETTINGS) for text in parsed.texts])
+    assert helped.accepted == bare.accepted == len(texts)
+    assert dict(helped.shares) == dict(bare.shares) and dict(helped.intros) == dict(bare.intros)
+    assert [list(intros) for intros in helped.intros.values()] == [list(intros) for intros in bare.intros.values()]
 
 
 def run_index(stage: IndexStage, stores: dict[int, IndexPartition], *events: Message) -> list[dict[str, Any]]:

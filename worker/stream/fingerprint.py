@@ -4,8 +4,9 @@ The first step of one event's path (docs/architecture.md): :meth:`FingerprintSta
 validates each record of a batch (:func:`topology.validate.parse_event`) and places it in the
 total order (append time, partition, offset); its text's fingerprint
 (:func:`worker.engine.fingerprint.fingerprint`) is computed in the worker's helper process
-(:mod:`worker.stream.helper`); :meth:`FingerprintStage.fan_out_all` makes a slot per table of
-the block plan (and per exact key), and gathers the event's slots of each index partition into
+(:mod:`worker.stream.helper`), which also routes it (:mod:`worker.stream.routes`: a slot per
+table of the block plan and per exact key, by index partition);
+:meth:`FingerprintStage.fan_out_all` gathers the event's slots of each index partition into
 one :class:`~topology.stages.Share`. The event's *intro* (what the verdict stage needs to
 decide it) rides along with its first share.
 """
@@ -19,18 +20,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topology.records import Event
-from topology.stages import EXACT, LOOKUP, MARK, TABLE, Share, Slot, append_ms, slot_partitions, total_order
+from topology.stages import Share, append_ms, total_order
 from topology.validate import InvalidEvent, parse_event
 from topology.verdicts import Intro
-from worker.engine.fingerprint import Fingerprint, fingerprint_each
+from worker.engine.fingerprint import Fingerprint
 from worker.engine.simhash import to_hex
 from worker.settings import Settings
 from worker.stream import deadletter
 from worker.stream.batches import Message
 from worker.stream.guard import source
+from worker.stream.routes import Routed, route, routed_each
 
-# Texts in, each one's fingerprint or why it has none out: the helper's, or fingerprint_each.
-Fingerprints = Callable[[list[str]], Awaitable[list[Fingerprint | str]]]
+# Texts in, each one's fingerprint and routes or why it has none out: the helper's, or routed_each.
+Fingerprints = Callable[[list[str]], Awaitable[list[Routed | str]]]
 
 log = logging.getLogger("neardup.worker")
 
@@ -90,7 +92,7 @@ class FingerprintStage:
         """Fan every valid record of a batch out to probes, fingerprinted in this process;
         dead-letter the others with the reason."""
         parsed = self.parse(messages)
-        return self.fan_out_all(parsed, fingerprint_each(parsed.texts, self.settings))
+        return self.fan_out_all(parsed, routed_each(parsed.texts, self.settings))
 
     def parse(self, messages: Sequence[Message]) -> Parsed:
         """Validate and place each record; a refused one becomes a dead letter with its reason."""
@@ -107,7 +109,7 @@ class FingerprintStage:
                 out.dead.append(deadletter.value("fingerprint", reason, source(msg), msg.value, key=msg.key))
         return out
 
-    def fan_out_all(self, parsed: Parsed, prints: Sequence[Fingerprint | str]) -> Fanout:
+    def fan_out_all(self, parsed: Parsed, prints: Sequence[Routed | Fingerprint | str]) -> Fanout:
         """Each accepted record's shares routed to their partitions, its intro with the first;
         a record whose text could not be fingerprinted (``prints`` says why) is dead-lettered."""
         out = Fanout(dead=parsed.dead)
@@ -148,21 +150,11 @@ class FingerprintStage:
         order = total_order(appended, partition, offset)
         return event, order, event.ts if event.ts is not None else appended
 
-    def shares(self, event: Event, order: int, ts: int, fp: Fingerprint) -> tuple[Intro, dict[int, Share]]:
-        """The event's shares by index partition, the first holding its first slot: a slot per
-        table of the plan when the text is in the tables, one per exact key it looks up, and one
-        per key it is only stored under."""
-        slots: list[Slot] = []
-        if fp.in_tables:
-            slots.extend((t, key, TABLE) for t, key in enumerate(self.plan.keys(fp.simhash)))
-        exact_table, stored, probed = len(self.plan.tables), len(fp.exact_keys), len(fp.probe_keys)
-        slots.extend((exact_table + i, key, LOOKUP if i >= stored else EXACT) for i, key in enumerate(fp.probe_keys))
-        slots.extend((exact_table + probed + i, key, MARK) for i, key in enumerate(fp.marks))
-        by_part: dict[int, list[Slot]] = {}
-        for slot, part in zip(slots, slot_partitions(slots, self.partitions), strict=True):
-            by_part.setdefault(part, []).append(slot)
-        shares = {
-            part: Share(event.id, order, ts, fp.simhash, fp.sketch, tuple(mine)) for part, mine in by_part.items()
-        }
-        intro = Intro(event.id, order, ts, to_hex(fp.simhash), len(slots), event.to_dict())
+    def shares(self, event: Event, order: int, ts: int, fp: Routed | Fingerprint) -> tuple[Intro, dict[int, Share]]:
+        """The event's shares by index partition, the first holding its first slot, from its
+        routes (made here when ``fp`` comes without them: :func:`worker.stream.routes.route`)."""
+        routed = fp if isinstance(fp, Routed) else route(fp, self.plan, self.partitions)
+        simhash, sketch = routed.fingerprint.simhash, routed.fingerprint.sketch
+        shares = {part: Share(event.id, order, ts, simhash, sketch, mine) for part, mine in routed.routes}
+        intro = Intro(event.id, order, ts, to_hex(simhash), routed.slots, event.to_dict())
         return intro, shares

@@ -1,9 +1,9 @@
-"""The fingerprint stage's helper process: a batch's texts fingerprinted on another core.
+"""The fingerprint stage's helper process: a batch's texts fingerprinted and routed on another core.
 
 Fingerprinting is the largest share of the worker's own CPU that needs no state, and the
 worker's process is one Python thread: in a process of its own, the fingerprints of batch
-N+1 are computed while the worker indexes batch N (the pipeline is in
-:meth:`worker.stream.worker.Worker.fingerprint_agent`). The helper is forked from a fresh
+N+1, and their routes to index partitions (:mod:`worker.stream.routes`), are computed while
+the worker indexes batch N (the pipeline is in :meth:`worker.stream.worker.Worker.fingerprint_agent`). The helper is forked from a fresh
 ``forkserver`` process, never from the worker, whose Kafka and RocksDB threads a fork would
 copy in whatever state they were in; it loads its tables once, at the worker's start.
 
@@ -33,8 +33,9 @@ from collections import deque
 from multiprocessing.connection import Connection
 from typing import Any
 
-from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
+from worker.engine.fingerprint import warm_up
 from worker.settings import Settings
+from worker.stream.routes import Routed, routed_each
 
 _HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: the length, then the bytes
 _ENDED = "the fingerprint helper process has ended"
@@ -47,14 +48,14 @@ class HelperDied(RuntimeError):
 
 
 def _serve(settings: Settings, down: Connection, up: Connection) -> None:
-    """The helper's loop: a pickled list of texts in, their fingerprints out, until the worker's end closes."""
+    """The helper's loop: a pickled list of texts in, their fingerprints and routes out, until the worker's end closes."""
     warm_up(settings)
     while True:
         try:
             texts = pickle.loads(down.recv_bytes())
         except EOFError:
             return
-        up.send_bytes(pickle.dumps(fingerprint_each(texts, settings), pickle.HIGHEST_PROTOCOL))
+        up.send_bytes(pickle.dumps(routed_each(texts, settings), pickle.HIGHEST_PROTOCOL))
 
 
 def _widen(conn: Connection) -> None:
@@ -74,7 +75,7 @@ class FingerprintHelper:
         self._down: Connection | None = None
         self._up: Connection | None = None
         self._writer: asyncio.WriteTransport | None = None
-        self._waiting: deque[asyncio.Future[list[Fingerprint | str]]] = deque()
+        self._waiting: deque[asyncio.Future[list[Routed | str]]] = deque()
         self._reading: asyncio.Task[None] | None = None
         self._connected: asyncio.Task[None] | None = None
 
@@ -98,10 +99,10 @@ class FingerprintHelper:
     def pid(self) -> int | None:
         return None if self._process is None else int(self._process.pid)
 
-    async def fingerprints(self, texts: list[str]) -> list[Fingerprint | str]:
-        """Each text's fingerprint or why it has none, in the helper if there is one."""
+    async def fingerprints(self, texts: list[str]) -> list[Routed | str]:
+        """Each text's fingerprint and routes or why it has none, in the helper if there is one."""
         if self._process is None:
-            return fingerprint_each(texts, self.settings)
+            return routed_each(texts, self.settings)
         if self._connected is None:
             self._connected = asyncio.ensure_future(self._connect())
         await asyncio.shield(self._connected)  # batches that come meanwhile wait for the same
@@ -109,7 +110,7 @@ class FingerprintHelper:
             raise HelperDied(_ENDED)
         assert self._writer is not None
         payload = pickle.dumps(texts, pickle.HIGHEST_PROTOCOL)
-        answer: asyncio.Future[list[Fingerprint | str]] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[list[Routed | str]] = asyncio.get_running_loop().create_future()
         self._waiting.append(answer)
         self._writer.write(_HEADER.pack(len(payload)) + payload)
         return await answer

@@ -42,6 +42,7 @@ from worker.stream.fingerprint import Fingerprints, FingerprintStage
 from worker.stream.handoff import Handoff
 from worker.stream.index import IndexStage
 from worker.stream.peers import PeerError, Peers
+from worker.stream.routes import Routed
 from worker.stream.stats import event_text
 
 _CHAIN_MAX = 32  # originals followed toward the root; pointers only go to earlier events
@@ -165,8 +166,8 @@ class Inspector:
         probe, stored = int(fingerprint_hex, 16), int(str(original["fingerprint"]), 16)
         if text is not None and original_text is not None:  # else, or if one fails: the SimHashes alone
             prints = await self.prints([text, original_text])
-            if isinstance(prints[0], Fingerprint) and isinstance(prints[1], Fingerprint):
-                return match.found_by(self.settings.block_plan, prints[0], prints[1])
+            if isinstance(prints[0], Routed) and isinstance(prints[1], Routed):
+                return match.found_by(self.settings.block_plan, prints[0].fingerprint, prints[1].fingerprint)
         return match.found_by(self.settings.block_plan, _bare(probe), _bare(stored))
 
     async def text(self, order: int) -> str | None:
