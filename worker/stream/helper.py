@@ -3,7 +3,8 @@
 Fingerprinting is the largest share of the worker's own CPU that needs no state, and the
 worker's process is one Python thread: in a process of its own, the fingerprints of batch
 N+1, and their routes to index partitions (:mod:`worker.stream.routes`), are computed while
-the worker indexes batch N (the pipeline is in :meth:`worker.stream.worker.Worker.fingerprint_agent`). The helper is forked from a fresh
+the worker indexes batch N (the pipeline is in
+:meth:`worker.stream.worker.Worker.fingerprint_agent`). The helper is forked from a fresh
 ``forkserver`` process, never from the worker, whose Kafka and RocksDB threads a fork would
 copy in whatever state they were in; it loads its tables once, at the worker's start.
 

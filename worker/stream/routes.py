@@ -3,8 +3,8 @@
 Routing needs only the fingerprint and the settings, no state, so the worker's helper process
 (:mod:`worker.stream.helper`) routes each text right after fingerprinting it, and the worker's
 own process, the one that bounds a worker's events a second, only wraps the routes it gets
-back into :class:`~topology.stages.Share` objects (the slots and their murmur hashes were a
-tenth of that process's CPU an event).
+back into :class:`~topology.stages.Share` objects (what that saves: docs/benchmarks.md,
+"Routes made in the helper").
 """
 
 from __future__ import annotations
