@@ -268,6 +268,26 @@ def test_a_resent_id_is_counted_and_a_changed_text_is_told_apart(tmp_path: Path)
     assert (sends.metrics.republished, sends.metrics.resent_changed) == (2, 1)
 
 
+def test_an_id_resent_before_its_first_copy_is_decided_is_counted_too(tmp_path: Path) -> None:
+    """Both copies in one batch: the second intro reaches the verdict stage before the first
+    copy's answers decide it, and is counted (and warned of) as a re-send of a decided id is."""
+    fingerprint, index = FingerprintStage(SETTINGS), IndexStage(SETTINGS, "t.events")
+    vstores = {
+        p: VerdictPartition(tmp_path / f"verdict-{p}", SETTINGS.retention_ms) for p in range(SETTINGS.partitions)
+    }
+    sends = RecordingSends()
+    verdict = VerdictStage(
+        SETTINGS, StoreSet(tmp_path / "unused", "t.verdict-changelog", VerdictPartition, None), sends, None
+    )
+    batch = [event("a", STORY, 0), event("a", OTHER, 1), event("b", REPOST, 2), event("b", REPOST, 3)]
+    out = fingerprint.process(batch)
+    replies = index.process(index_stores(tmp_path), as_messages(out.shares, out.intros)).replies
+    result = verdict.process(vstores, dict(replies), now=int(NOW_S * 1000))
+    held = [held_id for _, _, entry in result.decided if entry is not None for held_id in entry.ids]
+    assert sorted(held) == ["a", "a", "b", "b"], "each copy gets the first copy's verdict"
+    assert (sends.metrics.republished, sends.metrics.resent_changed) == (2, 1)
+
+
 def test_an_id_resent_with_another_text_leaves_its_first_text_a_candidate(tmp_path: Path) -> None:
     """The second text is stored apart from the first (the known limit: later events may match
     it), not over it: a later copy of the first text is still its duplicate, as in scan."""

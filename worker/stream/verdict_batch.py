@@ -87,6 +87,18 @@ class VerdictBatch:
         self.published[event_id] = published
         self.dirty_published.add(event_id)
 
+    def _count_resent(self, event_id: str, changed: bool) -> None:
+        """A re-sent id: its first verdict goes out again; another text is not decided (warned)."""
+        self.metrics.republished += 1
+        if changed:
+            self.metrics.resent_changed += 1
+            resent_log.warning(
+                "id %r re-sent with another text: its first verdict is published again, the "
+                "new text is not decided (re-sent ids with another text so far: %d)",
+                event_id,
+                self.metrics.resent_changed,
+            )
+
     def item(self, item: dict[str, Any]) -> None:
         kind = item.get("kind")
         event_id = str(item["id"])
@@ -100,21 +112,18 @@ class VerdictBatch:
                     self.metrics.replayed += 1
                     return
                 self._set_verdict(event_id, first._replace(copies=(*first.copies, order)))
-                self.metrics.republished += 1
-                if item.get("fingerprint") != first.fingerprint:  # not decided: only its first text is
-                    self.metrics.resent_changed += 1
-                    resent_log.warning(
-                        "id %r re-sent with another text: its first verdict is published again, the "
-                        "new text is not decided (re-sent ids with another text so far: %d)",
-                        event_id,
-                        self.metrics.resent_changed,
-                    )
+                self._count_resent(event_id, item.get("fingerprint") != first.fingerprint)
                 if self.is_held(event_id):  # goes out with (after) its first verdict, as that is then
                     self.held_ids.append(event_id)
                 else:
                     self.out.append(first.output(event_id))
                 return
-            self.settle(event_id, gather.add_intro(self.state_of(event_id), Intro.from_dict(item)))
+            intro, state = Intro.from_dict(item), self.state_of(event_id)
+            gathered = gather.add_intro(state, intro)
+            if state is not None and state.intro is not None and gathered.copies > state.copies:
+                # Re-sent before its first copy was decided: counted as a copy of a decided one is.
+                self._count_resent(event_id, intro.fingerprint != state.intro.fingerprint)
+            self.settle(event_id, gathered)
         elif kind == "answer":
             if first is not None:
                 return  # a re-sent copy's or a replayed probe's answer
