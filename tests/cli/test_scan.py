@@ -147,6 +147,16 @@ def test_bad_lines_are_dead_lettered_and_the_run_goes_on(tmp_path: Path, en: lis
     assert "6 rejected" in stderr
 
 
+def test_a_resent_id_gets_its_first_verdict_and_is_counted(tmp_path: Path, en: list[str]) -> None:
+    """As the stream counts and warns of them: an id sent again gets its first verdict, and
+    one sent with another text is told apart, since that text is never decided."""
+    lines = [event("a", en[0]), event("b", en[1]), event("a", en[0]), event("b", en[2])]
+    status, verdicts, stderr = run_scan(tmp_path, lines)
+    assert status == 0 and [v["id"] for v in verdicts] == ["a", "b", "a", "b"]
+    assert verdicts[3] == verdicts[1], "the first text's verdict, not a decision of the second"
+    assert "2 re-sent ids given their first verdict again (1 with another text, which is not decided)" in stderr
+
+
 def test_blank_lines_are_skipped_and_counted(tmp_path: Path, en: list[str]) -> None:
     status, verdicts, stderr = run_scan(tmp_path, [event("a", en[0]), "", "   \t", event("b", en[1])])
     assert status == 0 and [v["id"] for v in verdicts] == ["a", "b"]

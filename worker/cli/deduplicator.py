@@ -58,6 +58,8 @@ class Deduplicator:
         stored = index.get_record(_NEXT_ORDER)
         self._next_order = int(stored) if stored else 0
         self.late = 0  # events decided but not stored: older than the window behind the newest
+        self.resent = 0  # ids seen before: their first verdict again
+        self.resent_changed = 0  # of those, with another text (not decided, as in the stream)
         # A store that has never held an event (no watermark) holds the first verdict of an id
         # only if this run decided it: a lookup of any other id (up to nine point reads, one a
         # live bucket) can be skipped.
@@ -68,6 +70,14 @@ class Deduplicator:
         fingerprint, if already computed (``neardup scan`` computes them ahead)."""
         return self.decide_encoded(event, now_ms, probe)[0]
 
+    def _count_resent(self, first: Verdict, event: Event, probe: Fingerprint | None) -> None:
+        """Count a re-sent id, and whether its text is another than its first one's (the
+        stream's counter and warning say the same of its re-sent ids)."""
+        self.resent += 1
+        if probe is None:
+            probe = fingerprint(event.text, self.settings)
+        self.resent_changed += to_hex(probe.simhash) != first.fingerprint
+
     def decide_encoded(
         self, event: Event, now_ms: int | None = None, probe: Fingerprint | None = None
     ) -> tuple[Verdict, bytes]:
@@ -76,7 +86,9 @@ class Deduplicator:
         known = self._seen is None or hash(event.id) in self._seen
         seen = self.index.get_record(_VERDICT_PREFIX + event.id) if known else None
         if seen is not None:
-            return Verdict.from_dict(loads(seen)), seen
+            first = Verdict.from_dict(loads(seen))
+            self._count_resent(first, event, probe)
+            return first, seen
         ts = event.ts if event.ts is not None else (now_ms if now_ms is not None else int(time.time() * 1000))
         if probe is None:
             probe = fingerprint(event.text, self.settings)

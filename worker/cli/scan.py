@@ -73,6 +73,8 @@ class Summary:
     rejected: int = 0
     blank: int = 0  # lines of nothing but spaces: skipped, as the stream's producer skips them
     late: int = 0  # decided, not stored: older than the retention window behind the newest event
+    resent: int = 0  # ids seen before, given their first verdict again
+    resent_changed: int = 0  # of those, with another text, which is not decided
     seconds: float = 0.0
 
     @property
@@ -82,9 +84,12 @@ class Summary:
     def line(self) -> str:
         rate = self.events / self.seconds if self.seconds > 0 else 0.0
         blank = f", {count(self.blank, 'blank line')} skipped" if self.blank else ""
+        resent = f"; {count(self.resent, 're-sent id')} given their first verdict again" if self.resent else ""
+        if self.resent_changed:
+            resent += f" ({self.resent_changed} with another text, which is not decided)"
         return (
             f"{count(self.events, 'event')}: {self.unique} unique, {count(self.duplicates, 'duplicate')}, "
-            f"{self.rejected} rejected{blank} in {self.seconds:.1f} s ({rate:,.0f} events/s)"
+            f"{self.rejected} rejected{blank} in {self.seconds:.1f} s ({rate:,.0f} events/s){resent}"
         )
 
 
@@ -123,7 +128,7 @@ def scan(
         for chunk, ready in _prepared(_chunks(source), pool, settings):
             _decide(chunk, ready, dedup, out, rejects, summary, report)
         dedup.flush()
-        summary.late = dedup.late
+        summary.late, summary.resent, summary.resent_changed = dedup.late, dedup.resent, dedup.resent_changed
     summary.seconds = time.perf_counter() - started
     report.clear()
     return summary
