@@ -102,6 +102,8 @@ def produce(
         producer.flush()
     finally:
         producer.close()
+    refused = {number for number, _ in failed}  # not sent: the stream will not dead-letter them either
+    invalid = [(number, reason) for number, reason in invalid if number not in refused]
     return Produced(sent=attempted - len(failed), refused=sorted(failed), invalid=invalid)
 
 
