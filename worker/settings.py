@@ -193,7 +193,8 @@ class Settings:
     allowed_lateness_ms: int = _setting(
         20,
         "How long a verdict waits for a possibly earlier original racing through another partition "
-        "(a worker owning every partition stops waiting once all input partitions are past it).",
+        "(a worker owning every partition stops waiting once all input partitions are past it, and waits "
+        "no longer than this when one is not: a backlog read unevenly gets corrections; raise it for a backfill).",
     )
     reorder_ms: int = _setting(
         REORDER_MS,
