@@ -37,7 +37,8 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "short_bands": (0, None),
     "word_bands": (0, None),
     "max_future_skew_ms": (0, None),
-    "retention_days": (0, 36_500),  # a century: longer is no window at all, and inf has no milliseconds
+    # A minute (_MIN_RETENTION_MS) to a century: longer is no window at all, and inf has no milliseconds.
+    "retention_days": (60_000 / 86_400_000, 36_500),
     "max_text_bytes": (1, None),
     "max_id_chars": (1, None),
     "cache_mb": (1, None),
@@ -278,7 +279,7 @@ class Settings:
         for name, (low, high) in RANGES.items():
             value = getattr(self, name)
             if not low <= value or (high is not None and not value <= high):  # NaN is neither
-                bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+                bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
                 source = ENV_PREFIX + name.upper() + (f" or --{name.replace('_', '-')}" if name in FLAGGED else "")
                 raise ValueError(f"{name} ({source}) is {value}; it must be {bounds}")
 
