@@ -127,7 +127,9 @@ def _parse_int(literal: str) -> int:
     """JSON integers within 64 bits; longer literals are refused before Python converts them."""
     if len(literal.lstrip("-")) > 19 or not _INT_MIN <= (value := int(literal)) <= _INT_MAX:
         shown = literal if len(literal) <= 24 else f"{literal[:12]}…({len(literal)} digits)"
-        raise InvalidEvent(f"number {shown} is outside the 64-bit integer range (send it as a string)")
+        raise InvalidEvent(
+            f"number {shown} is outside the 64-bit integer range (ts: epoch ms or ISO-8601; else a string)"
+        )
     return value
 
 
