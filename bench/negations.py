@@ -9,7 +9,9 @@ and more, as ``bench/wrappers.py`` takes them) and makes of each:
 * ``flipped``: a hard negative, "not" put in after its first auxiliary ("will" -> "will not"),
   or taken out after it where it was there;
 * ``styled``: a copy, its negations contracted ("does not" -> "doesn't") or, where it had
-  contractions, written out.
+  contractions, written out;
+* ``denied``: a hard negative, its first past-tense verb after a word denied in the present
+  ("raised" -> "did not raise").
 
 It scans each kind with the texts alone and prints how many flips were called a copy of their
 text (a false duplicate each) and the recall of the styled copies. A development probe, not a
@@ -50,6 +52,19 @@ def flipped(text: str) -> str | None:
     return text[: found.start()] + replacement + text[found.end() :]
 
 
+_PAST = re.compile(r"(?<=[a-z] )([a-z]{2,})ed\b")
+
+
+def denied(text: str) -> str | None:
+    """``text`` denying its first past-tense verb: "raised" -> "did not raise"."""
+    found = _PAST.search(text)
+    if found is None:
+        return None
+    word = found.group()
+    base = word[:-2] if word[-3] in "tdklmnprw" and word[-4] not in "aeiou" else word[:-1]
+    return text[: found.start()] + "did not " + base + text[found.end() :]
+
+
 def styled(text: str) -> str | None:
     """``text`` in the other style of negations: contracted, or written out where it was contracted."""
     if _WRITTEN.search(text):
@@ -64,8 +79,8 @@ def _cased(word: str, like: str) -> str:
 
 
 def build(kind: str, texts: Sequence[str]) -> list[Event]:
-    """The texts, then each one's ``flipped`` or ``styled`` version (where it has one)."""
-    change = flipped if kind == "flipped" else styled
+    """The texts, then each one's ``flipped``, ``styled`` or ``denied`` version (where it has one)."""
+    change = {"flipped": flipped, "styled": styled, "denied": denied}[kind]
     originals = [Event(f"en{i}", text, "en") for i, text in enumerate(texts)]
     made = [(story, change(story.text)) for story in originals]
     return originals + [Event(f"{kind}:{s.id}", text, "en", s.id) for s, text in made if text and text != s.text]
@@ -80,10 +95,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     kind = "stories of 150 characters and more" if args.stories else "posts of 10-99 characters"
     print(f"{len(texts)} English {kind} of the development set")
     print(f"{'kind':<9}{'made':>6}   {'called a copy of their text':>28}   called a copy of another text")
-    for name in ("flipped", "styled"):
+    for name in ("flipped", "styled", "denied"):
         recall, joined, made = scan_scored(build(name, texts))
         print(f"{name:<9}{made:>6}   {recall.get('en', 0.0):>28.2f}   {joined}")
-    print("(flipped: each one called a copy is a false duplicate; styled: the share called a copy is the recall)")
+    print(
+        "(flipped, denied: each one called a copy is a false duplicate; styled: the share called a copy is the recall)"
+    )
 
 
 if __name__ == "__main__":

@@ -184,6 +184,14 @@ SAID_THE_OPPOSITE = [
     ("The vaccine is not safe for children under five", "The vaccine is safe for children under five"),
     ("Apple will never release a new iPhone this fall", "Apple will release a new iPhone this fall"),
     ("There is no evidence of fraud, judge says", "There is evidence of fraud, judge says"),
+    # The verb in another tense where the negation stands (an operator's try: both were copies).
+    (
+        "The central bank did not raise interest rates by a quarter point on Tuesday, citing persistent inflation.",
+        "The central bank raised interest rates by a quarter point on Tuesday, citing persistent inflation.",
+    ),
+    ("The company says it did not raise prices last month", "The company says it raised prices last month"),
+    ("Council will not close the old harbour bridge", "Council closed the old harbour bridge"),
+    ("Police have not charged the driver, they said", "Police charged the driver, they said"),
     # Listed, but too long for the words to judge a slip: the negation is still read.
     (
         "Unions will not advise members to reject the offer because it includes a wage freeze.",
@@ -221,6 +229,12 @@ def test_negated_reads_a_negation_put_in_or_left_out_between_shared_words_only()
     assert not words.negated("no fed will raise rates", "fed will raise rates")  # in front: a header
     assert not words.negated("fed will raise rates not", "fed will raise rates")  # at the end: a cut
     assert not words.negated("fed will not and cannot raise rates", "fed will raise rates")  # other words too
+    assert words.negated("fed did not raise rates", "fed raised rates")
+    assert words.negated("fed raised rates", "fed will never raise rates")
+    assert words.negated("russia did not defend itself", "russia defended itself")
+    assert words.negated("the court has not denied it", "the court denied it")
+    assert not words.negated("fed did not say it raised rates", "fed raised rates")  # not the verb negated
+    assert not words.negated("fed not raised rates", "fed cut rates")  # another verb
 
 
 # One story in two outlets' styles (words.SAME_WORD): before each style joined it, the word

@@ -11,7 +11,8 @@ mostly undo), another word is far from it. So a listed short text keeps its word
 a run of one replaced by another word in the other. Words added or removed (a header, a
 wrapper, a cut, an appended sentence) are not a change: only a run replaced on both sides is.
 A negation put in or left out between words the two share (:func:`negated`) is one, in any
-listed text: "will not raise rates" says the opposite of "will raise rates".
+listed text: "will not raise rates" says the opposite of "will raise rates", and "did not
+raise rates" of "raised rates".
 
 The other way round, a post of a dozen characters with one slip shares too few of its 3-grams
 with its original for any threshold that keeps unrelated posts apart (a letter changed in
@@ -111,6 +112,10 @@ _PHRASE_HEADS = frozenset(phrase[0] for phrase in PHRASES)
 # Words that say the opposite when put in or left out inside a post: "will not raise rates"
 # and "will raise rates" are two messages (the normaliser writes "won't" and "can't" out).
 NEGATIONS = frozenset({"not", "no", "never"})
+# Words that may stand before a negated verb: "did not raise" says the opposite of "raised".
+AUXILIARIES = frozenset(
+    "do does did will would can could shall should may might must is are was were has have had".split()
+)
 
 
 def canonical(folded: str) -> str:
@@ -193,7 +198,30 @@ def negated(a: str, b: str) -> bool:
         inside = (head or i1 and j1) and (tail or i2 < len(old) and j2 < len(new))
         if tag in ("insert", "delete") and inside and _only_negation(old[i1:i2] or new[j1:j2]):
             return True
+        if tag == "replace" and inside and _negated_verb(old[i1:i2], new[j1:j2]):
+            return True
     return False
+
+
+def _negated_verb(x: list[str], y: list[str]) -> bool:
+    """Whether one run is a verb negated, with at most one auxiliary before it, and the other
+    that verb alone in another tense: "did not raise", "will never raise", "has not raised"
+    against "raised"."""
+    run, verb = (x, y) if len(y) == 1 else (y, x)
+    if len(verb) != 1 or not 2 <= len(run) <= 3 or run[-2] not in NEGATIONS:
+        return False
+    if len(run) == 3 and run[0] not in AUXILIARIES:
+        return False
+    a, b = run[-1], verb[0]
+    return a == b or b in _tensed(a) or a in _tensed(b)
+
+
+def _tensed(verb: str) -> set[str]:
+    """A verb's regular other tenses: "raise" -> "raised", "raises"; "defend" -> "defended"."""
+    forms = {verb + "s", verb + "es", verb + "d", verb + "ed"}
+    if verb.endswith("y"):
+        forms |= {verb[:-1] + "ied", verb[:-1] + "ies"}
+    return forms
 
 
 def _negations(text: str) -> int:
@@ -201,6 +229,9 @@ def _negations(text: str) -> int:
 
 
 def _only_negation(run: list[str]) -> bool:
+    """A negation and nothing else, or after an auxiliary ("have not" charged against charged)."""
+    if len(run) == 2 and run[0] in AUXILIARIES and run[1] in NEGATIONS:
+        return True
     return 0 < len(run) <= 2 and all(word in NEGATIONS for word in run)
 
 
