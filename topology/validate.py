@@ -117,6 +117,10 @@ def _reading(settings: Limits) -> Iterator[None]:
     except json.JSONDecodeError as exc:
         # A record is one line: its line number would stand beside the file's in a tool's message.
         where = f"column {exc.colno}" if exc.lineno == 1 else f"line {exc.lineno} column {exc.colno}"
+        if exc.msg.startswith("Unexpected UTF-8 BOM"):  # Python's hint names its own codec
+            raise InvalidEvent(
+                "invalid JSON: a byte order mark (U+FEFF) before the record, as files joined by cat have"
+            ) from None
         said = exc.msg if exc.msg.endswith(" at") else f"{exc.msg} at"
         raise InvalidEvent(f"invalid JSON: {said} {where}") from None
     except ValueError as exc:

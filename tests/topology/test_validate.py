@@ -64,10 +64,16 @@ def test_rejects_with_reason(raw: bytes, reason: str) -> None:
     assert reason in caught.value.reason
 
 
-def test_no_reason_is_a_python_hint_or_a_traceback() -> None:
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"id": "a", "text": "ok", "n": ' + b"1" * 5000 + b"}", '\ufeff{"id": "a", "text": "ok"}'.encode()],
+    ids=["long number", "byte order mark"],
+)
+def test_no_reason_is_a_python_hint_or_a_traceback(raw: bytes) -> None:
     with pytest.raises(InvalidEvent) as caught:
-        parse_event(b'{"id": "a", "text": "ok", "n": ' + b"1" * 5000 + b"}", SETTINGS)
-    assert "sys." not in caught.value.reason and len(caught.value.reason) < 120
+        parse_event(raw, SETTINGS)
+    assert "sys." not in caught.value.reason and "utf-8-sig" not in caught.value.reason
+    assert len(caught.value.reason) < 120
 
 
 def test_the_structural_limits_accept_what_they_allow() -> None:
