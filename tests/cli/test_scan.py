@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -676,6 +677,8 @@ def test_sigterm_ends_a_scan_as_ctrl_c_does_leaving_no_helper_and_no_temporary_i
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert "interrupted; the output holds the verdicts of the lines before" in stderr
+    decided = re.search(r"\((\d+) events? decided, 0 rejected\)", stderr)
+    assert decided is not None and int(decided.group(1)) == len(out.read_text().splitlines()), stderr
     assert "Traceback" not in stderr
     assert list(temp.iterdir()) == []
     time.sleep(1)

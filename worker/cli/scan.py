@@ -103,8 +103,10 @@ def scan(
     total_bytes: int | None = None,
     ahead: bool = False,
     temporary: bool = False,
+    summary: Summary | None = None,
 ) -> Summary:
-    """Decide every line of ``source`` against the index in ``state_dir``.
+    """Decide every line of ``source`` against the index in ``state_dir``, counting into
+    ``summary`` (a new one if None: an interrupted caller reads how far it got).
 
     With ``ahead``, a helper process parses and fingerprints chunks of lines while this one
     decides the chunk before them, and prepares a later chunk itself while the next is not
@@ -112,7 +114,7 @@ def scan(
     one), the rest is not. A ``temporary`` state, deleted after the scan, is never flushed or
     synced, and released without a flush.
     """
-    summary = Summary()
+    summary = Summary() if summary is None else summary
     started = time.perf_counter()
     report = _Progress(progress, summary, started, total_bytes)
     with ExitStack() as stack:
@@ -337,13 +339,14 @@ def run(
     # Verdicts on the same terminal would be drawn over.
     progress = sys.stderr if sys.stderr.isatty() and not (to_stdout and sys.stdout.isatty()) else None
     total = source_path.stat().st_size if source_path.is_file() else None
+    summary = Summary()
     with ExitStack() as stack:
-        stack.enter_context(_terminated_as_interrupted())
+        stack.enter_context(_terminated_as_interrupted(summary))
         source = stack.enter_context(open_input(input_path))
         out = sys.stdout.buffer if to_stdout else stack.enter_context(open(str(output_path), "wb"))
         state_dir = Path(state) if state else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="neardup-")))
         ahead = (os.cpu_count() or 1) > 1 and total is not None and total >= AHEAD_BYTES
-        summary = scan(source, out, dead_letter, settings, state_dir, progress, total, ahead, temporary=not state)
+        scan(source, out, dead_letter, settings, state_dir, progress, total, ahead, not state, summary)
     print(f"neardup scan: {summary.line()}", file=sys.stderr)
     if summary.late:
         print(
@@ -367,7 +370,7 @@ def run(
 
 
 @contextmanager
-def _terminated_as_interrupted() -> Iterator[None]:
+def _terminated_as_interrupted(summary: Summary) -> Iterator[None]:
     """SIGTERM (``kill``, ``timeout``) ends the scan as Ctrl-C does, through every cleanup: by
     the default action it left the helper blocked on its pipe forever and the temporary index
     on disk, and said nothing."""
@@ -380,7 +383,10 @@ def _terminated_as_interrupted() -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        print("\nneardup scan: interrupted; the output holds the verdicts of the lines before", file=sys.stderr)
+        done = f"{count(summary.events, 'event')} decided, {summary.rejected} rejected"
+        print(
+            f"\nneardup scan: interrupted; the output holds the verdicts of the lines before ({done})", file=sys.stderr
+        )
         raise
     finally:
         if main:
