@@ -122,6 +122,13 @@ def test_an_id_already_published_says_so_under_its_first_verdict() -> None:
     ]
 
 
+def test_an_id_already_published_with_another_text_says_that_text_is_not_decided() -> None:
+    answer = {"id": "story", "verdict": "unique", "already_published": True, "another_text": True, "candidates": []}
+    assert list(check_lines(answer))[1] == (
+        "  (this id is already published with another text: it gets its first verdict again, this text is not decided)"
+    )
+
+
 def test_check_file_answers_every_good_line_and_names_each_bad_one(tmp_path: Path, worker: str) -> None:
     source = tmp_path / "events.jsonl"
     lines = [

@@ -342,9 +342,10 @@ def test_the_cli_asks_any_worker(run: Run, tmp_path: Path) -> None:
     answers = [json.loads(line) for line in checked.stdout.splitlines()]
     assert [(a["id"], a["verdict"]) for a in answers[:2]] == [("again", "duplicate"), ("new", "unique")]
     assert "already_published" not in answers[0]
-    for answer in answers[2:]:
+    for answer, line in zip(answers[2:], lines[2:], strict=True):
         first = published[answer["id"]]
         assert answer["already_published"] is True
+        assert answer["another_text"] is (line["text"] != run.texts[answer["id"]])
         assert (answer["verdict"], answer.get("duplicate_of")) == (first["verdict"], first.get("duplicate_of"))
         assert answer["fingerprint"] == first["fingerprint"], "what the stream publishes again, whatever the text"
         assert answer["id"] not in [c["id"] for c in answer["candidates"]]

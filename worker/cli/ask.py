@@ -266,7 +266,9 @@ def check_lines(answer: dict[str, Any]) -> Iterator[str]:
         )
     else:
         yield f"{label}unique"
-    if answer.get("already_published"):
+    if answer.get("already_published") and answer.get("another_text"):
+        yield "  (this id is already published with another text: it gets its first verdict again, this text is not decided)"
+    elif answer.get("already_published"):
         yield "  (this id is already published: a re-sent id gets its first verdict again)"
     if not answer["candidates"] and not answer.get("already_published"):
         yield "  (no stored event shares a block-table or exact key with it)"

@@ -219,6 +219,8 @@ class Inspector:
             first = published["value"]
             verdict = {k: first[k] for k in ("verdict", "duplicate_of", "distance", "similarity") if k in first}
             verdict["already_published"] = True
+            # As the stream tells a re-sent id's text apart: by its fingerprint (this text is not decided).
+            verdict["another_text"] = intro.fingerprint != first.get("fingerprint", intro.fingerprint)
             fingerprint = first.get("fingerprint", fingerprint)
         return verdict | {"fingerprint": fingerprint, "candidates": ranked, "index_partitions": len(shares)}
 
