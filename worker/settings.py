@@ -195,7 +195,7 @@ class Settings:
         20,
         "How long a verdict waits for a possibly earlier original racing through another partition "
         "(a worker owning every partition stops waiting once all input partitions are past it, and waits "
-        "no longer than this when one is not: a backlog read unevenly gets corrections; raise it for a backfill).",
+        "no longer than this when one is not: raise it for a backfill to make corrections rarer still).",
     )
     reorder_ms: int = _setting(
         REORDER_MS,

@@ -9,6 +9,7 @@ would have to be corrected: the outputs must hold no correction and scan's verdi
 from __future__ import annotations
 
 import json
+import random
 import statistics
 import time
 import uuid
@@ -101,3 +102,46 @@ def test_held_verdicts_leave_early_only_when_every_partition_is_past_them(kafka_
     got = {i: (v[0]["verdict"], v[0].get("duplicate_of")) for i, v in verdicts.items()}
     assert got == {i: (r["verdict"], r.get("duplicate_of")) for i, r in reference.items()}
     assert sum(1 for verdict, _ in got.values() if verdict == "duplicate") >= len(SAMPLE) // 3
+
+
+def test_a_lone_worker_reads_a_backlog_in_append_time_and_corrects_nothing(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """A backlog, then one worker: every original in partition 0, a copy of every tenth in
+    partition 1 right after it. Read one record of each partition in turn (Faust's own order),
+    the m-th copy came with the m-th original, before its own (the 10m-th): published unique,
+    then corrected. Read in append time, each copy comes after its original."""
+    prefix = f"bl{uuid.uuid4().hex[:8]}"
+    env = worker_env(kafka_bootstrap, prefix, 2, tmp_path / "state", lateness_ms=20)
+    names = Topics(prefix)
+    create_topics(kafka_bootstrap, topics(prefix, 2, 1))
+    # Stories of their own (words of the sample drawn at random), more than a batch takes.
+    words = sorted({w for line in SAMPLE for w in json.loads(line)["text"].split() if w.isalpha()})
+    draw = random.Random(7)
+    placed: list[tuple[int, bytes]] = []
+    for i in range(1200):
+        event = {"id": f"story-{i}", "text": " ".join(draw.choices(words, k=24)) + "."}
+        placed.append((0, json.dumps(event).encode()))
+        if i % 10 == 9:
+            placed.append((1, json.dumps({"id": f"story-{i}-copy", "text": event["text"] + " (update)"}).encode()))
+    _send(kafka_bootstrap, names.events, placed, rate=4000)
+    ids = {json.loads(line)["id"] for _, line in placed}
+    worker = WorkerProcess.start(env, "backlog", tmp_path)
+    reader = OutputReader(kafka_bootstrap, names)
+    try:
+        worker.wait_ready()
+        reader.wait_for(ids, timeout=90)
+        reader.settle()
+    finally:
+        worker.stop()
+        reader.close()
+    assert not [r for r in reader.records if r.topic == names.corrections]
+    orders = input_orders(kafka_bootstrap, names.events)
+    in_order = sorted(placed, key=lambda item: orders[json.loads(item[1])["id"]])
+    reference = _scan_reference([line for _, line in in_order], Settings.from_env(env), tmp_path)
+    got = {
+        str(r.key): (r.value["verdict"], r.value.get("duplicate_of"))
+        for r in reader.records
+        if r.topic in (names.unique, names.duplicates)
+    }
+    assert got == {i: (r["verdict"], r.get("duplicate_of")) for i, r in reference.items()}

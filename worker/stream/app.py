@@ -28,6 +28,7 @@ from worker.state.layout import misfit
 from worker.state.replay import ChangelogReader
 from worker.stream.batches import Windows
 from worker.stream.metrics import Metrics
+from worker.stream.scheduling import AppendTimeOrder
 from worker.stream.transactions import Transactions
 from worker.stream.web import MAX_BODY, App, init_server
 from worker.stream.wiring import install
@@ -262,6 +263,8 @@ def create_app(
         producer_linger=_PRODUCER_LINGER_S,
         broker_session_timeout=_SESSION_TIMEOUT_S,
         broker_heartbeat_interval=_HEARTBEAT_S,
+        # A fetched backlog read in append time across partitions, not partition by partition in turn.
+        ConsumerScheduler=AppendTimeOrder,
     )
     _shorten_fetch_wait()
     _filter_logs()

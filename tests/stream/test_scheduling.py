@@ -1,0 +1,25 @@
+"""The worker's consumer hands fetched records to its streams in append time across partitions."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from faust.types import TP
+
+from worker.stream.scheduling import AppendTimeOrder
+
+
+class Record(NamedTuple):
+    offset: int
+    timestamp: int
+
+
+def test_partitions_are_merged_by_append_time_each_in_its_own_order() -> None:
+    slow, fast = TP("t.events", 0), TP("t.events", 1)
+    records = {
+        slow: [Record(0, 100), Record(1, 400), Record(2, 900)],
+        fast: [Record(0, 110), Record(1, 120), Record(2, 130), Record(3, 800)],
+        TP("t.events", 2): [Record(0, 50), Record(1, 40)],  # a producer's clock went back: kept as read
+    }
+    read = [(tp.partition, r.offset) for tp, r in AppendTimeOrder().iterate(records)]
+    assert read == [(2, 0), (2, 1), (0, 0), (1, 0), (1, 1), (1, 2), (0, 1), (1, 3), (0, 2)]
