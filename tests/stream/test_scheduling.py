@@ -11,7 +11,7 @@ from worker.stream.scheduling import AppendTimeOrder
 
 class Record(NamedTuple):
     offset: int
-    timestamp: int
+    timestamp: int | None
 
 
 def test_partitions_are_merged_by_append_time_each_in_its_own_order() -> None:
@@ -23,3 +23,9 @@ def test_partitions_are_merged_by_append_time_each_in_its_own_order() -> None:
     }
     read = [(tp.partition, r.offset) for tp, r in AppendTimeOrder().iterate(records)]
     assert read == [(2, 0), (2, 1), (0, 0), (1, 0), (1, 1), (1, 2), (0, 1), (1, 3), (0, 2)]
+
+
+def test_a_record_without_a_timestamp_is_read_not_a_crash() -> None:
+    records = {TP("t.events", 0): [Record(0, 5), Record(1, None)], TP("t.events", 1): [Record(0, None)]}
+    read = [(tp.partition, r.offset) for tp, r in AppendTimeOrder().iterate(records)]
+    assert sorted(read) == [(0, 0), (0, 1), (1, 0)] and read.index((0, 0)) < read.index((0, 1))

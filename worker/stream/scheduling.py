@@ -25,8 +25,14 @@ class AppendTimeOrder(DefaultSchedulingStrategy):
 
     def iterate(self, records: Mapping[TP, list[Any]]) -> Iterator[tuple[TP, Any]]:
         runs = [
-            [(record.timestamp, tp.partition, n, tp, record) for n, record in enumerate(buffer)]
+            [(_stamp(record), tp.partition, n, tp, record) for n, record in enumerate(buffer)]
             for tp, buffer in records.items()
         ]
         for _, _, _, tp, record in heapq.merge(*runs, key=lambda item: item[:2]):
             yield tp, record
+
+
+def _stamp(record: Any) -> int:
+    """A record's timestamp (ms); one without (an old message format) sorts first."""
+    stamp = getattr(record, "timestamp", None)
+    return stamp if isinstance(stamp, int) else -1
