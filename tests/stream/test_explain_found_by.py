@@ -12,7 +12,7 @@ from worker.engine.fingerprint import fingerprint
 from worker.engine.simhash import to_hex
 from worker.settings import Settings
 from worker.stream.inspect import Inspector
-from worker.stream.routes import Routed, route
+from worker.stream.routes import Routed, routed_each
 
 SETTINGS = Settings(partitions=2, topic_prefix="t")
 SHORT = "Breaking: quake hits the coast"
@@ -20,9 +20,7 @@ SHORT = "Breaking: quake hits the coast"
 
 def _inspector(outcome: str) -> Inspector:
     async def prints(texts: list[str]) -> list[Routed | str]:  # as the helper answers
-        plan, partitions = SETTINGS.block_plan, SETTINGS.partitions
-        failed = "fingerprint failed: panic"
-        return [route(fingerprint(text, SETTINGS), plan, partitions) if outcome == "ok" else failed for text in texts]
+        return routed_each(texts, SETTINGS) if outcome == "ok" else ["fingerprint failed: panic" for _ in texts]
 
     handoff: Any = SimpleNamespace(names=Topics("t"))
     unused: Any = None
