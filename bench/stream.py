@@ -22,7 +22,9 @@ broker of scripts/kafka-local, used per event in the max run and in the half-loa
 figure near the machine's cores means the half load saturates it. Where Linux lets the bench
 count them (:func:`bench.instructions.process_counter`), the instructions the workers'
 threads (and their helper's) retired an event follow: two identical workers in one run
-agreed within 1 % where their CPU time an event differed by a tenth.
+agreed within 1 % where their CPU time an event differed by a tenth. A neardup line ends with
+the corrections each run published (docs/reliability.md): the max runs are a backlog, which
+one worker should read in the total order as ``neardup scan`` reads a file.
 
 With ``--before REV`` one more configuration runs: one worker of that revision's code, in
 the same rounds as this tree's, so that a change is measured against the code before it.
@@ -307,6 +309,20 @@ def read_times(
     return input_ts, output_ts
 
 
+def count_corrections(bootstrap: str, topic: str) -> int:
+    """The records of a run's corrections topic that name a measured id (warm-ups left out)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    parts = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+    consumer.assign(parts)
+    consumer.seek_to_beginning(*parts)
+    ends, counted = consumer.end_offsets(parts), 0
+    while any(consumer.position(tp) < end for tp, end in ends.items()):
+        for msgs in consumer.poll(timeout_ms=500).values():
+            counted += sum(1 for m in msgs if m.key is not None and not m.key.startswith(_WARMUP))
+    consumer.close()
+    return counted
+
+
 def percentile(ordered: list[float], q: float) -> float:
     """The value at rank ``q`` of an ascending, non-empty list (the benches' one definition)."""
     return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
@@ -319,10 +335,15 @@ def latency_ms(input_ts: dict[bytes, int], output_ts: dict[bytes, int]) -> dict[
 
 
 def _measure(
-    bootstrap: str, names: Topics, events: list[tuple[bytes, bytes]], outputs: list[str], rate: float | None
+    bootstrap: str,
+    names: Topics,
+    events: list[tuple[bytes, bytes]],
+    outputs: list[str],
+    rate: float | None,
+    corrections: str = "",
 ) -> dict[str, float]:
     started, sender_cpu = produce(bootstrap, names.events, events, rate)
-    wait_quiet(bootstrap, outputs)
+    wait_quiet(bootstrap, outputs + ([corrections] if corrections else []))
     input_ts, output_ts = read_times(bootstrap, names.events, outputs, len(events))
     last = max(output_ts.values()) / 1000
     return {
@@ -331,6 +352,7 @@ def _measure(
         "seconds": last - started,
         "events_per_s": len(output_ts) / (last - started),
         "sender_cpu": sender_cpu,
+        "corrections": count_corrections(bootstrap, corrections) if corrections else math.nan,
         **latency_ms(input_ts, output_ts),
     }
 
@@ -498,7 +520,7 @@ def run(
         worker_pids, broker = children(), broker_pids(bootstrap)
         worker_cpu, broker_cpu = cpu_seconds(worker_pids), cpu_seconds(broker)
         executed = process_counter(worker_pids)
-        result = _measure(bootstrap, names, events, outputs, rate)
+        result = _measure(bootstrap, names, events, outputs, rate, names.corrections if job == NEARDUP else "")
         result["worker_ms"] = (cpu_seconds(worker_pids) - worker_cpu) * 1000 / count
         result["broker_ms"] = (cpu_seconds(broker) - broker_cpu) * 1000 / count if broker else float("nan")
         result["worker_kinstr"] = executed() / count / 1000 if executed else float("nan")
@@ -628,7 +650,8 @@ def main() -> None:
             f" | CPU an event, max/half: worker {cpu['worker_ms']:.2f}/{half['worker_ms']:.2f} ms,"
             f" broker {cpu['broker_ms']:.2f}/{half['broker_ms']:.2f} ms"
             f" | box at half load: {statistics.median(box_cores(r) for r in runs):.2f} of {os.cpu_count()} cores"
-            + _instructions(drains[label], runs),
+            + _instructions(drains[label], runs)
+            + _corrections(job, drains[label], runs),
             flush=True,
         )
     print(against_anchors(peak, drains))
@@ -640,6 +663,14 @@ def _instructions(drained: list[dict[str, float]], steady: list[dict[str, float]
     if any(math.isnan(figure) for figure in figures):  # no counter here
         return ""
     return f" | instructions an event, max/half: worker {figures[0]:.0f}/{figures[1]:.0f} k"
+
+
+def _corrections(job: str, drained: list[dict[str, float]], steady: list[dict[str, float]]) -> str:
+    """The corrections a neardup configuration published, each run's, max runs / half load."""
+    if job != NEARDUP:
+        return ""
+    counts = [", ".join(f"{r['corrections']:.0f}" for r in runs) for runs in (drained, steady)]
+    return f" | corrections, max/half: {counts[0]} / {counts[1]}"
 
 
 def against_anchors(peak: dict[str, float], drains: dict[str, list[dict[str, float]]]) -> str:
