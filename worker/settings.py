@@ -194,8 +194,9 @@ class Settings:
     allowed_lateness_ms: int = _setting(
         20,
         "How long a verdict waits for a possibly earlier original racing through another partition "
-        "(a worker owning every partition stops waiting once all input partitions are past it, and waits "
-        "no longer than this when one is not: raise it for a backfill to make corrections rarer still).",
+        "(a worker owning every partition stops waiting once all input partitions are past it; catching up "
+        "on a backlog, it waits up to 5 s more for a partition not read to its end: raise this for a "
+        "backfill to make corrections rarer still).",
     )
     reorder_ms: int = _setting(
         REORDER_MS,

@@ -104,30 +104,25 @@ def test_held_verdicts_leave_early_only_when_every_partition_is_past_them(kafka_
     assert sum(1 for verdict, _ in got.values() if verdict == "duplicate") >= len(SAMPLE) // 3
 
 
-def test_a_lone_worker_reads_a_backlog_in_append_time_and_corrects_nothing(
-    kafka_bootstrap: str, tmp_path: Path
-) -> None:
-    """A backlog, then one worker: every original in partition 0, a copy of every tenth in
-    partition 1 right after it. Read one record of each partition in turn (Faust's own order),
-    the m-th copy came with the m-th original, before its own (the 10m-th): published unique,
-    then corrected. Read in append time, each copy comes after its original."""
+def _stories(count: int, words: int, seed: int) -> list[dict[str, str]]:
+    """Stories of their own: words of the sample drawn at random."""
+    vocabulary = sorted({w for line in SAMPLE for w in json.loads(line)["text"].split() if w.isalpha()})
+    draw = random.Random(seed)
+    return [{"id": f"story-{i}", "text": " ".join(draw.choices(vocabulary, k=words)) + "."} for i in range(count)]
+
+
+def _drained_backlog(bootstrap: str, tmp_path: Path, placed: list[tuple[int, bytes]]) -> tuple[int, int]:
+    """``placed`` sent as a backlog to 2 input partitions, then one worker drains it: its
+    verdicts must be scan's of the input in its total order. Returns how many it called
+    duplicates, and how many corrections it published."""
     prefix = f"bl{uuid.uuid4().hex[:8]}"
-    env = worker_env(kafka_bootstrap, prefix, 2, tmp_path / "state", lateness_ms=20)
+    env = worker_env(bootstrap, prefix, 2, tmp_path / "state", lateness_ms=20)
     names = Topics(prefix)
-    create_topics(kafka_bootstrap, topics(prefix, 2, 1))
-    # Stories of their own (words of the sample drawn at random), more than a batch takes.
-    words = sorted({w for line in SAMPLE for w in json.loads(line)["text"].split() if w.isalpha()})
-    draw = random.Random(7)
-    placed: list[tuple[int, bytes]] = []
-    for i in range(1200):
-        event = {"id": f"story-{i}", "text": " ".join(draw.choices(words, k=24)) + "."}
-        placed.append((0, json.dumps(event).encode()))
-        if i % 10 == 9:
-            placed.append((1, json.dumps({"id": f"story-{i}-copy", "text": event["text"] + " (update)"}).encode()))
-    _send(kafka_bootstrap, names.events, placed, rate=4000)
+    create_topics(bootstrap, topics(prefix, 2, 1))
+    _send(bootstrap, names.events, placed, rate=4000)
     ids = {json.loads(line)["id"] for _, line in placed}
     worker = WorkerProcess.start(env, "backlog", tmp_path)
-    reader = OutputReader(kafka_bootstrap, names)
+    reader = OutputReader(bootstrap, names)
     try:
         worker.wait_ready()
         reader.wait_for(ids, timeout=90)
@@ -135,8 +130,7 @@ def test_a_lone_worker_reads_a_backlog_in_append_time_and_corrects_nothing(
     finally:
         worker.stop()
         reader.close()
-    assert not [r for r in reader.records if r.topic == names.corrections]
-    orders = input_orders(kafka_bootstrap, names.events)
+    orders = input_orders(bootstrap, names.events)
     in_order = sorted(placed, key=lambda item: orders[json.loads(item[1])["id"]])
     reference = _scan_reference([line for _, line in in_order], Settings.from_env(env), tmp_path)
     got = {
@@ -145,3 +139,37 @@ def test_a_lone_worker_reads_a_backlog_in_append_time_and_corrects_nothing(
         if r.topic in (names.unique, names.duplicates)
     }
     assert got == {i: (r["verdict"], r.get("duplicate_of")) for i, r in reference.items()}
+    duplicates = sum(1 for verdict, _ in got.values() if verdict == "duplicate")
+    return duplicates, sum(1 for r in reader.records if r.topic == names.corrections)
+
+
+def test_a_lone_worker_reads_a_backlog_in_append_time_and_corrects_nothing(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """A backlog, then one worker: every original in partition 0, a copy of every tenth in
+    partition 1 right after it. Read one record of each partition in turn (Faust's own order),
+    the m-th copy came with the m-th original, before its own (the 10m-th): published unique,
+    then corrected. Read in append time, each copy comes after its original."""
+    placed: list[tuple[int, bytes]] = []
+    for i, event in enumerate(_stories(1200, words=24, seed=7)):
+        placed.append((0, json.dumps(event).encode()))
+        if i % 10 == 9:
+            placed.append((1, json.dumps({"id": f"{event['id']}-copy", "text": event["text"] + " (update)"}).encode()))
+    assert _drained_backlog(kafka_bootstrap, tmp_path, placed) == (120, 0)
+
+
+def test_a_lone_worker_waits_for_a_partition_whose_next_chunk_is_not_fetched_yet(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """Long originals in partition 0 (a fetch brings a MiB of a partition: a quarter of them),
+    copies of every fifth in partition 1 right after each. The first fetch holds every
+    copy but only the first originals; merged in append time, the later copies still came
+    before their originals, which were on the broker, not fetched: published unique, then
+    corrected. A worker catching up holds them while partition 0 is not read to its end."""
+    placed: list[tuple[int, bytes]] = []
+    for i, event in enumerate(_stories(750, words=600, seed=11)):
+        placed.append((0, json.dumps(event).encode()))
+        if i % 5 == 4:
+            placed.append((1, json.dumps({"id": f"{event['id']}-copy", "text": event["text"] + " (update)"}).encode()))
+    assert sum(len(line) for part, line in placed if part == 0) > 3 * 2**20
+    assert _drained_backlog(kafka_bootstrap, tmp_path, placed) == (150, 0)

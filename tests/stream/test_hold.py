@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from topology.verdicts import Intro, Published, Ref
 from worker.stream import gather
-from worker.stream.hold import HeldEntry, Hold
+from worker.stream.hold import BEHIND_MS, LAG_HOLD_MS, HeldEntry, Hold
 
 
 def verdict(event_id: str, original: str | None = None) -> Published:
@@ -75,3 +75,43 @@ def test_an_entry_whose_inputs_every_partition_has_passed_leaves_before_its_hold
         ("o2", True)
     ]
     assert [(key, early) for key, _, early in hold.take_due(1000, 3, nothing_stored)] == [("o3", False)]
+
+
+def test_a_worker_catching_up_holds_a_due_entry_while_an_input_partition_lags_behind_it() -> None:
+    """A backlog's entry (inputs appended seconds ago) waits past its due time for a partition
+    not read to its end whose applied time is before its inputs, for at most LAG_HOLD_MS."""
+    hold = Hold()
+    hold.add(HeldEntry("o1", due_ms=10_000, seq=1, ids=["a"], last_ms=5_000), {"a": verdict("a")})
+
+    def due(now: int, lagging: int | None, caught_up: int | None = None) -> list[tuple[str, bool]]:
+        return [
+            (key, early)
+            for key, _, early in hold.take_due(
+                now, 1, nothing_stored, caught_up_ms=caught_up, lagging_ms=lambda: lagging
+            )
+        ]
+
+    assert due(10_000, lagging=4_000) == []  # partition applied to 4,000 only: an original may come
+    assert due(10_000, lagging=5_000) == []  # an event appended at 5,000 too
+    assert due(10_000, lagging=4_000, caught_up=5_001) == [("o1", False)]  # every partition passed it
+    hold.add(HeldEntry("o2", due_ms=10_000, seq=1, ids=["b"], last_ms=5_000), {"b": verdict("b")})
+    assert due(10_001, lagging=5_001) == [("o2", False)]  # the lagging one is past it
+    hold.add(HeldEntry("o3", due_ms=10_000, seq=1, ids=["c"], last_ms=5_000), {"c": verdict("c")})
+    assert due(10_000 + LAG_HOLD_MS - 1, lagging=0) == []
+    assert due(10_000 + LAG_HOLD_MS, lagging=0) == [("o3", False)]  # the cap: markers may end a log
+
+
+def test_a_live_entry_keeps_its_hold_whatever_lags() -> None:
+    """Inputs appended under BEHIND_MS ago: the worker is not catching up, so the operator's
+    hold alone decides (a live partition's next records are always on their way)."""
+    hold = Hold()
+    hold.add(HeldEntry("o1", due_ms=1_020, seq=1, ids=["a"], last_ms=1_000), {"a": verdict("a")})
+    asked: list[bool] = []
+
+    def lagging() -> int | None:
+        asked.append(True)
+        return 0
+
+    now = 1_000 + BEHIND_MS - 1
+    assert [key for key, *_ in hold.take_due(now, 1, nothing_stored, lagging_ms=lagging)] == ["o1"]
+    assert asked == [], "the consumer is not asked for what no entry needs"

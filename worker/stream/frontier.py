@@ -13,6 +13,12 @@ The hold's timer still releases what this cannot: with other workers (whose note
 through Kafka at any time), an input partition with nothing new, or a batch that failed.
 Batches may finish out of order; a batch counts only once those before it have finished.
 
+The converse holds a verdict *longer* (:meth:`Frontier.lagging_ms`): a lone worker catching up
+on a backlog fetches each partition in chunks, and one partition's chunk can end earlier in
+append time than another's. Its next chunk is on the broker, not yet read, so an original in it
+would come after a copy decided from the other partitions: a correction. While a partition's
+log reaches past what has been applied of it, its applied append time bounds what may go.
+
 The index expires time buckets by the same knowledge (:meth:`Frontier.settled_ms`), but only
 once the worker has been alone for a while: shares that other workers, or this one before
 the assignment, sent through Kafka may still be on their way, and an expired bucket, unlike
@@ -24,7 +30,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from topology.stages import append_ms
 from worker.stream.batches import Message
@@ -35,6 +41,7 @@ class Ticket:
     """One input batch under way: the latest append time (ms) of each input partition in it."""
 
     latest: dict[int, int]
+    ends: dict[int, int] = field(default_factory=dict)  # each partition's offset after its last record in it
     finished: bool = False
 
 
@@ -50,6 +57,7 @@ class Frontier:
         self._sole = False
         self._sole_since = 0.0
         self._applied: dict[int, int] = {}
+        self._ends: dict[int, int] = {}  # the offset after each partition's last applied record
         self._under_way: deque[Ticket] = deque()  # every batch taken and not finished, in order
 
     def reset(self, sole: bool) -> None:
@@ -59,12 +67,15 @@ class Frontier:
         self._sole = sole
         self._sole_since = self._clock()
         self._applied.clear()
+        self._ends.clear()
         for ticket in self._under_way:
-            ticket.latest = {}
+            ticket.latest, ticket.ends = {}, {}
 
-    def begin(self, latest: dict[int, int]) -> Ticket:
-        """A batch taken, in the order batches are taken; each must reach :meth:`finish`."""
-        ticket = Ticket(latest if self._sole else {})
+    def begin(self, latest: dict[int, int], ends: dict[int, int] | None = None) -> Ticket:
+        """A batch taken, in the order batches are taken; each must reach :meth:`finish`.
+        ``latest``: each partition's latest append time in it; ``ends`` (:func:`ends_of`), the
+        offset after each one's last record."""
+        ticket = Ticket(latest, ends or {}) if self._sole else Ticket({})
         self._under_way.append(ticket)
         return ticket
 
@@ -76,10 +87,13 @@ class Frontier:
         ticket.finished = True
         moved = False
         while self._under_way and self._under_way[0].finished:
-            for partition, ms in self._under_way.popleft().latest.items():
+            done = self._under_way.popleft()
+            for partition, ms in done.latest.items():
                 if ms > self._applied.get(partition, -1):
                     self._applied[partition] = ms
                     moved = True
+            for partition, end in done.ends.items():
+                self._ends[partition] = max(end, self._ends.get(partition, 0))
         return moved
 
     def caught_up_ms(self) -> int | None:
@@ -89,12 +103,35 @@ class Frontier:
             return None
         return min(self._applied.values())
 
+    def lagging_ms(self, highwater: Callable[[int], int | None]) -> int | None:
+        """The least append time applied of an input partition whose log reaches past what has
+        been applied of it (``highwater``: the offset after a partition's newest record, None
+        when unknown), or None when none is known to lag. A partition with nothing applied yet
+        has no offset to compare, and is not known to lag."""
+        if not self._sole:
+            return None
+        behind = [
+            self._applied[partition]
+            for partition, end in self._ends.items()
+            if partition in self._applied and (last := highwater(partition)) is not None and end < last
+        ]
+        return min(behind, default=None)
+
     def settled_ms(self) -> int | None:
         """:meth:`caught_up_ms` once this worker has owned every partition for
         ``settle_after_s``: what the index may expire by (see the module docstring)."""
         if self._clock() - self._sole_since < self.settle_after_s:
             return None
         return self.caught_up_ms()
+
+
+def ends_of(messages: Iterable[Message]) -> dict[int, int]:
+    """The offset after each partition's last message: where its next record would be."""
+    ends: dict[int, int] = {}
+    for message in messages:
+        if message.offset >= ends.get(message.partition, 0):
+            ends[message.partition] = message.offset + 1
+    return ends
 
 
 def latest_appends(messages: Iterable[Message]) -> dict[int, int]:

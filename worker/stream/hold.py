@@ -13,17 +13,31 @@ record it depends on: the one that stored it and any that revised one of its ver
 as for every output, nothing is sent that a restore could decide differently; a restore
 sends what the store's outbox holds at once, held or not.
 
+A lone worker catching up on a backlog holds an entry past its due time while an input
+partition it has not read to the end is behind the entry in append time
+(:meth:`~worker.stream.frontier.Frontier.lagging_ms`): that partition's next chunk may hold an
+earlier original. Only an entry whose inputs are :data:`BEHIND_MS` old waits so, for at most
+:data:`LAG_HOLD_MS` more: a live stream keeps the hold the operator set.
+
 One :class:`Hold` per verdict partition, in memory; entries leave in the order they came.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from topology.verdicts import Output, Published
+
+# An entry whose newest input was appended this long ago comes from a worker catching up: a
+# live worker decides within tens of milliseconds, and its verdicts keep the hold it was set.
+BEHIND_MS = 1000
+# The longest a lagging partition holds an entry past its due time: a partition whose log ends
+# in records it never applies (transaction markers) would otherwise look behind for ever.
+LAG_HOLD_MS = 5000
 
 
 @dataclass
@@ -89,6 +103,7 @@ class Hold:
         stored: Callable[[str], Published | None],
         everything: bool = False,
         caught_up_ms: int | None = None,
+        lagging_ms: Callable[[], int | None] | None = None,
     ) -> list[Due]:
         """Entries whose hold ran out and whose records are acknowledged, oldest first; with
         ``everything``, held ones too (shutdown).
@@ -96,15 +111,18 @@ class Hold:
         ``stored`` reads a verdict this hold no longer keeps (a copy's entry that outlives its
         first verdict's). ``caught_up_ms``: every input appended before it has been applied
         (:mod:`worker.stream.frontier`), so an entry whose inputs all came before it is due
-        whatever its hold: no note can change it any more.
+        whatever its hold: no note can change it any more. ``lagging_ms``: the least append time
+        applied of an input partition not read to its end, if any; asked only of an entry past
+        its due time that a worker catching up decided.
         """
         due: list[Due] = []
+        lagging = functools.cache(lagging_ms or unknown)  # asked once, if at all
         while self._entries:
             entry = self._entries[0]
             if entry.seq > settled_seq:
                 break
             caught_up = caught_up_ms is not None and entry.last_ms is not None and entry.last_ms < caught_up_ms
-            if entry.due_ms > now_ms and not (everything or caught_up):
+            if not (everything or caught_up) and (entry.due_ms > now_ms or _waits_for_lag(entry, now_ms, lagging)):
                 break
             self._entries.popleft()
             outputs: list[Output] = []
@@ -117,3 +135,16 @@ class Hold:
                     del self._entry_of[event_id], self._verdicts[event_id]
             due.append(Due(entry.key, outputs, entry.due_ms > now_ms and not everything))
         return due
+
+
+def _waits_for_lag(entry: HeldEntry, now_ms: int, lagging: Callable[[], int | None]) -> bool:
+    """Whether ``entry``, due, still waits for a lagging input partition (module docstring)."""
+    if entry.last_ms is None or entry.last_ms > now_ms - BEHIND_MS or now_ms >= entry.due_ms + LAG_HOLD_MS:
+        return False
+    behind = lagging()
+    return behind is not None and entry.last_ms >= behind
+
+
+def unknown() -> int | None:
+    """An append time not known (the default of what the hold is told)."""
+    return None

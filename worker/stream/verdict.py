@@ -24,7 +24,7 @@ from worker.state.changelog import StoreSet
 from worker.state.transaction import Transaction
 from worker.state.verdicts import VerdictPartition
 from worker.stream import deadletter
-from worker.stream.hold import HeldEntry, Hold
+from worker.stream.hold import HeldEntry, Hold, unknown
 from worker.stream.outbox import Outbox
 from worker.stream.sends import Sends
 from worker.stream.transactions import TransactionalOutbox, Transactions
@@ -87,8 +87,10 @@ class VerdictStage:
         self._last_expiry = 0.0
         # Held verdicts go out within a fifth of the hold (at least 4 ms) of falling due.
         self.tick_s = max(0.004, self.lateness_ms / 5000)
-        # Before it, when no earlier input can still come (the worker's Frontier tells).
-        self.caught_up: Callable[[], int | None] = _unknown
+        # Before it, when no earlier input can still come; after it, while an input partition
+        # lags (the worker's Frontier tells).
+        self.caught_up: Callable[[], int | None] = unknown
+        self.lagging: Callable[[], int | None] = unknown
 
     async def run(self, by_partition: dict[int, list[dict[str, Any]]], release: Callable[[], None]) -> None:
         """Intros, answers and notes per verdict partition, from Kafka or this worker's index stage.
@@ -192,7 +194,9 @@ class VerdictStage:
         hold = self.holds.get(part)
         if hold:
             now = int(time.time() * 1000)
-            for key, outputs, early in hold.take_due(now, store.settled, store.verdict, everything, self.caught_up()):
+            for key, outputs, early in hold.take_due(
+                now, store.settled, store.verdict, everything, self.caught_up(), self.lagging
+            ):
                 self.metrics.holds_ended["early" if early else "due"] += 1
                 self.outbox.emit(part, key, outputs)
 
@@ -280,10 +284,6 @@ class VerdictStage:
         await self.outbox.close()
         if self.transactions is not None:
             await self.transactions.close_all()
-
-
-def _unknown() -> int | None:
-    return None
 
 
 def expiry_slice(filed: int) -> int:
