@@ -180,13 +180,18 @@ _DEVSET_SEED = 11  # not the shipped sample's seed, so the feed does not start w
 
 
 def _events(
-    count: int, prefix: str = "b", feed: str = "devset", days: float = 0, at: int | None = None
+    count: int,
+    prefix: str = "b",
+    feed: str = "devset",
+    days: float = 0,
+    at: int | None = None,
+    seed: int = _DEVSET_SEED,
 ) -> list[tuple[bytes, bytes]]:
-    """``count`` events under the ids ``{prefix}<n>``, keyed by id (``feed``: see the module doc);
-    with ``days``, their event times spread evenly over that many days from the first; with
-    ``at``, every one's time is that."""
+    """``count`` events under the ids ``{prefix}<n>``, keyed by id (``feed``: see the module doc,
+    ``seed`` the dev set's); with ``days``, their event times spread evenly over that many days
+    from the first; with ``at``, every one's time is that."""
     if feed == "devset":
-        texts, _ = devset.build(count, _DEVSET_SEED)
+        texts, _ = devset.build(count, seed)
     else:
         sample = [json.loads(line) for line in Path(default_sample()).read_text().splitlines() if line.strip()]
         texts = [sample[i % len(sample)] for i in range(count)]
@@ -638,7 +643,7 @@ def main() -> None:
         for label, workers, job in configs:
             steady[label].append(measure(label, workers, job, rate=peak[label] / 2))
     floor = peak["passthrough"]
-    for label, _, _ in configs:
+    for label, _, job in configs:
         runs = steady[label]
         p = {q: statistics.median(r[q] for r in runs) for q in ("p50_ms", "p95_ms", "p99_ms", "sender_cpu")}
         cpu = {q: statistics.median(r[q] for r in drains[label]) for q in ("worker_ms", "broker_ms")}
