@@ -111,12 +111,14 @@ def _stories(count: int, words: int, seed: int) -> list[dict[str, str]]:
     return [{"id": f"story-{i}", "text": " ".join(draw.choices(vocabulary, k=words)) + "."} for i in range(count)]
 
 
-def _drained_backlog(bootstrap: str, tmp_path: Path, placed: list[tuple[int, bytes]]) -> tuple[int, int]:
+def _drained_backlog(bootstrap: str, tmp_path: Path, placed: list[tuple[int, bytes]]) -> tuple[int, int, float]:
     """``placed`` sent as a backlog to 2 input partitions, then one worker drains it: its
     verdicts must be scan's of the input in its total order. Returns how many it called
-    duplicates, and how many corrections it published."""
+    duplicates, how many corrections it published, and how many held batches it kept past
+    their due time for a lagging partition (``/metrics``)."""
     prefix = f"bl{uuid.uuid4().hex[:8]}"
-    env = worker_env(bootstrap, prefix, 2, tmp_path / "state", lateness_ms=20)
+    port = free_port()
+    env = worker_env(bootstrap, prefix, 2, tmp_path / "state", lateness_ms=20, web_port=port)
     names = Topics(prefix)
     create_topics(bootstrap, topics(prefix, 2, 1))
     _send(bootstrap, names.events, placed, rate=4000)
@@ -127,6 +129,7 @@ def _drained_backlog(bootstrap: str, tmp_path: Path, placed: list[tuple[int, byt
         worker.wait_ready()
         reader.wait_for(ids, timeout=90)
         reader.settle()
+        lagged = total(scrape(f"http://127.0.0.1:{port}"), "neardup_holds_ended_total", by="lag")
     finally:
         worker.stop()
         reader.close()
@@ -140,7 +143,7 @@ def _drained_backlog(bootstrap: str, tmp_path: Path, placed: list[tuple[int, byt
     }
     assert got == {i: (r["verdict"], r.get("duplicate_of")) for i, r in reference.items()}
     duplicates = sum(1 for verdict, _ in got.values() if verdict == "duplicate")
-    return duplicates, sum(1 for r in reader.records if r.topic == names.corrections)
+    return duplicates, sum(1 for r in reader.records if r.topic == names.corrections), lagged
 
 
 def test_a_lone_worker_reads_a_backlog_in_append_time_and_corrects_nothing(
@@ -155,7 +158,7 @@ def test_a_lone_worker_reads_a_backlog_in_append_time_and_corrects_nothing(
         placed.append((0, json.dumps(event).encode()))
         if i % 10 == 9:
             placed.append((1, json.dumps({"id": f"{event['id']}-copy", "text": event["text"] + " (update)"}).encode()))
-    assert _drained_backlog(kafka_bootstrap, tmp_path, placed) == (120, 0)
+    assert _drained_backlog(kafka_bootstrap, tmp_path, placed)[:2] == (120, 0)
 
 
 def test_a_lone_worker_waits_for_a_partition_whose_next_chunk_is_not_fetched_yet(
@@ -172,4 +175,6 @@ def test_a_lone_worker_waits_for_a_partition_whose_next_chunk_is_not_fetched_yet
         if i % 5 == 4:
             placed.append((1, json.dumps({"id": f"{event['id']}-copy", "text": event["text"] + " (update)"}).encode()))
     assert sum(len(line) for part, line in placed if part == 0) > 3 * 2**20
-    assert _drained_backlog(kafka_bootstrap, tmp_path, placed) == (150, 0)
+    duplicates, corrections, lagged = _drained_backlog(kafka_bootstrap, tmp_path, placed)
+    assert (duplicates, corrections) == (150, 0)
+    assert lagged > 0, "an operator sees the verdicts kept for the lagging partition"

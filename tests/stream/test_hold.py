@@ -45,8 +45,8 @@ def test_a_revision_sends_the_new_decision_after_its_own_record() -> None:
     hold.add(HeldEntry("o1", due_ms=20, seq=1, ids=["a"]), {"a": verdict("a")})
     hold.revise("a", verdict("a", original="w"), seq=3)
     assert sent(hold, 30, settled=2) == []
-    ((key, outputs, early),) = hold.take_due(30, 3, nothing_stored)
-    assert not early, "its hold ran out"
+    ((key, outputs, by),) = hold.take_due(30, 3, nothing_stored)
+    assert by == "due", "its hold ran out"
     assert [(role, value["duplicate_of"]) for role, _, value in outputs] == [("duplicates", "w")]
 
 
@@ -65,16 +65,14 @@ def test_an_entry_whose_inputs_every_partition_has_passed_leaves_before_its_hold
     hold.add(HeldEntry("o2", due_ms=1000, seq=2, ids=["b"], last_ms=60), {"b": verdict("b")})
     hold.add(HeldEntry("o3", due_ms=1000, seq=3, ids=["c"]), {"c": verdict("c")})  # inputs unknown
     due = [
-        (key, [event_id for _, event_id, _ in outputs], early)
-        for key, outputs, early in hold.take_due(10, 3, nothing_stored, caught_up_ms=60)
+        (key, [event_id for _, event_id, _ in outputs], by)
+        for key, outputs, by in hold.take_due(10, 3, nothing_stored, caught_up_ms=60)
     ]
-    assert due == [("o1", ["a"], True)]  # b's input came at 60: an event at 60 may still note it
+    assert due == [("o1", ["a"], "early")]  # b's input came at 60: an event at 60 may still note it
     assert sent(hold, 10, settled=3) == []
     assert [key for key, *_ in hold.take_due(10, 1, nothing_stored, caught_up_ms=61)] == []  # o2's record first
-    assert [(key, early) for key, _, early in hold.take_due(10, 3, nothing_stored, caught_up_ms=10_000)] == [
-        ("o2", True)
-    ]
-    assert [(key, early) for key, _, early in hold.take_due(1000, 3, nothing_stored)] == [("o3", False)]
+    assert [(key, by) for key, _, by in hold.take_due(10, 3, nothing_stored, caught_up_ms=10_000)] == [("o2", "early")]
+    assert [(key, by) for key, _, by in hold.take_due(1000, 3, nothing_stored)] == [("o3", "due")]
 
 
 def test_a_worker_catching_up_holds_a_due_entry_while_an_input_partition_lags_behind_it() -> None:
@@ -83,22 +81,20 @@ def test_a_worker_catching_up_holds_a_due_entry_while_an_input_partition_lags_be
     hold = Hold()
     hold.add(HeldEntry("o1", due_ms=10_000, seq=1, ids=["a"], last_ms=5_000), {"a": verdict("a")})
 
-    def due(now: int, lagging: int | None, caught_up: int | None = None) -> list[tuple[str, bool]]:
+    def due(now: int, lagging: int | None, caught_up: int | None = None) -> list[tuple[str, str]]:
         return [
-            (key, early)
-            for key, _, early in hold.take_due(
-                now, 1, nothing_stored, caught_up_ms=caught_up, lagging_ms=lambda: lagging
-            )
+            (key, by)
+            for key, _, by in hold.take_due(now, 1, nothing_stored, caught_up_ms=caught_up, lagging_ms=lambda: lagging)
         ]
 
     assert due(10_000, lagging=4_000) == []  # partition applied to 4,000 only: an original may come
     assert due(10_000, lagging=5_000) == []  # an event appended at 5,000 too
-    assert due(10_000, lagging=4_000, caught_up=5_001) == [("o1", False)]  # every partition passed it
+    assert due(10_000, lagging=4_000, caught_up=5_001) == [("o1", "lag")]  # every partition passed it
     hold.add(HeldEntry("o2", due_ms=10_000, seq=1, ids=["b"], last_ms=5_000), {"b": verdict("b")})
-    assert due(10_001, lagging=5_001) == [("o2", False)]  # the lagging one is past it
+    assert due(10_001, lagging=5_001) == [("o2", "due")]  # the lagging one is past it: never kept
     hold.add(HeldEntry("o3", due_ms=10_000, seq=1, ids=["c"], last_ms=5_000), {"c": verdict("c")})
     assert due(10_000 + LAG_HOLD_MS - 1, lagging=0) == []
-    assert due(10_000 + LAG_HOLD_MS, lagging=0) == [("o3", False)]  # the cap: markers may end a log
+    assert due(10_000 + LAG_HOLD_MS, lagging=0) == [("o3", "lag")]  # the cap: markers may end a log
 
 
 def test_a_live_entry_keeps_its_hold_whatever_lags() -> None:

@@ -53,15 +53,17 @@ class HeldEntry:
     seq: int
     ids: list[str]
     last_ms: int | None = None
+    lagged: bool = False  # kept past its due time for a lagging input partition
 
 
 class Due(NamedTuple):
-    """A held entry that may go out: its outbox key, its outputs, and whether it goes before
-    its hold ran out (no earlier event could change it any more)."""
+    """A held entry that may go out: its outbox key, its outputs, and what ended its hold:
+    ``early`` (before it ran out: no earlier event could change it any more), ``due`` (it ran
+    out, or shutdown), or ``lag`` (it ran out while a lagging input partition kept it longer)."""
 
     key: str
     outputs: list[Output]
-    early: bool
+    by: str
 
 
 class Hold:
@@ -133,7 +135,8 @@ class Hold:
             for event_id in set(entry.ids):
                 if self._entry_of.get(event_id) is entry:
                     del self._entry_of[event_id], self._verdicts[event_id]
-            due.append(Due(entry.key, outputs, entry.due_ms > now_ms and not everything))
+            early = entry.due_ms > now_ms and not everything
+            due.append(Due(entry.key, outputs, "early" if early else "lag" if entry.lagged else "due"))
         return due
 
 
@@ -142,7 +145,10 @@ def _waits_for_lag(entry: HeldEntry, now_ms: int, lagging: Callable[[], int | No
     if entry.last_ms is None or entry.last_ms > now_ms - BEHIND_MS or now_ms >= entry.due_ms + LAG_HOLD_MS:
         return False
     behind = lagging()
-    return behind is not None and entry.last_ms >= behind
+    if behind is None or entry.last_ms < behind:
+        return False
+    entry.lagged = True
+    return True
 
 
 def unknown() -> int | None:

@@ -77,7 +77,7 @@ class Metrics:
         # stored (decided against what is left of their window; later copies cannot match them).
         self.late = 0
         # Held verdict batches sent: "early", once no earlier event could come (worker.stream.frontier),
-        # or "due", when their hold ran out (or at shutdown).
+        # "due", when their hold ran out (or at shutdown), or "lag", kept longer for a lagging partition.
         self.holds_ended: Counter[str] = Counter()
         # Batches being handled now, by (stage, batch): records and since when (time.monotonic()); what a
         # shutdown that runs out of time abandons (worker.stream.shutdown).
@@ -239,10 +239,11 @@ class _Collector(Collector):
         )
         holds = CounterMetricFamily(
             "neardup_holds_ended",
-            "Held batches of verdicts sent, by what ended the hold: early (no earlier event can come) or due.",
+            "Held batches of verdicts sent, by what ended the hold: early (no earlier event can come), due, "
+            "or lag (kept past due while catching up, for an input partition not read to its end).",
             labels=["by"],
         )
-        for by in ("early", "due"):
+        for by in ("early", "due", "lag"):
             holds.add_metric([by], m.holds_ended[by])
         yield holds
         resent = CounterMetricFamily(

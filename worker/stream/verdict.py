@@ -194,10 +194,10 @@ class VerdictStage:
         hold = self.holds.get(part)
         if hold:
             now = int(time.time() * 1000)
-            for key, outputs, early in hold.take_due(
+            for key, outputs, by in hold.take_due(
                 now, store.settled, store.verdict, everything, self.caught_up(), self.lagging
             ):
-                self.metrics.holds_ended["early" if early else "due"] += 1
+                self.metrics.holds_ended[by] += 1
                 self.outbox.emit(part, key, outputs)
 
     def emit_owned(self, everything: bool = False) -> None:
