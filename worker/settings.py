@@ -72,6 +72,15 @@ FEATURE_SETTINGS = (
     "short_chars",
     "short_bands",
 )
+# The thresholds a verdict is decided by: free to change between runs (nothing stored depends on
+# them), but every worker of a deployment running at once must share them (worker/cli/deployment.py).
+DECISION_SETTINGS = (
+    "max_distance",
+    "min_resemblance",
+    "min_long_resemblance",
+    "min_containment",
+    "min_teaser_containment",
+)
 # Settings `neardup scan` also takes as flags (worker/cli/parser.py), named with them in refusals.
 FLAGGED = {
     "k",
@@ -324,6 +333,11 @@ class Settings:
         keys), by their variables: a store keeps them, and refuses to be read with others,
         where copies would silently stop finding what was stored before."""
         return {ENV_PREFIX + name.upper(): getattr(self, name) for name in FEATURE_SETTINGS}
+
+    @property
+    def decision(self) -> dict[str, int | float]:
+        """The thresholds verdicts are decided by (:data:`DECISION_SETTINGS`), by their variables."""
+        return {ENV_PREFIX + name.upper(): getattr(self, name) for name in DECISION_SETTINGS}
 
     @cached_property
     def block_plan(self) -> Plan:

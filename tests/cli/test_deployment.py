@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kafka import KafkaProducer
 
-from tests.stream_helpers import refused_worker, worker_env
+from tests.stream_helpers import WorkerProcess, refused_worker, worker_env
 from topology.topics import create_topics, group_members, topics
 from worker.cli.deployment import DeploymentMismatch, check
 from worker.settings import Settings
@@ -50,7 +50,6 @@ def test_the_first_worker_records_its_settings_and_others_are_refused(kafka_boot
     [record] = _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")
     assert record["features"] == settings.stored_features and record["retention_ms"] == settings.retention_ms
     check(settings, has_stores=False)  # the same settings: let in, nothing written again
-    check(settings.replace(min_resemblance=0.7), has_stores=True)  # a decision threshold is not recorded
     assert len(_records(kafka_bootstrap, f"{settings.topic_prefix}.settings")) == 1
     with pytest.raises(DeploymentMismatch, match=r"runs with NEARDUP_SHINGLE_N=2, not 1 \(recorded in d\w+\.settings"):
         check(settings.replace(shingle_n=1), has_stores=False)
@@ -125,3 +124,31 @@ def test_a_worker_of_other_settings_without_stores_stops_in_one_line_before_join
         f"neardup worker: deployment {settings.topic_prefix} runs with NEARDUP_SHORT_CHARS=300, not 100"
     )
     assert group_members(kafka_bootstrap, f"{settings.topic_prefix}-worker") == []
+
+
+def test_thresholds_change_between_runs_but_not_beside_running_workers(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Two workers of other thresholds decided an event by whichever held its partitions. Alone,
+    a worker may decide anew (nothing stored depends on them); beside a running one it is refused."""
+    settings = _deployment(kafka_bootstrap)
+    check(settings, has_stores=False)
+    assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")[0]["decision"] == settings.decision
+    check(settings.replace(min_resemblance=0.7), has_stores=True)  # no worker running: the new ones recorded
+    assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")[-1] == {
+        "decision": settings.replace(min_resemblance=0.7).decision
+    }
+    env = worker_env(kafka_bootstrap, settings.topic_prefix, 2, tmp_path / "state", 20)
+    env["NEARDUP_MIN_RESEMBLANCE"] = "0.7"
+    worker = WorkerProcess.start(env, "w1", tmp_path)
+    try:
+        worker.wait_ready()
+        strict = {**env, "NEARDUP_MIN_RESEMBLANCE": "0.99", "NEARDUP_MAX_DISTANCE": "2"}
+        line = refused_worker(strict, "w2")
+        assert line.startswith(
+            f"neardup worker: the running workers of deployment {settings.topic_prefix} decide with "
+            "NEARDUP_MAX_DISTANCE=12, not 2 and NEARDUP_MIN_RESEMBLANCE=0.7, not 0.99 ("
+        ), line
+        assert len(group_members(kafka_bootstrap, f"{settings.topic_prefix}-worker")) == 1
+    finally:
+        worker.stop()
+    check(settings, has_stores=True)  # every worker stopped: the defaults again
+    assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")[-1] == {"decision": settings.decision}

@@ -7,22 +7,31 @@ nothing to compare with: started with another plan beside its peers, it sent sha
 other tables, and copies of what they had stored passed as unique. So a deployment records its
 settings once, in ``{p}.settings``: the first worker writes its own, and every worker compares
 before it joins the group.
+
+The thresholds a verdict is decided by store nothing and may change between runs, but two
+workers running at once with different ones decided an event by whichever held its partitions
+(and ``/check`` named a match in one line that it refused in the next). So the topic also keeps
+the deployment's latest thresholds, each change a record of its own (``decision``): a worker of
+other thresholds is refused while others run, and records its own when none does.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+from topology.topics import group_members
 from worker.engine.blocks import Plan
 from worker.settings import Settings
 from worker.state.layout import features_differ, plan_differs
 
 _KEY = b"settings"
+_DECISION_KEY = b"decision"
 _READ_S = 10.0
 
 
@@ -37,6 +46,7 @@ def record_of(settings: Settings) -> dict[str, Any]:
         "plan": json.loads(settings.block_plan.to_json()),
         "retention_ms": settings.retention_ms,
         "features": settings.stored_features,
+        "decision": settings.decision,
         "id": uuid.uuid4().hex,
     }
 
@@ -61,7 +71,7 @@ def check(settings: Settings, has_stores: bool) -> dict[str, Any]:
     a worker of other fingerprint settings decided beside its peers with nothing to say so.
     Returns the deployment's record (its id names this deployment: :func:`stores_of_another`)."""
     topic = f"{settings.topic_prefix}.settings"
-    recorded, holds_state = _read(settings, topic, f"{settings.topic_prefix}.index-changelog")
+    recorded, decided, holds_state = _read(settings, topic, f"{settings.topic_prefix}.index-changelog")
     if recorded is None and holds_state and not has_stores:
         raise DeploymentMismatch(
             f"deployment {settings.topic_prefix} holds state but records no settings (it was made before "
@@ -71,7 +81,36 @@ def check(settings: Settings, has_stores: bool) -> dict[str, Any]:
         )
     recorded = recorded or _written(settings, topic)
     _compare(settings, topic, recorded)
+    _agree_on_decision(settings, topic, decided or recorded.get("decision"))
     return recorded
+
+
+def _agree_on_decision(settings: Settings, topic: str, current: dict[str, Any] | None) -> None:
+    """Refuse thresholds other than those of the deployment's running workers; with none
+    running, record this worker's as the deployment's (module docstring). A deployment that
+    records none (made before the record kept them) records this worker's."""
+    mine = settings.decision
+    if current == mine:
+        return
+    group = f"{settings.topic_prefix}-worker"
+    running = group_members(settings.connection.bootstrap, group, **settings.connection.kafka_python_security())
+    if current is not None and running:
+        changed = [
+            f"{name}={current.get(name)}, not {value}" for name, value in mine.items() if current.get(name) != value
+        ]
+        raise DeploymentMismatch(
+            f"the running workers of deployment {settings.topic_prefix} decide with {' and '.join(changed)} "
+            f"({', '.join(running)}): workers that decide apart make a verdict depend on which one holds "
+            "an event's partitions; start this one with theirs, or stop them all and start them again with "
+            "the new values (a worker killed a moment ago stays in the group until its session times out)"
+        )
+    _write(settings, topic, {"decision": mine}, _DECISION_KEY)
+    if current is not None:
+        was = ", ".join(f"{name}={current.get(name)}" for name, value in mine.items() if current.get(name) != value)
+        print(
+            f"neardup worker: deployment {settings.topic_prefix} decides with new thresholds (was {was})",
+            file=sys.stderr,
+        )
 
 
 def stores_of_another(path: Path, prefix: str, deployment_id: str | None) -> str | None:
@@ -125,9 +164,10 @@ def _compare(settings: Settings, topic: str, recorded: dict[str, Any]) -> None:
         )
 
 
-def _read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any] | None, bool]:
-    """The first settings record of ``topic`` (None: there is none), and whether ``changelog``
-    holds any record (False when none is named)."""
+def _read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
+    """The first settings record of ``topic`` (None: there is none), the latest thresholds
+    recorded after it (None: none), and whether ``changelog`` holds any record (False when none
+    is named)."""
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
@@ -139,16 +179,31 @@ def _read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any
         tp = TopicPartition(topic, 0)
         start, stop = consumer.beginning_offsets([tp])[tp], consumer.end_offsets([tp])[tp]
         if start >= stop:
-            return None, holds_state
+            return None, None, holds_state
         consumer.assign([tp])
         consumer.seek(tp, start)
+        records: list[Any] = []
         deadline = time.monotonic() + _READ_S
-        while time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=500, max_records=1).values():
-                return _parsed(topic, records[0].value), holds_state
-        raise TimeoutError(f"could not read the settings record of {topic} within {_READ_S:g} s")
+        while consumer.position(tp) < stop and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
+                records.extend(batch)
+        if not records:
+            raise TimeoutError(f"could not read the settings record of {topic} within {_READ_S:g} s")
+        decided = [r.value for r in records[1:] if r.key == _DECISION_KEY]
+        latest = _decision(topic, decided[-1]) if decided else None
+        return _parsed(topic, records[0].value), latest, holds_state
     finally:
         consumer.close()
+
+
+def _decision(topic: str, raw: bytes | None) -> dict[str, Any]:
+    try:
+        record = json.loads(raw or b"")
+        if isinstance(record, dict) and isinstance(record.get("decision"), dict):
+            return dict(record["decision"])
+    except ValueError:
+        pass
+    raise ValueError(f"a thresholds record of {topic} is not neardup's; is the topic another program's?")
 
 
 def _parsed(topic: str, raw: bytes | None) -> dict[str, Any]:
@@ -161,11 +216,11 @@ def _parsed(topic: str, raw: bytes | None) -> dict[str, Any]:
     raise ValueError(f"the first record of {topic} is not a neardup settings record; is the topic another program's?")
 
 
-def _write(settings: Settings, topic: str, record: dict[str, Any]) -> None:
+def _write(settings: Settings, topic: str, record: dict[str, Any], key: bytes = _KEY) -> None:
     from kafka import KafkaProducer
 
     producer = KafkaProducer(acks="all", **settings.connection.kafka_python())
     try:
-        producer.send(topic, key=_KEY, value=json.dumps(record, sort_keys=True).encode()).get(timeout=_READ_S)
+        producer.send(topic, key=key, value=json.dumps(record, sort_keys=True).encode()).get(timeout=_READ_S)
     finally:
         producer.close()
