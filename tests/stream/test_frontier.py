@@ -121,3 +121,14 @@ def test_a_partition_with_nothing_applied_is_not_known_to_lag() -> None:
     assert frontier.lagging_ms({0: 9, 1: 9}.get) is None  # the batch is not applied yet
     frontier.finish(under_way, applied=True)
     assert frontier.lagging_ms({0: 9, 1: 5}.get) == 100
+
+
+def test_an_events_topic_of_its_own_count_is_waited_for_partition_by_partition() -> None:
+    """The input may have more partitions than the internal topics (only those are routed over
+    NEARDUP_PARTITIONS): every one of them must be past an event."""
+    frontier = Frontier(partitions=2)
+    frontier.reset(sole=True, partitions=3)
+    frontier.finish(frontier.begin({0: 100, 1: 100}), applied=True)
+    assert frontier.caught_up_ms() is None, "partition 2 may still bring an earlier event"
+    frontier.finish(frontier.begin({2: 90}), applied=True)
+    assert frontier.caught_up_ms() == 90

@@ -60,11 +60,13 @@ class Frontier:
         self._ends: dict[int, int] = {}  # the offset after each partition's last applied record
         self._under_way: deque[Ticket] = deque()  # every batch taken and not finished, in order
 
-    def reset(self, sole: bool) -> None:
+    def reset(self, sole: bool, partitions: int | None = None) -> None:
         """A new assignment: what other workers did meanwhile is unknown, so start again, and
-        only while this worker owns every partition (``sole``). Batches still under way from
-        before count for nothing, but still hold back the batches taken after them."""
+        only while this worker owns every partition (``sole``) of the input's ``partitions``
+        (unchanged when None). Batches still under way from before count for nothing, but
+        still hold back the batches taken after them."""
         self._sole = sole
+        self.partitions = self.partitions if partitions is None else partitions
         self._sole_since = self._clock()
         self._applied.clear()
         self._ends.clear()

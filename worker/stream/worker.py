@@ -299,7 +299,10 @@ class Worker:
         self.handoff.assigned(assigned)
         every = set(range(self.settings.partitions))
         inputs = {tp.partition for tp in assigned if tp.topic == self.names.events}
-        self.frontier.reset(sole=inputs == every and self.handoff.index == every and self.handoff.verdict == every)
+        # The events topic may have its own count: only the internal topics are routed over ours.
+        count = self.app.consumer.topic_partitions(self.names.events) or self.settings.partitions
+        owns = inputs == set(range(count)) and self.handoff.index == every and self.handoff.verdict == every
+        self.frontier.reset(sole=owns, partitions=count)
         self.sampler.assigned_once = True
         self.restores_pending += 1
         task = asyncio.ensure_future(self.restore_assigned())
