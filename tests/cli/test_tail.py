@@ -98,3 +98,4 @@ def test_tail_of_a_prefix_with_no_topics_says_so_in_one_line(kafka_bootstrap: st
     [line] = proc.stderr.strip().splitlines()
     assert line.startswith("neardup tail: none of nosuchprefix.unique, nosuchprefix.duplicates")
     assert "NEARDUP_TOPIC_PREFIX" in line
+    assert "after 1 s;" in line, "--timeout bounds the wait for the topics too"

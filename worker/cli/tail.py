@@ -62,7 +62,8 @@ def follow(
     consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
     try:
         assigned: list[TopicPartition] = []
-        deadline = time.monotonic() + _METADATA_WAIT_S
+        waited = _METADATA_WAIT_S if timeout_s is None else min(_METADATA_WAIT_S, timeout_s)
+        deadline = time.monotonic() + waited
         while True:
             consumer.topics()  # refresh metadata
             missing = [t for t in names if not consumer.partitions_for_topic(t)]
@@ -75,7 +76,7 @@ def follow(
         if not assigned:
             raise NoOutputTopics(
                 f"none of {', '.join(names)} exists on {settings.connection.bootstrap} after "
-                f"{_METADATA_WAIT_S:g} s; a worker creates them (or `neardup topics create`): is the "
+                f"{waited:g} s; a worker creates them (or `neardup topics create`): is the "
                 "prefix (NEARDUP_TOPIC_PREFIX) the worker's?"
             )
         consumer.assign(assigned)
