@@ -187,6 +187,15 @@ def test_a_worker_that_cannot_be_reached_ends_check_file_in_one_line(tmp_path: P
     proc = neardup("check", "--file", "ok.jsonl", "--url", url, cwd=tmp_path)
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"neardup check: cannot reach a worker at {url} ")
+    assert proc.stderr.rstrip().endswith("or ask a scan's kept state with --state DIR")
+
+
+def test_explain_without_a_worker_suggests_only_what_explain_takes(tmp_path: Path) -> None:
+    """``check`` reads a scan's kept state (``--state``); ``explain`` has no such option."""
+    url = f"http://127.0.0.1:{free_port_pair()}"
+    proc = neardup("explain", "some-id", "--url", url, cwd=tmp_path)
+    assert proc.returncode == 1 and "--state" not in proc.stderr, proc.stderr
+    assert proc.stderr.rstrip().endswith("start one with `neardup worker` or pass --url")
 
 
 @pytest.mark.parametrize("url", ["notaurl", "ftp://host:1", "http://", "http://host:port"])
@@ -285,6 +294,11 @@ def test_check_against_a_missing_state_or_with_a_worker_option_is_refused(tmp_pa
         f"neardup check: --state {tmp_path / 'none'} holds no index: "
         f"`neardup scan FILE --state {tmp_path / 'none'}` keeps one\n",
     )
+    worker_state = tmp_path / "state" / "w1"  # a worker's: a scan would refuse to keep its index there
+    (worker_state / "stores").mkdir(parents=True)
+    proc = neardup("check", QUAKE, "--state", str(worker_state))
+    assert proc.returncode == 1 and "through the worker: --url" in proc.stderr, proc.stderr
+    assert f"--state {worker_state}` keeps one" not in proc.stderr
     (tmp_path / "feed.jsonl").write_text("{}\n", encoding="utf-8")
     proc = neardup("check", QUAKE, "--state", str(tmp_path / "feed.jsonl"))
     assert (proc.returncode, proc.stderr) == (
@@ -349,3 +363,13 @@ def test_an_explanation_shows_two_texts_from_where_they_part() -> None:
         "  text       Short one.",
         "  original   Short two.",
     ]
+
+
+def test_an_explanation_of_a_unique_event_says_whether_later_copies_still_find_it() -> None:
+    """``--json`` had ``in_window``; the lines a person reads did not say it."""
+    found = {"id": "e1", "verdict": "unique", "event_time": 1709283600000, "text": "a story"}
+    assert next(explanation_lines({**found, "in_window": True})) == (
+        "e1  unique (no earlier event within the thresholds; inside the retention window: later copies still find it)"
+    )
+    assert next(explanation_lines({**found, "in_window": False})).startswith("e1  unique, and behind the retention")
+    assert next(explanation_lines(found)) == "e1  unique (no earlier event within the thresholds)"  # not known

@@ -71,9 +71,12 @@ class Worker:
             status, raw = self._exchange(path, data)
         except (http.client.HTTPException, OSError) as exc:
             self._connection.close()
+            # Only check reads a scan's kept state; a scan's verdicts are in its output.
+            other = (
+                ", pass --url, or ask a scan's kept state with --state DIR" if path == "/check" else " or pass --url"
+            )
             raise AskError(
-                f"cannot reach a worker at {self.url} ({exc}); start one with `neardup worker`, pass --url,"
-                " or ask a scan's kept state with --state DIR"
+                f"cannot reach a worker at {self.url} ({exc}); start one with `neardup worker`{other}"
             ) from None
         if status >= 400:
             try:
@@ -139,7 +142,8 @@ def explanation_lines(found: dict[str, Any]) -> Iterator[str]:
             "event indexed: it was not indexed, or no longer is, so nothing later matches it"
         )
     elif found["verdict"] == "unique":
-        yield f"{event_id}  unique (no earlier event within the thresholds)"
+        kept = "; inside the retention window: later copies still find it" if found.get("in_window") else ""
+        yield f"{event_id}  unique (no earlier event within the thresholds{kept})"
     else:
         yield (
             f"{event_id}  duplicate of {found['duplicate_of']}  "
@@ -186,6 +190,11 @@ def check_state(
     if state.is_file():
         raise AskError(f"--state {state} is a file: give the directory `neardup scan FILE --state DIR` kept")
     if not (state / "CURRENT").exists():
+        if state.is_dir() and any(state.iterdir()):  # a scan refuses to keep its index there
+            raise AskError(
+                f"--state {state} holds no scan's index (a worker's state directory is asked through "
+                "the worker: --url); give the directory `neardup scan FILE --state DIR` kept"
+            )
         raise AskError(f"--state {state} holds no index: `neardup scan FILE --state {state}` keeps one")
     check_state_dir(state, settings)
     with open_index(state, settings) as index:
