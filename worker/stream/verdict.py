@@ -91,6 +91,8 @@ class VerdictStage:
         # lags (the worker's Frontier tells).
         self.caught_up: Callable[[], int | None] = unknown
         self.lagging: Callable[[], int | None] = unknown
+        # Partitions being handed over: what they hold is the next owner's to send (hand_over).
+        self._leaving: set[int] = set()
 
     async def run(self, by_partition: dict[int, list[dict[str, Any]]], release: Callable[[], None]) -> None:
         """Intros, answers and notes per verdict partition, from Kafka or this worker's index stage.
@@ -117,7 +119,8 @@ class VerdictStage:
                 store.settled_through(seq)
             release()
             for part, key, outputs in result.after_record:
-                self.outbox.emit(part, key, outputs)
+                if part not in self._leaving:
+                    self.outbox.emit(part, key, outputs)
             for part, store, _ in taken:
                 self.emit_due(part, store)  # with no hold, this batch's verdicts are due now
 
@@ -192,7 +195,7 @@ class VerdictStage:
         """Hand the partition's held entries whose hold ran out (all, with ``everything``) and
         whose records are acknowledged to the outbox."""
         hold = self.holds.get(part)
-        if hold:
+        if hold and part not in self._leaving:
             now = int(time.time() * 1000)
             for key, outputs, by in hold.take_due(
                 now, store.settled, store.verdict, everything, self.caught_up(), self.lagging
@@ -232,14 +235,22 @@ class VerdictStage:
         entries this worker sent and saw acknowledged, within ``_HAND_OVER_S``. The next owner
         sends again whatever its restore finds in the outbox: without this, a rebalance repeated
         the outputs of the last moments (a newcomer's try: 4-5 of 400 each time a worker
-        rejoined). Exactly once needs none of it: the next owner fences this one."""
+        rejoined). Exactly once needs none of it: the next owner fences this one.
+
+        Meanwhile nothing more of theirs is sent from here: a held verdict that fell due during
+        the hand-over (released by the batch that logs the deletes, or by the hold's timer) went
+        out after the deletes were counted, and the next owner sent it again."""
         owned = [part for part in lost if part in self.stores.owned()]
-        if owned and self.transactions is None:
-            try:
-                await self._log_sent(owned, time.monotonic() + _HAND_OVER_S)
-            except TimeoutError:
-                log.info("revoked %s: outbox deletes not logged in time; the next owner sends them again", owned)
-        self.forget(lost)
+        self._leaving.update(lost)
+        try:
+            if owned and self.transactions is None:
+                try:
+                    await self._log_sent(owned, time.monotonic() + _HAND_OVER_S)
+                except TimeoutError:
+                    log.info("revoked %s: outbox deletes not logged in time; the next owner sends them again", owned)
+            self.forget(lost)
+        finally:
+            self._leaving.difference_update(lost)
 
     async def _log_sent(self, parts: list[int], deadline: float) -> None:
         """Only the waits are bounded, as in :meth:`close`: a verdict batch cancelled half-way
