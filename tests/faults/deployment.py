@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import random
+import threading
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.stream_helpers import OutputReader, WorkerProcess, worker_env
+from tests.stream_helpers import OutputReader, WorkerProcess, ids_of, real_feed, send_lines, worker_env
 from topology.stages import Topics
 from topology.topics import create_topics, topics
 from worker.settings import Settings
@@ -35,6 +38,47 @@ class Deployment:
     @property
     def group(self) -> str:
         return f"{self.prefix}-worker"
+
+
+@dataclass
+class Membership:
+    """A stream offered to a deployment while workers join and leave: its reader, the ids
+    it sends, and the workers started (stopped at the end of :func:`membership`)."""
+
+    dep: Deployment
+    reader: OutputReader
+    expected: set[str]
+    sender: threading.Thread
+    workers: list[WorkerProcess] = field(default_factory=list)
+
+    def join(self, name: str) -> WorkerProcess:
+        """Start worker ``name`` and wait until it is ready."""
+        worker = WorkerProcess.start(self.dep.env, name, self.dep.tmp)
+        self.workers.append(worker)
+        worker.wait_ready()
+        return worker
+
+    def run_for(self, seconds: float) -> None:
+        """Read outputs for ``seconds`` while the stream goes on."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.reader.poll(200)
+
+
+@contextmanager
+def membership(dep: Deployment, events: int, prefix: str, seed: int, rate: float) -> Iterator[Membership]:
+    """``events`` real-feed lines (a fifth near-duplicate variants) to send at ``rate`` a
+    second once :attr:`Membership.sender` is started."""
+    lines = real_feed(events, prefix, seed=seed, variant_share=0.2)
+    reader = OutputReader(dep.bootstrap, dep.names)
+    sender = threading.Thread(target=send_lines, args=(dep.bootstrap, dep.names.events, lines, rate))
+    live = Membership(dep, reader, ids_of(lines), sender)
+    try:
+        yield live
+    finally:
+        for worker in live.workers:
+            worker.stop()
+        reader.close()
 
 
 def make_deployment(bootstrap: str, tmp: Path, partitions: int, lateness_ms: int = 20) -> Deployment:

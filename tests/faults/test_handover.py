@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.faults.deployment import make_deployment
-from tests.stream_helpers import OutputReader, WorkerProcess, audit, ids_of, real_feed, send_lines
+from tests.faults.deployment import make_deployment, membership
+from tests.stream_helpers import audit
 
 pytestmark = pytest.mark.kafka
 
@@ -24,39 +22,18 @@ def test_graceful_rebalances_send_no_verdict_twice(kafka_bootstrap: str, tmp_pat
     them, and the hold's timer meanwhile, still sent held verdicts that fell due (an operator's
     try: the first join of a second worker repeated one of 192)."""
     dep = make_deployment(kafka_bootstrap, tmp_path, partitions=3, lateness_ms=HOLD_MS)
-    lines = real_feed(EVENTS, "h", seed=5, variant_share=0.2)
-    expected = ids_of(lines)
-    reader = OutputReader(kafka_bootstrap, dep.names)
-    sender = threading.Thread(target=send_lines, args=(kafka_bootstrap, dep.names.events, lines, RATE))
-    workers: list[WorkerProcess] = []
-
-    def run_for(seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            reader.poll(200)
-
-    try:
-        a = WorkerProcess.start(dep.env, "a", tmp_path)
-        workers.append(a)
-        a.wait_ready()
-        sender.start()
-        run_for(3)
-        b = WorkerProcess.start(dep.env, "b", tmp_path)
-        workers.append(b)
-        b.wait_ready()
-        run_for(4)
-        c = WorkerProcess.start(dep.env, "c", tmp_path)
-        workers.append(c)
-        c.wait_ready()
-        run_for(4)
+    with membership(dep, EVENTS, "h", seed=5, rate=RATE) as live:
+        a = live.join("a")
+        live.sender.start()
+        live.run_for(3)
+        live.join("b")
+        live.run_for(4)
+        live.join("c")
+        live.run_for(4)
         a.stop()  # graceful: its partitions go to b and c
-        assert len(reader.verdicted) < EVENTS, "the stream ended before the last rebalance"
-        reader.wait_for(expected, timeout=120)
-        reader.settle(3.0)
-        sender.join()
-        result = audit(reader.records, dep.names, expected)
-    finally:
-        for w in workers:
-            w.stop()
-        reader.close()
+        assert len(live.reader.verdicted) < EVENTS, "the stream ended before the last rebalance"
+        live.reader.wait_for(live.expected, timeout=120)
+        live.reader.settle(3.0)
+        live.sender.join()
+        result = audit(live.reader.records, dep.names, live.expected)
     assert result.repeats == 0, f"{result.repeats} verdicts sent twice over two joins and a leave"
