@@ -64,8 +64,9 @@ _DOCS = {
     "processed batch and partition, so a worker that takes a partition over, or lost its "
     "state directory, replays it before deciding anything.",
     "settings": "The settings the deployment's stores and messages are laid out by (plan, retention, "
-    "fingerprint settings), recorded by its first worker, and the thresholds its workers decide by, "
-    "recorded when they change: a worker with others (thresholds: beside running ones) refuses to start.",
+    "fingerprint settings), recorded by its first worker, and the thresholds and input limits its "
+    "workers decide by, recorded when they change: a worker with others (those: beside running ones) "
+    "refuses to start.",
 }
 
 

@@ -72,14 +72,19 @@ FEATURE_SETTINGS = (
     "short_chars",
     "short_bands",
 )
-# The thresholds a verdict is decided by: free to change between runs (nothing stored depends on
-# them), but every worker of a deployment running at once must share them (worker/cli/deployment.py).
+# What an event is decided by: the thresholds of its verdict, and the limits past which it is
+# dead-lettered instead. Free to change between runs (nothing stored depends on them), but every
+# worker of a deployment running at once must share them (worker/cli/deployment.py).
 DECISION_SETTINGS = (
     "max_distance",
     "min_resemblance",
     "min_long_resemblance",
     "min_containment",
     "min_teaser_containment",
+    "max_text_bytes",
+    "max_id_chars",
+    "max_depth",
+    "max_future_skew_ms",
 )
 # Settings `neardup scan` also takes as flags (worker/cli/parser.py), named with them in refusals.
 FLAGGED = {
@@ -336,7 +341,7 @@ class Settings:
 
     @property
     def decision(self) -> dict[str, int | float]:
-        """The thresholds verdicts are decided by (:data:`DECISION_SETTINGS`), by their variables."""
+        """What events are decided by (:data:`DECISION_SETTINGS`), by their variables."""
         return {ENV_PREFIX + name.upper(): getattr(self, name) for name in DECISION_SETTINGS}
 
     @cached_property

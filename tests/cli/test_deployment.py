@@ -141,14 +141,22 @@ def test_thresholds_change_between_runs_but_not_beside_running_workers(kafka_boo
     worker = WorkerProcess.start(env, "w1", tmp_path)
     try:
         worker.wait_ready()
-        strict = {**env, "NEARDUP_MIN_RESEMBLANCE": "0.99", "NEARDUP_MAX_DISTANCE": "2"}
+        strict = {**env, "NEARDUP_MIN_RESEMBLANCE": "0.99", "NEARDUP_MAX_DISTANCE": "2", "NEARDUP_MAX_ID_CHARS": "64"}
         line = refused_worker(strict, "w2")
         assert line.startswith(
             f"neardup worker: the running workers of deployment {settings.topic_prefix} decide with "
-            "NEARDUP_MAX_DISTANCE=12, not 2 and NEARDUP_MIN_RESEMBLANCE=0.7, not 0.99 ("
+            "NEARDUP_MAX_DISTANCE=12, not 2 and NEARDUP_MIN_RESEMBLANCE=0.7, not 0.99 and "
+            "NEARDUP_MAX_ID_CHARS=256, not 64 ("
         ), line
         assert len(group_members(kafka_bootstrap, f"{settings.topic_prefix}-worker")) == 1
     finally:
         worker.stop()
     check(settings, has_stores=True)  # every worker stopped: the defaults again
+    assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")[-1] == {"decision": settings.decision}
+    # A record of fewer of them (an older neardup's) is compared on those it names, and completed.
+    older = {name: value for name, value in settings.decision.items() if name != "NEARDUP_MAX_DEPTH"}
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
+    producer.send(f"{settings.topic_prefix}.settings", key=b"decision", value=json.dumps({"decision": older}).encode())
+    producer.close()
+    check(settings, has_stores=True)
     assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")[-1] == {"decision": settings.decision}

@@ -8,11 +8,12 @@ other tables, and copies of what they had stored passed as unique. So a deployme
 settings once, in ``{p}.settings``: the first worker writes its own, and every worker compares
 before it joins the group.
 
-The thresholds a verdict is decided by store nothing and may change between runs, but two
-workers running at once with different ones decided an event by whichever held its partitions
-(and ``/check`` named a match in one line that it refused in the next). So the topic also keeps
-the deployment's latest thresholds, each change a record of its own (``decision``): a worker of
-other thresholds is refused while others run, and records its own when none does.
+The thresholds a verdict is decided by (and the input limits past which an event is
+dead-lettered instead) store nothing and may change between runs, but two workers running at
+once with different ones decided an event by whichever held its partitions (and ``/check``
+named a match in one line that it refused in the next). So the topic also keeps the
+deployment's latest ones, each change a record of its own (``decision``): a worker of others
+is refused while others run, and records its own when none does.
 """
 
 from __future__ import annotations
@@ -86,29 +87,31 @@ def check(settings: Settings, has_stores: bool) -> dict[str, Any]:
 
 
 def _agree_on_decision(settings: Settings, topic: str, current: dict[str, Any] | None) -> None:
-    """Refuse thresholds other than those of the deployment's running workers; with none
-    running, record this worker's as the deployment's (module docstring). A deployment that
-    records none (made before the record kept them) records this worker's."""
+    """Refuse thresholds (and input limits) other than those of the deployment's running
+    workers; with none running, record this worker's as the deployment's (module docstring). A
+    deployment that records none (made before the record kept them) records this worker's."""
     mine = settings.decision
-    if current == mine:
+    # Only what both name: a worker of a later neardup may agree on more.
+    changed = {name: value for name, value in mine.items() if current is not None and current.get(name, value) != value}
+    if current is not None and not changed:
+        if mine.keys() - current.keys():
+            _write(settings, topic, {"decision": {**current, **mine}}, _DECISION_KEY)
         return
     group = f"{settings.topic_prefix}-worker"
     running = group_members(settings.connection.bootstrap, group, **settings.connection.kafka_python_security())
     if current is not None and running:
-        changed = [
-            f"{name}={current.get(name)}, not {value}" for name, value in mine.items() if current.get(name) != value
-        ]
+        changed_list = [f"{name}={current[name]}, not {value}" for name, value in changed.items()]
         raise DeploymentMismatch(
-            f"the running workers of deployment {settings.topic_prefix} decide with {' and '.join(changed)} "
+            f"the running workers of deployment {settings.topic_prefix} decide with {' and '.join(changed_list)} "
             f"({', '.join(running)}): workers that decide apart make a verdict depend on which one holds "
             "an event's partitions; start this one with theirs, or stop them all and start them again with "
             "the new values (a worker killed a moment ago stays in the group until its session times out)"
         )
     _write(settings, topic, {"decision": mine}, _DECISION_KEY)
     if current is not None:
-        was = ", ".join(f"{name}={current.get(name)}" for name, value in mine.items() if current.get(name) != value)
+        was = ", ".join(f"{name}={current[name]}" for name in changed)
         print(
-            f"neardup worker: deployment {settings.topic_prefix} decides with new thresholds (was {was})",
+            f"neardup worker: deployment {settings.topic_prefix} decides with new settings (was {was})",
             file=sys.stderr,
         )
 
