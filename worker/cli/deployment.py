@@ -91,29 +91,28 @@ def _agree_on_decision(settings: Settings, topic: str, current: dict[str, Any] |
     workers; with none running, record this worker's as the deployment's (module docstring). A
     deployment that records none (made before the record kept them) records this worker's."""
     mine = settings.decision
+    if current is None:
+        _write(settings, topic, {"decision": mine}, _DECISION_KEY)
+        return
     # Only what both name: a worker of a later neardup may agree on more.
-    changed = {name: value for name, value in mine.items() if current is not None and current.get(name, value) != value}
-    if current is not None and not changed:
+    changed = {name: value for name, value in mine.items() if current.get(name, value) != value}
+    if not changed:
         if mine.keys() - current.keys():
             _write(settings, topic, {"decision": {**current, **mine}}, _DECISION_KEY)
         return
     group = f"{settings.topic_prefix}-worker"
     running = group_members(settings.connection.bootstrap, group, **settings.connection.kafka_python_security())
-    if current is not None and running:
-        changed_list = [f"{name}={current[name]}, not {value}" for name, value in changed.items()]
+    if running:
+        differ = " and ".join(f"{name}={current[name]}, not {value}" for name, value in changed.items())
         raise DeploymentMismatch(
-            f"the running workers of deployment {settings.topic_prefix} decide with {' and '.join(changed_list)} "
+            f"the running workers of deployment {settings.topic_prefix} decide with {differ} "
             f"({', '.join(running)}): workers that decide apart make a verdict depend on which one holds "
             "an event's partitions; start this one with theirs, or stop them all and start them again with "
             "the new values (a worker killed a moment ago stays in the group until its session times out)"
         )
     _write(settings, topic, {"decision": mine}, _DECISION_KEY)
-    if current is not None:
-        was = ", ".join(f"{name}={current[name]}" for name in changed)
-        print(
-            f"neardup worker: deployment {settings.topic_prefix} decides with new settings (was {was})",
-            file=sys.stderr,
-        )
+    was = ", ".join(f"{name}={current[name]}" for name in changed)
+    print(f"neardup worker: deployment {settings.topic_prefix} decides with new settings (was {was})", file=sys.stderr)
 
 
 def stores_of_another(path: Path, prefix: str, deployment_id: str | None) -> str | None:
