@@ -306,6 +306,11 @@ class Settings:
     def retention_ms(self) -> int:
         return int(self.retention_days * 86_400_000)
 
+    @property
+    def group(self) -> str:
+        """The workers' consumer group (Faust's app id): who is running, and who owns what."""
+        return f"{self.topic_prefix}-worker"
+
     @cached_property
     def connection(self) -> Connection:
         """How every client reaches Kafka (checked once: a blank bootstrap or SASL without a mechanism fails)."""

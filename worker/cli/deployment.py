@@ -100,8 +100,9 @@ def _agree_on_decision(settings: Settings, topic: str, current: dict[str, Any] |
         if mine.keys() - current.keys():
             _write(settings, topic, {"decision": {**current, **mine}}, _DECISION_KEY)
         return
-    group = f"{settings.topic_prefix}-worker"
-    running = group_members(settings.connection.bootstrap, group, **settings.connection.kafka_python_security())
+    running = group_members(
+        settings.connection.bootstrap, settings.group, **settings.connection.kafka_python_security()
+    )
     if running:
         differ = " and ".join(f"{name}={current[name]}, not {value}" for name, value in changed.items())
         raise DeploymentMismatch(

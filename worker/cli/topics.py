@@ -82,7 +82,7 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
     if action == "record-settings":
         return _record_settings(settings)
     if action == "delete":
-        group = f"{settings.topic_prefix}-worker"
+        group = settings.group
         running = [] if force else group_members(settings.connection.bootstrap, group, **security)
         if running:
             print(

@@ -234,7 +234,7 @@ def create_app(
     datadir = worker_dir(settings, name)
     datadir.mkdir(parents=True, exist_ok=True)
     app = App(
-        f"{settings.topic_prefix}-worker",
+        settings.group,
         broker=settings.connection.faust_broker(),
         broker_credentials=settings.connection.faust_credentials(),
         datadir=str(datadir),

@@ -142,7 +142,7 @@ class Worker:
         self.sampler = Sampler(
             app, self.metrics, self, name or datadir.name, settings.topic_prefix, topics_lost=self.sends.write_failed
         )
-        self.peers = Peers(settings.connection.aiokafka(), f"{settings.topic_prefix}-worker", settings.web_address)
+        self.peers = Peers(settings.connection.aiokafka(), settings.group, settings.web_address)
         self.inspector = Inspector(
             settings,
             self.handoff,
