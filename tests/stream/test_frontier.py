@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from worker.stream.frontier import Frontier, ends_of, latest_appends
+from worker.stream.frontier import Frontier, appended
 
 
 @dataclass
@@ -87,14 +87,14 @@ def test_the_index_expires_by_it_only_once_alone_for_the_reorder_window() -> Non
     assert frontier.settled_ms() is None, "not alone"
 
 
-def test_latest_appends_takes_each_partitions_latest_time_in_ms() -> None:
+def test_appended_takes_each_partitions_latest_time_in_ms() -> None:
     messages = [_Msg(0, 1.0004), _Msg(1, 2.0), _Msg(0, 1.5), _Msg(0, 1.2)]
-    assert latest_appends(messages) == {0: 1500, 1: 2000}
+    assert appended(messages)[0] == {0: 1500, 1: 2000}
 
 
-def test_ends_of_takes_the_offset_after_each_partitions_last_record() -> None:
+def test_appended_takes_the_offset_after_each_partitions_last_record() -> None:
     messages = [_Msg(0, 1.0, offset=7), _Msg(1, 2.0, offset=3), _Msg(0, 1.5, offset=9)]
-    assert ends_of(messages) == {0: 10, 1: 4}
+    assert appended(messages)[1] == {0: 10, 1: 4}
 
 
 def test_a_partition_whose_log_reaches_past_what_was_applied_lags_at_its_applied_time() -> None:
@@ -103,24 +103,24 @@ def test_a_partition_whose_log_reaches_past_what_was_applied_lags_at_its_applied
     frontier.reset(sole=True)
     frontier.finish(frontier.begin({0: 300, 1: 90}, {0: 50, 1: 20}), applied=True)
     highwater = {0: 50, 1: 40}
-    assert frontier.lagging_ms(highwater.get) == 90
+    assert frontier.lagging_ms(lambda: highwater) == 90
     highwater[1] = 20  # read to its end: an idle partition holds nothing back
-    assert frontier.lagging_ms(highwater.get) is None
+    assert frontier.lagging_ms(lambda: highwater) is None
     highwater[0] = 80
-    assert frontier.lagging_ms(highwater.get) == 300
-    assert frontier.lagging_ms(lambda partition: None) is None, "no highwater known yet"
+    assert frontier.lagging_ms(lambda: highwater) == 300
+    assert frontier.lagging_ms(dict) is None, "no highwater known yet"
     frontier.reset(sole=False)
     frontier.finish(frontier.begin({0: 400, 1: 400}, {0: 60, 1: 30}), applied=True)
-    assert frontier.lagging_ms({0: 80, 1: 40}.get) is None, "not alone: other workers' notes come at any time"
+    assert frontier.lagging_ms(lambda: {0: 80, 1: 40}) is None, "not alone: other workers' notes come at any time"
 
 
 def test_a_partition_with_nothing_applied_is_not_known_to_lag() -> None:
     frontier = Frontier(partitions=2)
     frontier.reset(sole=True)
     under_way = frontier.begin({0: 100, 1: 100}, {0: 5, 1: 5})
-    assert frontier.lagging_ms({0: 9, 1: 9}.get) is None  # the batch is not applied yet
+    assert frontier.lagging_ms(lambda: {0: 9, 1: 9}) is None  # the batch is not applied yet
     frontier.finish(under_way, applied=True)
-    assert frontier.lagging_ms({0: 9, 1: 5}.get) == 100
+    assert frontier.lagging_ms(lambda: {0: 9, 1: 5}) == 100
 
 
 def test_an_events_topic_of_its_own_count_is_waited_for_partition_by_partition() -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from topology.stages import append_ms
@@ -75,8 +75,8 @@ class Frontier:
 
     def begin(self, latest: dict[int, int], ends: dict[int, int] | None = None) -> Ticket:
         """A batch taken, in the order batches are taken; each must reach :meth:`finish`.
-        ``latest``: each partition's latest append time in it; ``ends`` (:func:`ends_of`), the
-        offset after each one's last record."""
+        ``latest``: each partition's latest append time in it; ``ends``, the offset after each
+        one's last record (both from :func:`appended`)."""
         ticket = Ticket(latest, ends or {}) if self._sole else Ticket({})
         self._under_way.append(ticket)
         return ticket
@@ -105,17 +105,18 @@ class Frontier:
             return None
         return min(self._applied.values())
 
-    def lagging_ms(self, highwater: Callable[[int], int | None]) -> int | None:
+    def lagging_ms(self, highwaters: Callable[[], Mapping[int, int]]) -> int | None:
         """The least append time applied of an input partition whose log reaches past what has
-        been applied of it (``highwater``: the offset after a partition's newest record, None
-        when unknown), or None when none is known to lag. A partition with nothing applied yet
-        has no offset to compare, and is not known to lag."""
+        been applied of it (``highwaters``: the offset after each partition's newest record, as
+        far as known; read only while alone), or None when none is known to lag. A partition
+        with nothing applied yet has no offset to compare, and is not known to lag."""
         if not self._sole:
             return None
+        last = highwaters()
         behind = [
             self._applied[partition]
             for partition, end in self._ends.items()
-            if partition in self._applied and (last := highwater(partition)) is not None and end < last
+            if partition in self._applied and end < last.get(partition, end)
         ]
         return min(behind, default=None)
 
@@ -127,20 +128,15 @@ class Frontier:
         return self.caught_up_ms()
 
 
-def ends_of(messages: Iterable[Message]) -> dict[int, int]:
-    """The offset after each partition's last message: where its next record would be."""
+def appended(messages: Iterable[Message]) -> tuple[dict[int, int], dict[int, int]]:
+    """Each partition's latest append time (ms, as the total order takes it) among ``messages``,
+    and the offset after its last one (where its next record would be): a batch's :class:`Ticket`."""
+    latest: dict[int, int] = {}
     ends: dict[int, int] = {}
     for message in messages:
-        if message.offset >= ends.get(message.partition, 0):
-            ends[message.partition] = message.offset + 1
-    return ends
-
-
-def latest_appends(messages: Iterable[Message]) -> dict[int, int]:
-    """The latest append time (ms, as the total order takes it) of each partition's messages."""
-    latest: dict[int, int] = {}
-    for message in messages:
-        ms = append_ms(message.timestamp)
-        if ms > latest.get(message.partition, -1):
-            latest[message.partition] = ms
-    return latest
+        partition, ms = message.partition, append_ms(message.timestamp)
+        if ms > latest.get(partition, -1):
+            latest[partition] = ms
+        if message.offset >= ends.get(partition, 0):
+            ends[partition] = message.offset + 1
+    return latest, ends

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import faust
-from faust.types import TP, EventT
+from faust.types import EventT
 
 from topology.changelog import encode_ops
 from topology.codec import decode_batch
@@ -45,7 +45,7 @@ from worker.state.transaction import Transaction
 from worker.state.verdicts import VerdictPartition
 from worker.stream.batches import Windows, take_batches
 from worker.stream.fingerprint import FingerprintStage, ProbeMessage
-from worker.stream.frontier import Frontier, Ticket, ends_of, latest_appends
+from worker.stream.frontier import Frontier, Ticket, appended
 from worker.stream.guard import Guard, OffsetHolds, log_batch
 from worker.stream.handoff import Handoff
 from worker.stream.helper import FingerprintHelper
@@ -134,7 +134,7 @@ class Worker:
         # Held verdicts out early, and buckets expired, while alone.
         self.frontier = Frontier(settings.partitions, settings.reorder_ms / 1000)
         self.verdict.caught_up = self.frontier.caught_up_ms
-        self.verdict.lagging = functools.partial(self.frontier.lagging_ms, self._input_highwater)
+        self.verdict.lagging = functools.partial(self.frontier.lagging_ms, self._input_highwaters)
         self.index_lock = asyncio.Lock()  # held by a batch, so shutdown never closes a store under it
         # The operator's side (worker.stream.web): samples, explain and check.
         self.closing = False
@@ -189,8 +189,7 @@ class Worker:
                 body = functools.partial(self.fingerprint_batch, order=order, handed_on=holds.hold())
                 batch_task = asyncio.ensure_future(self.guard.run("fingerprint", batch, body, holds))
                 batch_task.add_done_callback(order.done)  # a batch that failed lets the next one on
-                messages = [event.message for event in batch]
-                ticket = self.frontier.begin(latest_appends(messages), ends_of(messages))
+                ticket = self.frontier.begin(*appended(event.message for event in batch))
                 batch_task.add_done_callback(functools.partial(self._batch_ended, ticket))
                 self.batches.add(batch_task)
                 batch_task.add_done_callback(self.batches.discard)
@@ -236,11 +235,12 @@ class Worker:
         if self.frontier.finish(ticket, applied):
             self.verdict.emit_owned()
 
-    def _input_highwater(self, partition: int) -> int | None:
-        """The offset after input ``partition``'s newest record as the last fetch saw it, or
-        None while it is not assigned here."""
-        tp, consumer = TP(self.names.events, partition), self.app.consumer
-        return consumer.highwater(tp) if tp in consumer.assignment() else None
+    def _input_highwaters(self) -> dict[int, int]:
+        """The offset after each assigned input partition's newest record, as the last fetch
+        saw it (a partition not fetched yet is left out); the assignment read once."""
+        consumer = self.app.consumer
+        marks = {tp.partition: consumer.highwater(tp) for tp in consumer.assignment() if tp.topic == self.names.events}
+        return {partition: mark for partition, mark in marks.items() if mark is not None}
 
     async def stop_batches(self) -> None:
         """Cancel the batches under way (their offsets stay uncommitted: read again on restart)."""
