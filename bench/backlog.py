@@ -20,9 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -73,11 +71,7 @@ def drain(
         seconds = max(output_ts.values()) / 1000 - started
         return len(events), seconds, stream.count_corrections(bootstrap, names.corrections)
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        stream.stop_processes([worker])
         stream.drop_run(bootstrap, prefix, tmp)
 
 

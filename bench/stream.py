@@ -467,14 +467,19 @@ def running(
         yield names
     finally:
         stop.set()
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_processes(procs)
         drop_run(bootstrap, prefix, tmp)
+
+
+def stop_processes(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to each, then wait for each (30 s at most, then SIGKILL)."""
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def _free_port() -> int:
