@@ -41,7 +41,10 @@ each, so that a copy can only be found through its own story; ``--short`` takes 
   character), ``zh_taiwan`` (OpenCC ``s2twp``, as Wikipedia converts for Taiwan: its characters
   and its words, 内存 as 記憶體); and ``zh_source`` (原标题 and 来源 lines, 责任编辑 after),
   ``zh_reporter`` ((记者 …) before, 点击关注 after), ``zh_caption`` (a ▲ photo caption after
-  the first line).
+  the first line);
+* a Chinese slip: ``zh_homophones`` (one in 25 of the characters that have a common
+  homophone, at least one, swapped for the most common other character of its syllable, as a
+  pinyin input method offers it: the development set's generator makes no such slip).
 
 It prints each wrapper's recall by language, and how many events were called a copy of
 another story. A development probe, where the markup rules of ``worker/engine/markup.py``
@@ -56,8 +59,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import tempfile
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -88,6 +93,39 @@ def _middle(text: str, inserted: str) -> str:
 def _swapped(text: str) -> str:
     lines = _lines(text)
     return "\n".join([*lines[1:2], *lines[:1], *lines[2:]]) if len(lines) > 2 else text
+
+
+@cache
+def _same_sound() -> dict[str, list[str]]:
+    """Each common character (jieba's dictionary counts it 1,000 times or more) and the other
+    common characters of its toneless syllable, most common first: what a pinyin input method
+    offers in its place."""
+    from worker.engine import sounds
+
+    counts = {}
+    for line in (devset._package_dir("jieba") / "dict.txt").read_text("utf-8").splitlines():
+        word, count, _tag = line.split(" ")
+        if len(word) == 1 and _HAN.match(word) and int(count) >= 1000:
+            counts[word] = int(count)
+    codes = sounds.kept_codes()
+    syllables: dict[int, list[str]] = {}
+    for char in sorted(counts, key=counts.__getitem__, reverse=True):
+        syllables.setdefault(codes[ord(char) - 0x4E00], []).append(char)
+    return {c: [o for o in group if o != c] for group in syllables.values() for c in group if len(group) > 1}
+
+
+def _homophones(text: str) -> str:
+    """One slip of a pinyin input method in 25 characters that have a common homophone, at least
+    one: a character swapped for the most common other one of its syllable, at places drawn
+    from the text's own CRC (so each run makes the same copies)."""
+    places = [i for i, c in enumerate(text) if c in _same_sound()]
+    if not places:
+        return text
+    chosen = random.Random(zlib.crc32(text.encode())).sample(places, max(1, len(places) // 25))
+    chars = list(text)
+    for i in chosen:
+        chars[i] = _same_sound()[chars[i]][0]
+    return "".join(chars)
 
 
 def _emoji_codes(text: str) -> str:
@@ -167,6 +205,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
     "zh_times": restyles.zh_times,
     "zh_traditional": lambda t: _opencc("s2t")(t),
     "zh_taiwan": lambda t: _opencc("s2twp")(t),
+    "zh_homophones": _homophones,
     "zh_source": lambda t: "原标题：" + t[:18] + "\n来源：新华社\n" + t + "\n责任编辑：张三",
     "zh_reporter": lambda t: "（记者 王小明 通讯员 李华）" + t + "\n\n点击关注，获取更多资讯",
     "emoji_codes": _emoji_codes,
@@ -176,6 +215,7 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
 ONLY_ZH = (
     "zh_traditional",
     "zh_taiwan",
+    "zh_homophones",
     "zh_source",
     "zh_reporter",
     "zh_caption",

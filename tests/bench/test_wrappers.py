@@ -9,6 +9,7 @@ import pytest
 
 from bench import wrappers
 from worker.engine.mojibake import repair
+from worker.engine.sounds import fold_sounds
 from worker.engine.t2s import converter
 
 EN = 'The council said on Monday that the "old bridge" will close.\n2,500 drivers a day can\'t cross it.\nShops fear losses.'
@@ -18,7 +19,8 @@ _TAG = re.compile(r"<[^<>]+>")
 
 
 def test_every_wrapper_keeps_its_story_and_adds_only_its_own_kind() -> None:
-    for wrapper in [w for w in wrappers.WRAPPERS if w not in {name for name, _, _ in RESTYLED}]:  # tests below
+    tested_below = {name for name, _, _ in RESTYLED} | {"zh_homophones"}
+    for wrapper in [w for w in wrappers.WRAPPERS if w not in tested_below]:
         events = wrappers.build(wrapper, TEXTS)
         copies = [e for e in events if e.original is not None]
         assert copies, wrapper
@@ -29,6 +31,15 @@ def test_every_wrapper_keeps_its_story_and_adds_only_its_own_kind() -> None:
             shown = converter()(shown) if wrapper in ("zh_traditional", "zh_taiwan") else shown
             words = re.findall(r"\w+", story)
             assert all(word in shown for word in words), (wrapper, copy.text)
+
+
+def test_a_homophone_copy_differs_by_characters_of_the_same_sound_only() -> None:
+    story = ZH * 3  # 90 Chinese characters: three slips
+    copy = wrappers.WRAPPERS["zh_homophones"](story)
+    changed = [(a, b) for a, b in zip(story, copy, strict=True) if a != b]
+    assert 1 <= len(changed) <= len(re.findall("[\u4e00-\u9fff]", story)) // 25
+    assert fold_sounds(copy) == fold_sounds(story)
+    assert wrappers.WRAPPERS["zh_homophones"](story) == copy  # the same copy every run
 
 
 def test_language_wrappers_go_to_their_language_only() -> None:
