@@ -81,6 +81,17 @@ def _package_dir(name: str) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def char_counts() -> dict[str, int]:
+    """jieba's dictionary counts of single characters: how common a character is, for the
+    generators' slips of a pinyin input method."""
+    counts: dict[str, int] = {}
+    for line in (_package_dir("jieba") / "dict.txt").read_text("utf-8").splitlines():
+        word, count, _tag = line.split(" ")
+        if len(word) == 1:
+            counts[word] = int(count)
+    return counts
+
+
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _ZH_END = "。！？…”’」』）)；!?"
 

@@ -327,11 +327,7 @@ def _homophones() -> dict[str, tuple[str, ...]]:
         parts = line.split()
         if len(parts) == 2 and len(parts[0]) == 1 and parts[1] not in readings.setdefault(parts[0], []):
             readings[parts[0]].append(parts[1])
-    freq: dict[str, int] = {}
-    for line in (devset._package_dir("jieba") / "dict.txt").read_text("utf-8").splitlines():
-        word, count, _tag = line.split(" ")
-        if len(word) == 1:
-            freq[word] = int(count)
+    freq = devset.char_counts()
     by_sound: dict[str, list[str]] = {}
     for ch in sorted(readings):
         if len(readings[ch]) == 1 and freq.get(ch, 0) >= 2000:

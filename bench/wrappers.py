@@ -96,22 +96,17 @@ def _swapped(text: str) -> str:
 
 
 @cache
-def _same_sound() -> dict[str, list[str]]:
-    """Each common character (jieba's dictionary counts it 1,000 times or more) and the other
-    common characters of its toneless syllable, most common first: what a pinyin input method
-    offers in its place."""
-    from worker.engine import sounds
+def _same_sound() -> dict[str, str]:
+    """Each common character (jieba's dictionary counts it 1,000 times or more) and the most
+    common other one of its toneless syllable: what a pinyin input method offers in its place."""
+    from worker.engine.sounds import sound_table
 
-    counts = {}
-    for line in (devset._package_dir("jieba") / "dict.txt").read_text("utf-8").splitlines():
-        word, count, _tag = line.split(" ")
-        if len(word) == 1 and _HAN.match(word) and int(count) >= 1000:
-            counts[word] = int(count)
-    codes = sounds.kept_codes()
+    table = sound_table()
+    counts = {c: n for c, n in devset.char_counts().items() if _HAN.match(c) and n >= 1000}
     syllables: dict[int, list[str]] = {}
     for char in sorted(counts, key=counts.__getitem__, reverse=True):
-        syllables.setdefault(codes[ord(char) - 0x4E00], []).append(char)
-    return {c: [o for o in group if o != c] for group in syllables.values() for c in group if len(group) > 1}
+        syllables.setdefault(table.get(ord(char), ord(char)), []).append(char)
+    return {c: next(o for o in group if o != c) for group in syllables.values() if len(group) > 1 for c in group}
 
 
 def _homophones(text: str) -> str:
@@ -124,7 +119,7 @@ def _homophones(text: str) -> str:
     chosen = random.Random(zlib.crc32(text.encode())).sample(places, max(1, len(places) // 25))
     chars = list(text)
     for i in chosen:
-        chars[i] = _same_sound()[chars[i]][0]
+        chars[i] = _same_sound()[chars[i]]
     return "".join(chars)
 
 

@@ -34,7 +34,7 @@ def test_every_wrapper_keeps_its_story_and_adds_only_its_own_kind() -> None:
 
 
 def test_a_homophone_copy_differs_by_characters_of_the_same_sound_only() -> None:
-    story = ZH * 3  # 90 Chinese characters: three slips
+    story = ZH * 3  # 117 Chinese characters: at most four slips
     copy = wrappers.WRAPPERS["zh_homophones"](story)
     changed = [(a, b) for a, b in zip(story, copy, strict=True) if a != b]
     assert 1 <= len(changed) <= len(re.findall("[\u4e00-\u9fff]", story)) // 25
