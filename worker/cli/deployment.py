@@ -200,23 +200,26 @@ def _read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any
 
 
 def _decision(topic: str, raw: bytes | None) -> dict[str, Any]:
-    try:
-        record = json.loads(raw or b"")
-        if isinstance(record, dict) and isinstance(record.get("decision"), dict):
-            return dict(record["decision"])
-    except ValueError:
-        pass
+    record = _json_object(raw)
+    if record is not None and isinstance(record.get("decision"), dict):
+        return dict(record["decision"])
     raise ValueError(f"a thresholds record of {topic} is not neardup's; is the topic another program's?")
 
 
 def _parsed(topic: str, raw: bytes | None) -> dict[str, Any]:
+    record = _json_object(raw)
+    if record is not None and {"plan", "retention_ms", "features"} <= record.keys():
+        return record
+    raise ValueError(f"the first record of {topic} is not a neardup settings record; is the topic another program's?")
+
+
+def _json_object(raw: bytes | None) -> dict[str, Any] | None:
+    """A record's value as a JSON object, or None when it is none (another program's record)."""
     try:
         record = json.loads(raw or b"")
-        if isinstance(record, dict) and {"plan", "retention_ms", "features"} <= record.keys():
-            return record
     except ValueError:
-        pass
-    raise ValueError(f"the first record of {topic} is not a neardup settings record; is the topic another program's?")
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _write(settings: Settings, topic: str, record: dict[str, Any], key: bytes = _KEY) -> None:
