@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from kafka import KafkaProducer
 
-from tests.stream_helpers import WorkerProcess, refused_worker, worker_env
+from tests.stream_helpers import MAX_TEXT, WorkerProcess, refused_worker, worker_env
 from topology.topics import create_topics, group_members, topics
-from worker.cli.deployment import DeploymentMismatch, check
+from worker.cli import deployment
+from worker.cli.deployment import DeploymentMismatch, agree_on_decision, check
 from worker.settings import Settings
 
 pytestmark = pytest.mark.kafka
@@ -44,13 +45,18 @@ def _records(bootstrap: str, topic: str) -> list[dict[str, object]]:
         consumer.close()
 
 
+def _settings_records(bootstrap: str, settings: Settings) -> list[dict[str, object]]:
+    """The settings records, without the thresholds each start records."""
+    return [r for r in _records(bootstrap, f"{settings.topic_prefix}.settings") if "plan" in r]
+
+
 def test_the_first_worker_records_its_settings_and_others_are_refused(kafka_bootstrap: str) -> None:
     settings = _deployment(kafka_bootstrap)
     check(settings, has_stores=False)
-    [record] = _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")
+    [record] = _settings_records(kafka_bootstrap, settings)
     assert record["features"] == settings.stored_features and record["retention_ms"] == settings.retention_ms
-    check(settings, has_stores=False)  # the same settings: let in, nothing written again
-    assert len(_records(kafka_bootstrap, f"{settings.topic_prefix}.settings")) == 1
+    check(settings, has_stores=False)  # the same settings: let in, not recorded again
+    assert len(_settings_records(kafka_bootstrap, settings)) == 1
     with pytest.raises(DeploymentMismatch, match=r"runs with NEARDUP_SHINGLE_N=2, not 1 \(recorded in d\w+\.settings"):
         check(settings.replace(shingle_n=1), has_stores=False)
     with pytest.raises(DeploymentMismatch, match=r"runs with plan 10x25\.\.26 \(k=3\), not 4x16 \(k=3\)"):
@@ -86,9 +92,7 @@ def test_a_deployment_from_before_the_record_is_recorded_by_a_worker_whose_store
         check(settings.replace(shingle_n=1), has_stores=False)
     assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings") == []
     check(settings, has_stores=True)
-    assert [r["features"] for r in _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")] == [
-        settings.stored_features
-    ]
+    assert [r["features"] for r in _settings_records(kafka_bootstrap, settings)] == [settings.stored_features]
     check(settings, has_stores=False)  # recorded now: a worker without stores is let in
 
 
@@ -107,7 +111,7 @@ def test_an_operator_records_the_settings_of_a_deployment_whose_workers_lost_the
     assert done.returncode == 0 and '"NEARDUP_SHINGLE_N": 1' in done.stdout, done.stderr
     again = record_settings(2)
     assert again.returncode == 1 and "already records NEARDUP_SHINGLE_N=1, not 2" in again.stderr, again.stderr
-    assert len(_records(kafka_bootstrap, f"{settings.topic_prefix}.settings")) == 1
+    assert len(_settings_records(kafka_bootstrap, settings)) == 1
 
 
 def test_a_worker_of_other_settings_without_stores_stops_in_one_line_before_joining(
@@ -126,16 +130,20 @@ def test_a_worker_of_other_settings_without_stores_stops_in_one_line_before_join
     assert group_members(kafka_bootstrap, f"{settings.topic_prefix}-worker") == []
 
 
-def test_thresholds_change_between_runs_but_not_beside_running_workers(kafka_bootstrap: str, tmp_path: Path) -> None:
+def test_thresholds_change_between_runs_but_not_beside_running_workers(
+    kafka_bootstrap: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two workers of other thresholds decided an event by whichever held its partitions. Alone,
     a worker may decide anew (nothing stored depends on them); beside a running one it is refused."""
+    monkeypatch.setattr(deployment, "_JOINING_S", 0.0)  # no start counts as joining: the next test's
     settings = _deployment(kafka_bootstrap)
+    topic = f"{settings.topic_prefix}.settings"
     check(settings, has_stores=False)
-    assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")[0]["decision"] == settings.decision
-    check(settings.replace(min_resemblance=0.7), has_stores=True)  # no worker running: the new ones recorded
-    assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")[-1] == {
-        "decision": settings.replace(min_resemblance=0.7).decision
-    }
+    assert _records(kafka_bootstrap, topic)[0]["decision"] == settings.decision
+    # No worker running: the new ones recorded (with the input limit the test's workers run with).
+    changed = settings.replace(min_resemblance=0.7, max_text_bytes=MAX_TEXT)
+    check(changed, has_stores=True)
+    assert _records(kafka_bootstrap, topic)[-1]["decision"] == changed.decision
     env = worker_env(kafka_bootstrap, settings.topic_prefix, 2, tmp_path / "state", 20)
     env["NEARDUP_MIN_RESEMBLANCE"] = "0.7"
     worker = WorkerProcess.start(env, "w1", tmp_path)
@@ -152,11 +160,48 @@ def test_thresholds_change_between_runs_but_not_beside_running_workers(kafka_boo
     finally:
         worker.stop()
     check(settings, has_stores=True)  # every worker stopped: the defaults again
-    assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")[-1] == {"decision": settings.decision}
-    # A record of fewer of them (an older neardup's) is compared on those it names, and completed.
+    assert _records(kafka_bootstrap, topic)[-1]["decision"] == settings.decision
+    # A record of fewer of them (an older neardup's, naming no record it builds on) is compared
+    # on those it names, and completed.
     older = {name: value for name, value in settings.decision.items() if name != "NEARDUP_MAX_DEPTH"}
     producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
-    producer.send(f"{settings.topic_prefix}.settings", key=b"decision", value=json.dumps({"decision": older}).encode())
+    producer.send(topic, key=b"decision", value=json.dumps({"decision": older}).encode())
     producer.close()
     check(settings, has_stores=True)
-    assert _records(kafka_bootstrap, f"{settings.topic_prefix}.settings")[-1] == {"decision": settings.decision}
+    assert _records(kafka_bootstrap, topic)[-1]["decision"] == settings.decision
+
+
+def test_a_worker_of_other_thresholds_is_refused_while_one_started_a_moment_ago(kafka_bootstrap: str) -> None:
+    """A worker joins its group seconds after its check: not in the group yet, it is still running
+    with the thresholds it recorded."""
+    settings = _deployment(kafka_bootstrap)
+    check(settings, has_stores=False)
+    with pytest.raises(
+        DeploymentMismatch,
+        match=r"a worker of deployment d\w+ started \d+ s ago deciding with NEARDUP_MIN_RESEMBLANCE=0\.6, not 0\.7, "
+        r"and may still be joining its group: .* a starting one counts for 30 s",
+    ):
+        check(settings.replace(min_resemblance=0.7), has_stores=True)
+    check(settings, has_stores=True)  # its own thresholds: let in
+
+
+def test_of_two_workers_starting_at_once_with_other_thresholds_the_first_recorded_wins(
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both read the same thresholds and found no worker running; each records its own, built on
+    what it read. Without the order of the records both started, and decided apart."""
+    monkeypatch.setattr(deployment, "_JOINING_S", 0.0)  # the window is the test above's
+    settings = _deployment(kafka_bootstrap)
+    topic = f"{settings.topic_prefix}.settings"
+    check(settings, has_stores=False)
+    _, read_by_both, _ = deployment.read(settings, topic, "")
+    check(settings.replace(min_resemblance=0.7), has_stores=True)  # the first to record
+    with pytest.raises(
+        DeploymentMismatch,
+        match=r"another worker of deployment d\w+ started at the same moment deciding with "
+        r"NEARDUP_MIN_RESEMBLANCE=0\.7, not 0\.8, and recorded them first",
+    ):
+        agree_on_decision(settings.replace(min_resemblance=0.8), topic, read_by_both)
+    agree_on_decision(settings.replace(min_resemblance=0.7), topic, read_by_both)  # the winner's: let in
+    _, in_force, _ = deployment.read(settings, topic, "")
+    assert in_force.values == settings.replace(min_resemblance=0.7).decision

@@ -13,7 +13,11 @@ dead-lettered instead) store nothing and may change between runs, but two worker
 once with different ones decided an event by whichever held its partitions (and ``/check``
 named a match in one line that it refused in the next). So the topic also keeps the
 deployment's latest ones, each change a record of its own (``decision``): a worker of others
-is refused while others run, and records its own when none does.
+is refused while others run, and records its own when none does. Every start records them
+(changed or not), naming the record it builds on, so that two workers starting at once cannot
+both win: of the records built on the same one, the first written counts, and the others' workers
+are refused. A worker is in its group only some seconds after its check, so a worker of other
+thresholds is also refused while the latest start is younger than ``_JOINING_S``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import shutil
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +39,20 @@ from worker.state.layout import features_differ, plan_differs
 _KEY = b"settings"
 _DECISION_KEY = b"decision"
 _READ_S = 10.0
+# How long a worker may take from its check to joining its group (making its app, starting
+# Faust), with a wide margin for a loaded box: a record younger than this names a worker that
+# may be running unseen by the group.
+_JOINING_S = 30.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The deployment's thresholds as its settings topic last recorded them: their values (None:
+    none recorded), the offset of the record that set them (-1: none), and when it was written."""
+
+    values: dict[str, Any] | None
+    offset: int = -1
+    written_ms: int = 0
 
 
 class DeploymentMismatch(ValueError):
@@ -72,7 +91,7 @@ def check(settings: Settings, has_stores: bool) -> dict[str, Any]:
     a worker of other fingerprint settings decided beside its peers with nothing to say so.
     Returns the deployment's record (its id names this deployment: :func:`stores_of_another`)."""
     topic = f"{settings.topic_prefix}.settings"
-    recorded, decided, holds_state = _read(settings, topic, f"{settings.topic_prefix}.index-changelog")
+    recorded, decided, holds_state = read(settings, topic, f"{settings.topic_prefix}.index-changelog")
     if recorded is None and holds_state and not has_stores:
         raise DeploymentMismatch(
             f"deployment {settings.topic_prefix} holds state but records no settings (it was made before "
@@ -80,40 +99,72 @@ def check(settings: Settings, has_stores: bool) -> dict[str, Any]:
             "its state directory, which records them, or, with none left, record the deployment's "
             "settings with `neardup topics record-settings` run with them"
         )
-    recorded = recorded or _written(settings, topic)
+    if recorded is None:
+        recorded, decided = _written(settings, topic)
     _compare(settings, topic, recorded)
-    _agree_on_decision(settings, topic, decided or recorded.get("decision"))
+    agree_on_decision(settings, topic, decided)
     return recorded
 
 
-def _agree_on_decision(settings: Settings, topic: str, current: dict[str, Any] | None) -> None:
-    """Refuse thresholds (and input limits) other than those of the deployment's running
-    workers; with none running, record this worker's as the deployment's (module docstring). A
-    deployment that records none (made before the record kept them) records this worker's."""
+def agree_on_decision(settings: Settings, topic: str, current: Decision) -> None:
+    """Refuse thresholds (and input limits) other than those of the deployment's running or
+    starting workers; else record this worker's as the deployment's, built on ``current`` (as
+    read before), and refuse them when another worker's record built on it was written first
+    (module docstring). A deployment that records none (made before the record kept them)
+    records this worker's."""
     mine = settings.decision
-    if current is None:
-        _write(settings, topic, {"decision": mine}, _DECISION_KEY)
-        return
-    # Only what both name: a worker of a later neardup may agree on more.
-    changed = {name: value for name, value in mine.items() if current.get(name, value) != value}
-    if not changed:
-        if mine.keys() - current.keys():
-            _write(settings, topic, {"decision": {**current, **mine}}, _DECISION_KEY)
-        return
+    changed = _changed(mine, current.values)
+    if changed:
+        _refuse_beside_others(settings, current, changed)
+    values = mine if changed or current.values is None else {**current.values, **mine}
+    written = _write(settings, topic, {"decision": values, "after": current.offset}, _DECISION_KEY)
+    first = _successor(topic, _records(settings, topic), current.offset)
+    if first is not None and first.offset != written and _changed(mine, first.values):
+        differ = _listed(_changed(mine, first.values), first.values or {})
+        raise DeploymentMismatch(
+            f"another worker of deployment {settings.topic_prefix} started at the same moment deciding with "
+            f"{differ}, and recorded them first: workers that decide apart make a verdict depend on which one "
+            "holds an event's partitions; start this one with theirs"
+        )
+    if changed and current.values is not None:
+        was = ", ".join(f"{name}={current.values[name]}" for name in changed)
+        print(
+            f"neardup worker: deployment {settings.topic_prefix} decides with new settings (was {was})", file=sys.stderr
+        )
+
+
+def _refuse_beside_others(settings: Settings, current: Decision, changed: dict[str, Any]) -> None:
+    """Refuse ``changed`` thresholds while workers of the current ones run, or may be joining:
+    one that started less than ``_JOINING_S`` ago is not in the group yet."""
     running = group_members(
         settings.connection.bootstrap, settings.group, **settings.connection.kafka_python_security()
     )
-    if running:
-        differ = " and ".join(f"{name}={current[name]}, not {value}" for name, value in changed.items())
-        raise DeploymentMismatch(
-            f"the running workers of deployment {settings.topic_prefix} decide with {differ} "
-            f"({', '.join(running)}): workers that decide apart make a verdict depend on which one holds "
-            "an event's partitions; start this one with theirs, or stop them all and start them again with "
-            "the new values (a worker killed a moment ago stays in the group until its session times out)"
-        )
-    _write(settings, topic, {"decision": mine}, _DECISION_KEY)
-    was = ", ".join(f"{name}={current[name]}" for name in changed)
-    print(f"neardup worker: deployment {settings.topic_prefix} decides with new settings (was {was})", file=sys.stderr)
+    age_s = time.time() - current.written_ms / 1000
+    if not running and age_s >= _JOINING_S:
+        return
+    differ = _listed(changed, current.values or {})
+    why = (
+        f"the running workers of deployment {settings.topic_prefix} decide with {differ} ({', '.join(running)})"
+        if running
+        else f"a worker of deployment {settings.topic_prefix} started {age_s:.0f} s ago deciding with {differ}, "
+        "and may still be joining its group"
+    )
+    raise DeploymentMismatch(
+        f"{why}: workers that decide apart make a verdict depend on which one holds an event's partitions; "
+        "start this one with theirs, or stop them all and start them again with the new values (a worker "
+        f"killed a moment ago stays in the group until its session times out, a starting one counts for "
+        f"{_JOINING_S:.0f} s)"
+    )
+
+
+def _changed(mine: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
+    """Those of ``mine`` that ``current`` records otherwise: only what both name (a worker of a
+    later neardup may agree on more)."""
+    return {name: value for name, value in mine.items() if (current or {}).get(name, value) != value}
+
+
+def _listed(changed: dict[str, Any], current: dict[str, Any]) -> str:
+    return " and ".join(f"{name}={current[name]}, not {value}" for name, value in changed.items())
 
 
 def stores_of_another(path: Path, prefix: str, deployment_id: str | None) -> str | None:
@@ -146,15 +197,16 @@ def stores_of_another(path: Path, prefix: str, deployment_id: str | None) -> str
 def record(settings: Settings) -> dict[str, Any]:
     """The deployment's settings record, written from ``settings`` when there is none."""
     topic = f"{settings.topic_prefix}.settings"
-    return _read(settings, topic, "")[0] or _written(settings, topic)
+    return read(settings, topic, "")[0] or _written(settings, topic)[0]
 
 
-def _written(settings: Settings, topic: str) -> dict[str, Any]:
+def _written(settings: Settings, topic: str) -> tuple[dict[str, Any], Decision]:
     """Write ``settings`` as the record, then read back the first record: of two first
-    workers at once, the first written wins."""
+    workers at once, the first written wins. The deployment's thresholds as read back too."""
     mine = record_of(settings)
     _write(settings, topic, mine)
-    return _read(settings, topic, "")[0] or mine
+    first, decided, _ = read(settings, topic, "")
+    return first or mine, decided
 
 
 def _compare(settings: Settings, topic: str, recorded: dict[str, Any]) -> None:
@@ -167,22 +219,50 @@ def _compare(settings: Settings, topic: str, recorded: dict[str, Any]) -> None:
         )
 
 
-def _read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
-    """The first settings record of ``topic`` (None: there is none), the latest thresholds
-    recorded after it (None: none), and whether ``changelog`` holds any record (False when none
-    is named)."""
+def read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any] | None, Decision, bool]:
+    """The first settings record of ``topic`` (None: there is none), the thresholds recorded
+    since, and whether ``changelog`` holds any record (False when none is named)."""
+    records = _records(settings, topic)
+    holds_state = _holds_state(settings, changelog) if changelog else False
+    if not records:
+        return None, Decision(None), holds_state
+    first = _parsed(topic, records[0].value)
+    return first, _latest(topic, records, first), holds_state
+
+
+def _latest(topic: str, records: list[Any], first: dict[str, Any]) -> Decision:
+    """The thresholds in force: the first record's, then each record built on those in force
+    (the first written of those built on the same one), or naming none (an older neardup's)."""
+    # The first record's thresholds are no start's: its worker's start is the record after it.
+    current = Decision(first.get("decision"), records[0].offset)
+    for record in records[1:]:
+        if record.key == _DECISION_KEY:
+            values, after = _decision(topic, record.value)
+            if after is None or after == current.offset:
+                current = Decision(values, record.offset, record.timestamp)
+    return current
+
+
+def _successor(topic: str, records: list[Any], base: int) -> Decision | None:
+    """The first thresholds record built on the record at offset ``base``."""
+    for record in records:
+        if record.key == _DECISION_KEY and record.offset > base:
+            values, after = _decision(topic, record.value)
+            if after is None or after == base:
+                return Decision(values, record.offset, record.timestamp)
+    return None
+
+
+def _records(settings: Settings, topic: str) -> list[Any]:
+    """Every record of the settings topic, oldest first."""
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
     try:
-        parts = consumer.partitions_for_topic(changelog) or () if changelog else ()
-        logs = [TopicPartition(changelog, p) for p in sorted(parts)]
-        first, end = consumer.beginning_offsets(logs), consumer.end_offsets(logs)
-        holds_state = any(end[tp] > first[tp] for tp in logs)
         tp = TopicPartition(topic, 0)
         start, stop = consumer.beginning_offsets([tp])[tp], consumer.end_offsets([tp])[tp]
         if start >= stop:
-            return None, None, holds_state
+            return []
         consumer.assign([tp])
         consumer.seek(tp, start)
         records: list[Any] = []
@@ -192,17 +272,30 @@ def _read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any
                 records.extend(batch)
         if not records:
             raise TimeoutError(f"could not read the settings record of {topic} within {_READ_S:g} s")
-        decided = [r.value for r in records[1:] if r.key == _DECISION_KEY]
-        latest = _decision(topic, decided[-1]) if decided else None
-        return _parsed(topic, records[0].value), latest, holds_state
+        return records
     finally:
         consumer.close()
 
 
-def _decision(topic: str, raw: bytes | None) -> dict[str, Any]:
+def _holds_state(settings: Settings, changelog: str) -> bool:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
+    try:
+        logs = [TopicPartition(changelog, p) for p in sorted(consumer.partitions_for_topic(changelog) or ())]
+        first, end = consumer.beginning_offsets(logs), consumer.end_offsets(logs)
+        return any(end[tp] > first[tp] for tp in logs)
+    finally:
+        consumer.close()
+
+
+def _decision(topic: str, raw: bytes | None) -> tuple[dict[str, Any], int | None]:
+    """A thresholds record's values, and the offset of the record it was built on (None: an
+    older neardup's, which named none)."""
     record = _json_object(raw)
     if record is not None and isinstance(record.get("decision"), dict):
-        return dict(record["decision"])
+        after = record.get("after")
+        return dict(record["decision"]), after if isinstance(after, int) else None
     raise ValueError(f"a thresholds record of {topic} is not neardup's; is the topic another program's?")
 
 
@@ -222,11 +315,13 @@ def _json_object(raw: bytes | None) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def _write(settings: Settings, topic: str, record: dict[str, Any], key: bytes = _KEY) -> None:
+def _write(settings: Settings, topic: str, record: dict[str, Any], key: bytes = _KEY) -> int:
+    """Append ``record`` and return its offset."""
     from kafka import KafkaProducer
 
     producer = KafkaProducer(acks="all", **settings.connection.kafka_python())
     try:
-        producer.send(topic, key=key, value=json.dumps(record, sort_keys=True).encode()).get(timeout=_READ_S)
+        sent = producer.send(topic, key=key, value=json.dumps(record, sort_keys=True).encode())
+        return int(sent.get(timeout=_READ_S).offset)
     finally:
         producer.close()
