@@ -6,13 +6,19 @@ topic's name, partition count and configuration cannot drift between them.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource, ConfigResourceType
-from kafka.errors import TopicAlreadyExistsError, for_code
+from kafka.errors import (
+    CoordinatorLoadInProgressError,
+    CoordinatorNotAvailableError,
+    TopicAlreadyExistsError,
+    for_code,
+)
 
 Role = Literal["input", "output", "internal", "changelog", "meta"]
 # Topics whose partition every sender computes from the count it is configured with: theirs
@@ -20,6 +26,7 @@ Role = Literal["input", "output", "internal", "changelog", "meta"]
 ROUTED: tuple[Role, ...] = ("internal", "changelog")
 
 _COMPACT = "compact"
+_COORDINATOR_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -216,13 +223,26 @@ def group_members(bootstrap: str, group: str, **client_kwargs: Any) -> list[str]
     group that is empty or unknown). A worker's client id is its web address."""
     admin = _admin(bootstrap, client_kwargs)
     try:
-        described = admin.describe_groups([group]).get(group, {})
+        described = _described(admin, group)
     finally:
         admin.close()
     return [
         f"{m.get('client_id', '?')} on {str(m.get('client_host', '?')).lstrip('/')}"
         for m in described.get("members", [])
     ]
+
+
+def _described(admin: KafkaAdminClient, group: str) -> dict[str, Any]:
+    """``group`` described, waiting out a coordinator that is not there yet: a new cluster makes
+    its offsets topic at the first group lookup, and answers "not available" meanwhile."""
+    deadline = time.monotonic() + _COORDINATOR_WAIT_S
+    while True:
+        try:
+            return dict(admin.describe_groups([group]).get(group, {}))
+        except (CoordinatorNotAvailableError, CoordinatorLoadInProgressError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def delete_topics(bootstrap: str, prefix: str, **client_kwargs: Any) -> list[str]:
