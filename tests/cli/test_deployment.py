@@ -15,6 +15,7 @@ from kafka import KafkaProducer
 from tests.stream_helpers import MAX_TEXT, WorkerProcess, refused_worker, worker_env
 from topology.topics import create_topics, group_members, topics
 from worker.cli import deployment
+from worker.cli import topics as topics_command
 from worker.cli.deployment import DeploymentMismatch, agree_on_decision, check
 from worker.settings import Settings
 
@@ -205,3 +206,14 @@ def test_of_two_workers_starting_at_once_with_other_thresholds_the_first_recorde
     agree_on_decision(settings.replace(min_resemblance=0.7), topic, read_by_both)  # the winner's: let in
     _, in_force, _ = deployment.read(settings, topic, "")
     assert in_force.values == settings.replace(min_resemblance=0.7).decision
+
+
+def test_an_operator_sees_the_thresholds_in_force(kafka_bootstrap: str, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = _deployment(kafka_bootstrap)
+    topic = f"{settings.topic_prefix}.settings"
+    assert topics_command.run(settings, "describe") == 0
+    assert f"{topic}: no thresholds recorded yet" in capsys.readouterr().out
+    check(settings.replace(min_resemblance=0.7), has_stores=False)
+    assert topics_command.run(settings, "describe") == 0
+    [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith(f"{topic}: deciding")]
+    assert '"NEARDUP_MIN_RESEMBLANCE": 0.7' in line and "recorded by a start" in line, line

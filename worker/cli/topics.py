@@ -112,6 +112,8 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
         print(
             f"{row['name']:<40} partitions={row['partitions']}{flag} replication={row['replication']} {config}".rstrip()
         )
+    if not missing:
+        _print_thresholds(settings)
     if missing:  # a script's check that a deployment's topics are there
         print(
             f"neardup topics: {missing} of {len(specs)} topics missing: `neardup topics create` makes them",
@@ -124,6 +126,22 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
             file=sys.stderr,
         )
     return 1 if missing or mismatched else 0
+
+
+def _print_thresholds(settings: Settings) -> None:
+    """The thresholds the deployment decides by, as its workers agreed on them: an operator's
+    answer to why a worker of others was refused."""
+    import time
+
+    from worker.cli import deployment
+
+    topic = f"{settings.topic_prefix}.settings"
+    _, decided, _ = deployment.read(settings, topic, "")
+    if decided.values is None:
+        print(f"{topic}: no thresholds recorded yet (the first worker records its own)")
+        return
+    since = f", recorded by a start {time.time() - decided.written_ms / 1000:.0f} s ago" if decided.written_ms else ""
+    print(f"{topic}: deciding with {json.dumps(decided.values, sort_keys=True)}{since}")
 
 
 def _record_settings(settings: Settings) -> int:
