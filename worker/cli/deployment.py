@@ -27,6 +27,8 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,8 +121,9 @@ def agree_on_decision(settings: Settings, topic: str, current: Decision) -> None
     values = mine if changed or current.values is None else {**current.values, **mine}
     written = _write(settings, topic, {"decision": values, "after": current.offset}, _DECISION_KEY)
     first = _successor(topic, _records(settings, topic), current.offset)
-    if first is not None and first.offset != written and _changed(mine, first.values):
-        differ = _listed(_changed(mine, first.values), first.values or {})
+    lost = {} if first is None or first.offset == written else _changed(mine, first.values)
+    if first is not None and lost:
+        differ = _listed(lost, first.values or {})
         raise DeploymentMismatch(
             f"another worker of deployment {settings.topic_prefix} started at the same moment deciding with "
             f"{differ}, and recorded them first: workers that decide apart make a verdict depend on which one "
@@ -222,8 +225,9 @@ def _compare(settings: Settings, topic: str, recorded: dict[str, Any]) -> None:
 def read(settings: Settings, topic: str, changelog: str) -> tuple[dict[str, Any] | None, Decision, bool]:
     """The first settings record of ``topic`` (None: there is none), the thresholds recorded
     since, and whether ``changelog`` holds any record (False when none is named)."""
-    records = _records(settings, topic)
-    holds_state = _holds_state(settings, changelog) if changelog else False
+    with _consumer(settings) as consumer:
+        records = _records_of(consumer, topic)
+        holds_state = _holds_state(consumer, changelog) if changelog else False
     if not records:
         return None, Decision(None), holds_state
     first = _parsed(topic, records[0].value)
@@ -235,58 +239,67 @@ def _latest(topic: str, records: list[Any], first: dict[str, Any]) -> Decision:
     (the first written of those built on the same one), or naming none (an older neardup's)."""
     # The first record's thresholds are no start's: its worker's start is the record after it.
     current = Decision(first.get("decision"), records[0].offset)
-    for record in records[1:]:
-        if record.key == _DECISION_KEY:
-            values, after = _decision(topic, record.value)
-            if after is None or after == current.offset:
-                current = Decision(values, record.offset, record.timestamp)
+    for record in records[1:]:  # one pass: the topic keeps a record of every start
+        current = _built_on(topic, record, current.offset) or current
     return current
 
 
 def _successor(topic: str, records: list[Any], base: int) -> Decision | None:
     """The first thresholds record built on the record at offset ``base``."""
-    for record in records:
-        if record.key == _DECISION_KEY and record.offset > base:
-            values, after = _decision(topic, record.value)
-            if after is None or after == base:
-                return Decision(values, record.offset, record.timestamp)
-    return None
+    return next((d for r in records if r.offset > base and (d := _built_on(topic, r, base))), None)
+
+
+def _built_on(topic: str, record: Any, base: int) -> Decision | None:
+    """``record``'s thresholds if it is a thresholds record built on the record at offset ``base``
+    (or naming none: an older neardup's, which took the latest)."""
+    if record.key != _DECISION_KEY:
+        return None
+    values, after = _decision(topic, record.value)
+    return Decision(values, record.offset, record.timestamp) if after is None or after == base else None
+
+
+@contextmanager
+def _consumer(settings: Settings) -> Iterator[Any]:
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
+    try:
+        yield consumer
+    finally:
+        consumer.close()
 
 
 def _records(settings: Settings, topic: str) -> list[Any]:
     """Every record of the settings topic, oldest first."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
-    try:
-        tp = TopicPartition(topic, 0)
-        start, stop = consumer.beginning_offsets([tp])[tp], consumer.end_offsets([tp])[tp]
-        if start >= stop:
-            return []
-        consumer.assign([tp])
-        consumer.seek(tp, start)
-        records: list[Any] = []
-        deadline = time.monotonic() + _READ_S
-        while consumer.position(tp) < stop and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=500).values():
-                records.extend(batch)
-        if not records:
-            raise TimeoutError(f"could not read the settings record of {topic} within {_READ_S:g} s")
-        return records
-    finally:
-        consumer.close()
+    with _consumer(settings) as consumer:
+        return _records_of(consumer, topic)
 
 
-def _holds_state(settings: Settings, changelog: str) -> bool:
-    from kafka import KafkaConsumer, TopicPartition
+def _records_of(consumer: Any, topic: str) -> list[Any]:
+    from kafka import TopicPartition
 
-    consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **settings.connection.kafka_python())
-    try:
-        logs = [TopicPartition(changelog, p) for p in sorted(consumer.partitions_for_topic(changelog) or ())]
-        first, end = consumer.beginning_offsets(logs), consumer.end_offsets(logs)
-        return any(end[tp] > first[tp] for tp in logs)
-    finally:
-        consumer.close()
+    tp = TopicPartition(topic, 0)
+    start, stop = consumer.beginning_offsets([tp])[tp], consumer.end_offsets([tp])[tp]
+    if start >= stop:
+        return []
+    consumer.assign([tp])
+    consumer.seek(tp, start)
+    records: list[Any] = []
+    deadline = time.monotonic() + _READ_S
+    while consumer.position(tp) < stop and time.monotonic() < deadline:
+        for batch in consumer.poll(timeout_ms=500).values():
+            records.extend(batch)
+    if not records:
+        raise TimeoutError(f"could not read the settings record of {topic} within {_READ_S:g} s")
+    return records
+
+
+def _holds_state(consumer: Any, changelog: str) -> bool:
+    from kafka import TopicPartition
+
+    logs = [TopicPartition(changelog, p) for p in sorted(consumer.partitions_for_topic(changelog) or ())]
+    first, end = consumer.beginning_offsets(logs), consumer.end_offsets(logs)
+    return any(end[tp] > first[tp] for tp in logs)
 
 
 def _decision(topic: str, raw: bytes | None) -> tuple[dict[str, Any], int | None]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 from topology.topics import (
@@ -112,13 +113,13 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
         print(
             f"{row['name']:<40} partitions={row['partitions']}{flag} replication={row['replication']} {config}".rstrip()
         )
-    if not missing:
-        _print_thresholds(settings)
     if missing:  # a script's check that a deployment's topics are there
         print(
             f"neardup topics: {missing} of {len(specs)} topics missing: `neardup topics create` makes them",
             file=sys.stderr,
         )
+    else:
+        _print_thresholds(settings)
     if mismatched:
         print(
             f"neardup topics: {', '.join(mismatched)} have another partition count than {settings.partitions} "
@@ -131,8 +132,6 @@ def run(settings: Settings, action: str, force: bool = False) -> int:
 def _print_thresholds(settings: Settings) -> None:
     """The thresholds the deployment decides by, as its workers agreed on them: an operator's
     answer to why a worker of others was refused."""
-    import time
-
     from worker.cli import deployment
 
     topic = f"{settings.topic_prefix}.settings"
