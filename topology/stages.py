@@ -152,6 +152,16 @@ def slot_partition(slot: Slot, partitions: int) -> int:
     return slot_partitions((slot,), partitions)[0]
 
 
+class SlotKinds(NamedTuple):
+    """A share's slots by what its index partition does with them (:meth:`Share.kinds`)."""
+
+    tables: list[int]  # :attr:`Share.tables`
+    stored: list[int]  # :attr:`Share.exact_keys`
+    looked_up: list[int]  # :attr:`Share.looked_up`
+    read: list[int]  # :attr:`Share.exact_read`
+    answered: list[int]  # :attr:`Share.answered`
+
+
 class Share(NamedTuple):
     """One event's probes bound for one index partition: the event once, a slot per bucket.
 
@@ -196,6 +206,26 @@ class Share(NamedTuple):
     def answered(self) -> list[int]:
         """The answer slots this share fills."""
         return [slot for slot, _, _ in self.slots]
+
+    def kinds(self) -> SlotKinds:
+        """The lists above, made in one pass over the slots: the index stage asks for all of
+        them, once for each share, and a worker makes about four shares an event."""
+        tables: list[int] = []
+        stored: list[int] = []
+        looked_up: list[int] = []
+        read: list[int] = []
+        answered: list[int] = []
+        for slot, key, kind in self.slots:
+            answered.append(slot)
+            if kind == TABLE:
+                tables.append(slot)
+                continue
+            read.append(key)
+            if kind != LOOKUP:
+                stored.append(key)
+            if kind != MARK:
+                looked_up.append(key)
+        return SlotKinds(tables, stored, looked_up, read, answered)
 
     def joined(self, other: Share) -> Share:
         """This share with ``other``'s slots too (the same event's, from another message)."""

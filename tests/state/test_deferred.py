@@ -57,12 +57,19 @@ def _tables(fingerprint: int, in_tables: bool, share: int | None) -> tuple[int, 
     return tuple(t for t, key in enumerate(PLAN.keys(fingerprint)) if (key + t) % 2 == share)
 
 
-def _add(index: BlockIndex, add: Add, order: int, share: int | None) -> None:
+def _add(index: BlockIndex, add: Add, order: int, share: int | None, one: bool = False) -> None:
+    """Store ``add`` with its record: in one call, or (``one``) as the stream's index stage
+    stores a share, :meth:`~BlockIndex.add_one`, and its record apart."""
     entry, keys = _entry(add, order), add[5]
     tables = _tables(entry.fingerprint, add[4], share)
     if tables == () and not keys:
         keys = (1,)
-    index.add(entry, tables=tables, exact_keys=keys, record=(f"v:{order}", str(order).encode()))
+    record = (f"v:{order}", str(order).encode())
+    if one:
+        index.add_one(entry, tables, keys)
+        index.put_record(*record, ts=entry.ts)
+    else:
+        index.add(entry, tables=tables, exact_keys=keys, record=record)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -79,7 +86,7 @@ def test_deferred_blocks_answer_as_single_writes(
             with deferred.deferred():
                 for order, add in enumerate(stream[start : start + block], start=start):
                     _add(one_by_one, add, order, share)
-                    _add(deferred, add, order, share)
+                    _add(deferred, add, order, share, one=order % 2 == 1)
                     probe = _entry(add, order)
                     assert _views(deferred, probe) == _views(one_by_one, probe)
                     assert deferred.get_record(f"v:{order}") == one_by_one.get_record(f"v:{order}")

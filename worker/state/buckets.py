@@ -251,10 +251,15 @@ class TimeBuckets:
         """
         if not self.bucket_ms:
             return self._buckets[None]
-        horizon = self.horizon_before(order)
-        if horizon is not None and ts < horizon:
-            return None
-        if self._watermark is None or ts > self._watermark:
+        watermark = self._watermark
+        # The horizon an event sees is at most the newest time stored less the retention: an
+        # event newer than that (most) is in its window without the search of the arrivals
+        # that finds its own horizon.
+        if watermark is not None and ts < watermark - cast(int, self.retention_ms):
+            horizon = self.horizon_before(order)
+            if horizon is not None and ts < horizon:
+                return None
+        if watermark is None or ts > watermark:
             self._watermark = ts  # stored by the write (:meth:`_commit`), once however many events moved it
         self._arrivals.add(order, ts)
         number = ts // self.bucket_ms

@@ -90,7 +90,7 @@ class IndexPartition:
         newest (late), which is not stored; its replay from the log skips it the same way."""
         if not tables and not exact_keys:
             raise ValueError("add needs a table or an exact key")
-        stored = self.index.add_many([(entry, tables, exact_keys)]) == 1
+        stored = self.index.add_one(entry, tables, exact_keys)
         self._added += 1
         if isinstance(entry, Packed):
             entry = entry.entry

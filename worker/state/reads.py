@@ -174,11 +174,13 @@ class Reads(TimeBuckets):
             self._exact_read = {}
         values = self._read_exact(full)
         pending = self._pending
-        if pending is not None:  # the values the block's write will leave
+        if pending is not None and not pending.exact.keys().isdisjoint(full):  # what the block's write will leave
             live = self._live_suffixes
             values = [
                 pending.exact_value(k, v, live) if k in pending.exact else v for k, v in zip(full, values, strict=True)
             ]
+        if not any(values):  # most probes: keys no event was stored under
+            return []
         records: set[bytes] = set()  # an event found under several keys is read once
         # A story's keys often hold the very same records: split each distinct value once.
         for value in set(values):

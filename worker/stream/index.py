@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topology import codec
-from topology.stages import Share, answer_item, answer_partition, note_item
+from topology.stages import Share, SlotKinds, answer_item, answer_partition, note_item
 from topology.verdicts import Ref
 from worker.engine import match
 from worker.engine.fingerprint import Fingerprint
@@ -109,12 +109,14 @@ class IndexStage:
                 for intro in intros:  # forwarded to the verdict stage with the answers
                     out.replies[answer_partition(str(intro["id"]), self.partitions)].append(intro)
                     introduced.add((str(intro["id"]), int(intro["order"])))
+            kinds = {key: share.kinds() for key, share in shares.items()}
             # The partition's adds in one write, seen by the next event at once; its exact keys in one read.
-            with stores[part].deferred(key for share in shares.values() for key in share.exact_read):
+            with stores[part].deferred(key for slots in kinds.values() for key in slots.read):
                 # In arrival order: each sees the events before it, as in scan, and needs no note.
                 for share in sorted(shares.values(), key=_arrival):
                     try:
-                        late = self._index_event(stores[part], share, seen, answers, out.replies, verified)
+                        slots = kinds[(share.id, share.order)]
+                        late = self._index_event(stores[part], share, slots, seen, answers, out.replies, verified)
                         out.late += late and (share.id, share.order) in introduced
                     except Exception as exc:  # one event's failure is that event's alone
                         log.exception("index stage: event %r failed", share.id)
@@ -130,6 +132,7 @@ class IndexStage:
         self,
         store: IndexPartition,
         share: Share,
+        slots: SlotKinds,
         seen: dict[tuple[str, int], _Seen],
         answers: dict[tuple[str, int], _Answer],
         replies: dict[int, list[dict[str, Any]]],
@@ -141,8 +144,8 @@ class IndexStage:
         event = seen.get(key)
         if event is None:
             event = seen[key] = _Seen(_probe(share), plausible(share.sketch, share.id))
-        tables, exact_keys = share.tables, share.exact_keys
-        found = self._found(store, share, tables, event.keep)
+        tables, exact_keys = slots.tables, slots.stored
+        found = self._found(store, share, tables, slots.looked_up, event.keep)
         earlier, later, present = self._match(store, share, found, verified, event.probe)
         # A replayed share, or a re-sent id, does not re-add (its first order stays); a share of
         # lookups alone stores nothing here.
@@ -151,20 +154,26 @@ class IndexStage:
             if event.packed is None:
                 event.packed = pack(Entry(share.id, share.fingerprint, share.order, share.ts, share.sketch))
             late = not store.add(event.packed, tables=tables, exact_keys=exact_keys)
-        answers[key].add(share.answered, earlier)
+        answers[key].add(slots.answered, earlier)
         for later_id, later_order, ref in later:
             note = note_item(later_id, later_order, ref.to_dict())
             replies[answer_partition(later_id, self.partitions)].append(note)
         return late
 
-    def _found(self, store: IndexPartition, share: Share, tables: list[int], keep: Keep | None) -> list[Candidate]:
-        """The stored entries near one event in this partition: by its ``tables``' keys, then its
-        exact keys, those ``keep`` refuses left unread (:func:`~worker.engine.sketch.plausible`;
-        None reads all, as ``/check`` shows them)."""
+    def _found(
+        self, store: IndexPartition, share: Share, tables: list[int], looked_up: list[int], keep: Keep | None
+    ) -> list[Candidate]:
+        """The stored entries near one event in this partition: by its ``tables``' keys, then the
+        exact keys it looks up, those ``keep`` refuses left unread (:func:`~worker.engine.sketch.plausible`;
+        None reads all, as ``/check`` shows them). Each event once: the exact keys' lookup names
+        each once already, and most shares have no tables here."""
         fingerprint = share.fingerprint
-        near = store.candidates(fingerprint, tables, self.settings.max_distance, share.order) if tables else ()
+        exact = store.exact_candidates(fingerprint, looked_up, keep, share.order) if looked_up else []
+        if not tables:
+            return exact
+        near = store.candidates(fingerprint, tables, self.settings.max_distance, share.order)
         found = {(c.entry.event_id, c.entry.order): c for c in near}
-        for candidate in store.exact_candidates(fingerprint, share.looked_up, keep, share.order):
+        for candidate in exact:
             found.setdefault((candidate.entry.event_id, candidate.entry.order), candidate)
         return list(found.values())
 
@@ -173,7 +182,9 @@ class IndexStage:
         storing it: its earliest earlier match, and every candidate with its similarity, or why
         verification refused it (``/check``). The event's own entry, stored when the stream
         decided it, is no candidate of itself (as :meth:`_match` leaves it out)."""
-        found = [c for c in self._found(store, share, share.tables, None) if c.entry.event_id != share.id]
+        found = [
+            c for c in self._found(store, share, share.tables, share.looked_up, None) if c.entry.event_id != share.id
+        ]
         probe = _probe(share)
         judged = [match.judge(probe, candidate, self.settings) for candidate in found]
         # The matching reads these similarities instead of verifying each pair again.
