@@ -4,7 +4,7 @@
 and the machine's mood blur what our code costs. Here the three stages' ``process`` calls
 (the same ones the worker makes, as in tests/stream/test_stages.py) take the dev stream of
 ``bench/stream.py`` (16,880 events, ``--events 20000``) in batches of 500 (``--batch``) from 4 input
-partitions, into 4 index and 4 verdict partitions of fresh RocksDB stores, one worker
+partitions (``--partitions``), into 4 index and 4 verdict partitions of fresh RocksDB stores, one worker
 owning them all, as the stream bench's one worker does. It prints the CPU time an event of
 each stage: fingerprint (validate, fingerprint, fan out), index (probe, verify, store,
 answer), verdict (gather, decide, store, hold) and changelog (each batch's records of the
@@ -25,9 +25,12 @@ that share sentences, so a probe verifies dozens of candidates). The events are 
 this tree's code, and every round of either tree reads them. With several sizes
 (``--batch 4,500``) each runs in turn in every round: a small one (the few events a batch a
 worker takes at a moderate load) against a large one shows what a batch costs whatever its
-size.
+size. Several partition counts (``--partitions 1,4``) run the same way: each partition an
+event's shares reach is a query, a stored entry and a changelog item more, and 4 against 1
+shows what a lone worker pays for the partitions that let others share its work.
 
     python bench/stages.py --rounds 3
+    python bench/stages.py --rounds 3 --partitions 1,4
     python bench/stages.py --rounds 3 --before HEAD~3
     python bench/stages.py --rounds 3 --feed quotes --events 10000 --before HEAD~1
 """
@@ -83,7 +86,7 @@ class _Sends:
         raise RuntimeError(f"nothing is written here: {exc}")
 
 
-def child(feed: Path, state: Path, batch: int = BATCH) -> dict[str, float]:
+def child(feed: Path, state: Path, batch: int = BATCH, partitions: int = PARTITIONS) -> dict[str, float]:
     """One round in this process, on the stage code importable here: CPU seconds an event by stage."""
     from topology.stages import Topics
     from worker.engine.fingerprint import warm_up
@@ -104,17 +107,17 @@ def child(feed: Path, state: Path, batch: int = BATCH) -> dict[str, float]:
     from worker.stream.metrics import Metrics
     from worker.stream.verdict import VerdictStage
 
-    settings = Settings(partitions=PARTITIONS, topic_prefix="bench")
+    settings = Settings(partitions=partitions, topic_prefix="bench")
     warm_up(settings)
     names = Topics(settings.topic_prefix)
     now = time.time()
     messages = [
-        _Message(value, i // PARTITIONS, i % PARTITIONS, now + i / 10_000)
+        _Message(value, i // partitions, i % partitions, now + i / 10_000)
         for i, value in enumerate(feed.read_bytes().splitlines())
     ]
     plan, retention = settings.block_plan, settings.retention_ms
-    index_stores = {p: IndexPartition(state / f"index-{p}", plan, retention) for p in range(PARTITIONS)}
-    verdict_stores = {p: VerdictPartition(state / f"verdict-{p}", retention) for p in range(PARTITIONS)}
+    index_stores = {p: IndexPartition(state / f"index-{p}", plan, retention) for p in range(partitions)}
+    verdict_stores = {p: VerdictPartition(state / f"verdict-{p}", retention) for p in range(partitions)}
     fingerprint, index = FingerprintStage(settings), IndexStage(settings, names.events)
     unused = StoreSet(state / "unused", names.verdict_changelog, VerdictPartition, None)
     verdict = VerdictStage(settings, unused, _Sends(names, Metrics(histograms=False)), None)  # type: ignore[arg-type]
@@ -227,12 +230,12 @@ def _lines(feed: str, events: int) -> list[bytes]:
     return [value for _, value in _events(events)]
 
 
-def _round(tree: Path, feed: Path, batch: int) -> dict[str, float]:
+def _round(tree: Path, feed: Path, batch: int, partitions: int = PARTITIONS) -> dict[str, float]:
     """One round in a fresh process whose imports come from ``tree``."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     with tempfile.TemporaryDirectory(prefix="neardup-stages-") as state:
         command = [sys.executable, str(Path(__file__).resolve()), "--child", state, "--input", str(feed)]
-        command += ["--batch", str(batch)]
+        command += ["--batch", str(batch), "--partitions", str(partitions)]
         out = subprocess.run(command, cwd=tree, env=env, check=True, capture_output=True, text=True).stdout
     result: dict[str, float] = json.loads(out.splitlines()[-1])
     return result
@@ -280,11 +283,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", default=str(BATCH), help="events a batch; several: 4,500")
     parser.add_argument("--before", metavar="REV", help="also run that revision's stages, in turn")
+    parser.add_argument(
+        "--partitions", default=str(PARTITIONS), help="input, index and verdict partitions; several: 1,4"
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--input", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
-        print(json.dumps(child(args.input, args.child, int(args.batch))))
+        print(json.dumps(child(args.input, args.child, int(args.batch), int(args.partitions))))
         return
     trees = {"this": ROOT}
     if args.before:
@@ -292,8 +298,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         trees["before"] = worktree(args.before)
     sizes = [int(size) for size in args.batch.split(",")]
+    counts = [int(count) for count in args.partitions.split(",")]
+    if len(sizes) > 1 and len(counts) > 1:
+        parser.error("give several batch sizes or several partition counts, not both")
     configs = {
-        (f"{name}/{size}" if len(sizes) > 1 else name): (tree, size) for name, tree in trees.items() for size in sizes
+        _config_name(name, size, count, sizes, counts): (tree, size, count)
+        for name, tree in trees.items()
+        for size in sizes
+        for count in counts
     }
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
     with tempfile.NamedTemporaryFile(prefix="neardup-stages-", suffix=".jsonl") as feed:
@@ -301,13 +313,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         feed.flush()
         for number in range(args.rounds):
             # Each tree goes first in turn: the first process of a round ran slower often enough to tilt a ratio.
-            for name, (tree, size) in list(configs.items())[:: -1 if number % 2 else 1]:
-                runs[name].append(_round(tree, Path(feed.name), size))
+            for name, (tree, size, count) in list(configs.items())[:: -1 if number % 2 else 1]:
+                runs[name].append(_round(tree, Path(feed.name), size, count))
     events = int(next(iter(runs.values()))[0]["events"])
-    print(f"{events} events ({args.feed} feed), batches of {args.batch}, {PARTITIONS} partitions, {args.rounds} rounds")
+    print(
+        f"{events} events ({args.feed} feed), batches of {args.batch}, {args.partitions} partitions, {args.rounds} rounds"
+    )
     print("\n".join(report(runs)))
     if len(sizes) > 1:
         print(_batch_cost(runs, min(sizes), max(sizes)))
+
+
+def _config_name(tree: str, size: int, count: int, sizes: list[int], counts: list[int]) -> str:
+    """A run's row: its tree, and its batch size or partition count where several are given."""
+    if len(sizes) > 1:
+        return f"{tree}/{size}"
+    return f"{tree}/p{count}" if len(counts) > 1 else tree
 
 
 def _medians(rounds: list[dict[str, float]], suffix: str = "") -> dict[str, float]:

@@ -164,11 +164,12 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, metavar="FILE", help="sample the worker with py-spy (see above)")
     parser.add_argument("--gil", action="store_true", help="with --profile: only the thread holding the GIL")
     parser.add_argument("--native", action="store_true", help="with --profile: native frames too (RocksDB's own)")
+    parser.add_argument("--partitions", type=int, default=_PARTITIONS, help="of every topic (NEARDUP_PARTITIONS)")
     args = parser.parse_args()
     bootstrap = os.environ.get("NEARDUP_BOOTSTRAP", "127.0.0.1:9092")
     tmp = stream.scratch_dir()
     prefix = f"hops{uuid.uuid4().hex[:6]}"
-    names, env = stream.fresh_topics(bootstrap, prefix, _PARTITIONS, tmp, args.lateness_ms)
+    names, env = stream.fresh_topics(bootstrap, prefix, args.partitions, tmp, args.lateness_ms)
     env["NEARDUP_LOG_BATCHES"] = "1"
     log = tmp / f"{prefix}.log"
     worker = stream._start(
@@ -198,7 +199,15 @@ def main() -> None:
         stream.drop_run(bootstrap, prefix, tmp)
     batch_lines = _batch_lines(log.read_bytes()[warmed:].decode(errors="replace"))
     floor = stream.run(
-        bootstrap, args.events, _PARTITIONS, 1, "faust", tmp, args.lateness_ms, rate=args.rate or None, feed=args.feed
+        bootstrap,
+        args.events,
+        args.partitions,
+        1,
+        "faust",
+        tmp,
+        args.lateness_ms,
+        rate=args.rate or None,
+        feed=args.feed,
     )
     print(
         f"{result['events']} events at {result['events_per_s']:.0f} events/s, "
