@@ -185,31 +185,32 @@ class Share(NamedTuple):
     @property
     def tables(self) -> list[int]:
         """The block tables probed here."""
-        return [slot for slot, _, kind in self.slots if kind == TABLE]
+        return self.kinds().tables
 
     @property
     def exact_keys(self) -> list[int]:
         """The exact keys the event is stored under here, looked up or not."""
-        return [key for _, key, kind in self.slots if kind in (EXACT, MARK)]
+        return self.kinds().stored
 
     @property
     def looked_up(self) -> list[int]:
         """Every exact key the event looks up here, stored under or not."""
-        return [key for _, key, kind in self.slots if kind in (EXACT, LOOKUP)]
+        return self.kinds().looked_up
 
     @property
     def exact_read(self) -> list[int]:
         """Every exact key the event reads here: to look it up, or to append its record."""
-        return [key for _, key, kind in self.slots if kind != TABLE]
+        return self.kinds().read
 
     @property
     def answered(self) -> list[int]:
         """The answer slots this share fills."""
-        return [slot for slot, _, _ in self.slots]
+        return self.kinds().answered
 
     def kinds(self) -> SlotKinds:
-        """The lists above, made in one pass over the slots: the index stage asks for all of
-        them, once for each share, and a worker makes about four shares an event."""
+        """The share's slots by kind, in one pass (the one place that says which kinds are
+        stored, looked up and read): the index stage asks for all of them, once for each
+        share, and a worker makes about four shares an event."""
         tables: list[int] = []
         stored: list[int] = []
         looked_up: list[int] = []

@@ -145,7 +145,7 @@ class IndexStage:
         if event is None:
             event = seen[key] = _Seen(_probe(share), plausible(share.sketch, share.id))
         tables, exact_keys = slots.tables, slots.stored
-        found = self._found(store, share, tables, slots.looked_up, event.keep)
+        found = self._found(store, share, slots, event.keep)
         earlier, later, present = self._match(store, share, found, verified, event.probe)
         # A replayed share, or a re-sent id, does not re-add (its first order stays); a share of
         # lookups alone stores nothing here.
@@ -160,18 +160,16 @@ class IndexStage:
             replies[answer_partition(later_id, self.partitions)].append(note)
         return late
 
-    def _found(
-        self, store: IndexPartition, share: Share, tables: list[int], looked_up: list[int], keep: Keep | None
-    ) -> list[Candidate]:
-        """The stored entries near one event in this partition: by its ``tables``' keys, then the
+    def _found(self, store: IndexPartition, share: Share, slots: SlotKinds, keep: Keep | None) -> list[Candidate]:
+        """The stored entries near one event in this partition: by its tables' keys, then the
         exact keys it looks up, those ``keep`` refuses left unread (:func:`~worker.engine.sketch.plausible`;
         None reads all, as ``/check`` shows them). Each event once: the exact keys' lookup names
         each once already, and most shares have no tables here."""
         fingerprint = share.fingerprint
-        exact = store.exact_candidates(fingerprint, looked_up, keep, share.order) if looked_up else []
-        if not tables:
+        exact = store.exact_candidates(fingerprint, slots.looked_up, keep, share.order) if slots.looked_up else []
+        if not slots.tables:
             return exact
-        near = store.candidates(fingerprint, tables, self.settings.max_distance, share.order)
+        near = store.candidates(fingerprint, slots.tables, self.settings.max_distance, share.order)
         found = {(c.entry.event_id, c.entry.order): c for c in near}
         for candidate in exact:
             found.setdefault((candidate.entry.event_id, candidate.entry.order), candidate)
@@ -182,9 +180,7 @@ class IndexStage:
         storing it: its earliest earlier match, and every candidate with its similarity, or why
         verification refused it (``/check``). The event's own entry, stored when the stream
         decided it, is no candidate of itself (as :meth:`_match` leaves it out)."""
-        found = [
-            c for c in self._found(store, share, share.tables, share.looked_up, None) if c.entry.event_id != share.id
-        ]
+        found = [c for c in self._found(store, share, share.kinds(), None) if c.entry.event_id != share.id]
         probe = _probe(share)
         judged = [match.judge(probe, candidate, self.settings) for candidate in found]
         # The matching reads these similarities instead of verifying each pair again.
