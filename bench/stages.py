@@ -100,7 +100,6 @@ def child(feed: Path, state: Path, batch: int = BATCH, partitions: int = PARTITI
             fingerprint_each = None
     from worker.settings import Settings
     from worker.state.changelog import StoreSet
-    from worker.state.partition import IndexPartition
     from worker.state.verdicts import VerdictPartition
     from worker.stream.fingerprint import FingerprintStage
     from worker.stream.index import IndexStage
@@ -116,7 +115,7 @@ def child(feed: Path, state: Path, batch: int = BATCH, partitions: int = PARTITI
         for i, value in enumerate(feed.read_bytes().splitlines())
     ]
     plan, retention = settings.block_plan, settings.retention_ms
-    index_stores = {p: IndexPartition(state / f"index-{p}", plan, retention) for p in range(partitions)}
+    index_stores = _index_stores(state, plan, retention, partitions, names.index_changelog)
     verdict_stores = {p: VerdictPartition(state / f"verdict-{p}", retention) for p in range(partitions)}
     fingerprint, index = FingerprintStage(settings), IndexStage(settings, names.events)
     unused = StoreSet(state / "unused", names.verdict_changelog, VerdictPartition, None)
@@ -170,6 +169,19 @@ def child(feed: Path, state: Path, batch: int = BATCH, partitions: int = PARTITI
     if counted is not None:
         per_event |= {f"{part} instructions": count / len(messages) for part, count in executed.items()}
     return {"events": len(messages)} | per_event
+
+
+def _index_stores(state: Path, plan: Any, retention: int, partitions: int, topic: str) -> dict[int, Any]:
+    """The index partitions as the worker keeps them: in one store (a tree before it: one each)."""
+    try:
+        from worker.state.partition import open_index
+        from worker.state.shared import SharedIndex
+    except ImportError:
+        from worker.state.partition import IndexPartition
+
+        return {p: IndexPartition(state / f"index-{p}", plan, retention) for p in range(partitions)}
+    shared = SharedIndex(state / "index", partitions, topic, lambda path: open_index(path, plan, retention))
+    return {p: shared.partition(p) for p in range(partitions)}
 
 
 def _changelog_codec() -> tuple[Callable[[list[Any]], list[bytes]], Callable[[bytes], list[Any]]]:

@@ -44,6 +44,7 @@ from worker.cli.scan import scan
 from worker.cli.tail import Record
 from worker.settings import Settings
 from worker.state.layout import bucket_width
+from worker.state.shared import SHARED_DIR
 
 pytestmark = pytest.mark.kafka
 
@@ -189,7 +190,7 @@ def test_the_index_prepares_the_next_time_bucket_between_batches(single: SingleR
     # creates the next bucket's ahead (worker.state.index), so a new day's first event does not wait.
     newest = max(json.loads(line)["ts"] for line in SAMPLE)
     width = bucket_width(single.settings.retention_ms, 8)  # the index's default 8 buckets
-    store = Path(single.settings.state_dir) / "solo" / "stores" / "index" / "0"
+    store = Path(single.settings.state_dir) / "solo" / "stores" / "index" / SHARED_DIR
     assert f"bucket@{newest // width + 1}" in Rdict.list_cf(str(store))
 
 

@@ -40,12 +40,10 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from topology import codec
 from worker.state.flushes import chunk_keys
-from worker.state.layout import CHECKPOINT_RECORD, TOPIC_RECORD, StoreMismatch
+from worker.state.layout import CHECKPOINT_RECORD, DIRTY_RECORD, TOPIC_RECORD, StoreMismatch
 from worker.state.replay import ChangelogReader
 
 log = logging.getLogger("neardup.changelog")
-
-_DIRTY = "changelog:dirty"
 
 
 class PartitionStore(Protocol):
@@ -68,6 +66,12 @@ S = TypeVar("S", bound=PartitionStore)
 Send = Callable[[bytes, bytes, int], Awaitable[Awaitable[Any]]]
 
 
+def close_and_delete(store: PartitionStore, path: Path, stamped: bool = False) -> None:
+    """Discard a store that is its own directory (``stamped``: see :class:`StoreSet`)."""
+    store.close()
+    shutil.rmtree(path, ignore_errors=True)
+
+
 class StoreSet(Generic[S]):
     """One stage's stores on this worker, ``<root>/<partition>``, each restored before first use."""
 
@@ -79,13 +83,18 @@ class StoreSet(Generic[S]):
         reader: ChangelogReader,
         group_s: float = 0.0,
         encode: Callable[[list[Any]], list[bytes]] = codec.encode_chunks,
+        discard: Callable[[S, Path, bool], None] = close_and_delete,
     ) -> None:
         """``encode`` makes a flush's records of one partition's ops (at most 512 KiB each): the
-        index changelog's are :func:`topology.changelog.encode_ops`."""
+        index changelog's are :func:`topology.changelog.encode_ops`. ``discard`` empties a
+        partition's store before it is rebuilt from its changelog: a store of several
+        partitions (:class:`worker.state.shared.SharedIndex`) deletes that partition's part,
+        or, ``stamped`` with settings the changelog refuses, all of itself."""
         self.root = root
         self.topic = topic
         self._group_s = group_s
         self._encode = encode
+        self._discard = discard
         self._opener = opener
         self._reader = reader
         self._open: dict[int, S] = {}
@@ -125,12 +134,11 @@ class StoreSet(Generic[S]):
         return store
 
     def _wipe(self, partition: int) -> S:
-        self._remove(partition)
+        self._remove(partition, stamped=False)
         return self._store(partition)
 
-    def _remove(self, partition: int) -> None:
-        self._open.pop(partition).close()
-        shutil.rmtree(self._path(partition), ignore_errors=True)
+    def _remove(self, partition: int, stamped: bool) -> None:
+        self._discard(self._open.pop(partition), self._path(partition), stamped)
 
     async def restore(self, partition: int) -> S:
         """The partition's store, caught up with its changelog (a no-op once caught up this assignment)."""
@@ -162,12 +170,12 @@ class StoreSet(Generic[S]):
         if copied is not None and copied.decode() != self.topic:
             log.warning("%s[%d]: local store copies %s; rebuilding it", self.topic, partition, copied.decode())
             store, start = self._wipe(partition), 0
-        if store.get_record(_DIRTY) or start > end:
+        if store.get_record(DIRTY_RECORD) or start > end:
             # Said with its cause: "not a prefix of the changelog" read as corruption to an
             # operator, on a partition that had only moved while a batch was under way.
             why = (
                 "it was closed mid-batch (the log holds every acknowledged batch; the store may hold part of one more)"
-                if store.get_record(_DIRTY)
+                if store.get_record(DIRTY_RECORD)
                 else f"it is caught up to offset {start}, past the log's end {end} (the log was deleted or cut)"
             )
             log.warning("%s[%d]: rebuilding the local store from the log: %s", self.topic, partition, why)
@@ -179,7 +187,7 @@ class StoreSet(Generic[S]):
             applied = await self._reader.replay(self.topic, partition, start, end, store.apply)
         except StoreMismatch as exc:  # a copy of a log it cannot hold: gone, so the right settings rebuild it
             self._mismatch = exc
-            self._remove(partition)
+            self._remove(partition, stamped=True)
             raise
         store.put_record(CHECKPOINT_RECORD, str(end).encode())
         if applied:
@@ -198,7 +206,7 @@ class StoreSet(Generic[S]):
         """Mark a restored store as being changed by a batch whose changelog record is not yet written."""
         store = self._open[partition]
         if not self._unsettled[partition]:
-            store.put_record(_DIRTY, b"1")
+            store.put_record(DIRTY_RECORD, b"1")
         self._unsettled[partition] += 1
         return store
 
@@ -209,7 +217,7 @@ class StoreSet(Generic[S]):
         self._unsettled[partition] = max(0, self._unsettled[partition] - 1)  # 0 again if restored meanwhile
         store = self._open.get(partition)
         if store is not None and not self._unsettled[partition]:
-            store.put_record(_DIRTY, b"")
+            store.put_record(DIRTY_RECORD, b"")
 
     async def commit(
         self,
@@ -299,7 +307,7 @@ class StoreSet(Generic[S]):
             if partition in self._checkpoint:
                 store.put_record(CHECKPOINT_RECORD, str(self._checkpoint[partition]).encode())
             if not self._unsettled[partition]:
-                store.put_record(_DIRTY, b"")
+                store.put_record(DIRTY_RECORD, b"")
         for _, on_durable in batches:
             on_durable()
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from rocksdict import Cache, Options, Rdict, ReadOptions, WriteOptions
+from rocksdict import Cache, ColumnFamily, Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
 from worker.engine.blocks import Plan
 from worker.engine.match import EntryFields
@@ -28,14 +28,18 @@ from worker.state.layout import (
     COMPRESSION,
     ENTRIES,
     EXACT,
+    EXACT_PREFIX,
     FEATURES_KEY,
     LAYOUT,
     LAYOUT_KEY,
+    LOG,
     MEMTABLE_BUDGET,
     ONLY,
     PLAN_KEY,
+    PREFIX,
     RECENT_ENTRIES,
     RECORDS,
+    REF,
     SHARED,
     TABLES,
     WAL_BUDGET,
@@ -294,6 +298,45 @@ class BlockIndex(Writes):
             if ticker == name:
                 return int(count)
         raise KeyError(f"RocksDB reports no ticker {name!r} (was the index opened with statistics=True?)")
+
+    def delete_keys(self, row: Callable[[int, int], bool], exact: Callable[[int], bool]) -> int:
+        """Delete every table row whose table and block key ``row`` takes, every exact key
+        ``exact`` takes and the log rows naming them: one partition's part of a store that
+        several share (:class:`worker.state.shared.SharedIndex`). Entries stay: another
+        partition's rows may name them, and one nothing names is never read and goes with its
+        bucket. A walk of the whole store, for a partition rebuilt from its changelog, never on
+        a batch's path. Returns how many keys went."""
+        if self._pending is not None:
+            raise RuntimeError("BlockIndex.delete_keys inside a deferred block")
+        batch, deleted = WriteBatch(raw_mode=True), 0
+        for key, handle in self._partition_keys(row, exact):
+            batch.delete(key, handle)
+            deleted += 1
+            if deleted % 10_000 == 0:
+                self._db.write(batch, self._write)
+                batch = WriteBatch(raw_mode=True)
+        self._db.write(batch, self._write)
+        self._exact_read = {}
+        return deleted
+
+    def _partition_keys(
+        self, row: Callable[[int, int], bool], exact: Callable[[int], bool]
+    ) -> Iterator[tuple[bytes, ColumnFamily]]:
+        tables, keys = (Bucket(None, {kind: cf}, {}, {kind: b""}) for kind, cf in self._shared())
+        for key, _ in self._rows(tables, TABLES):
+            if row(key[0], int.from_bytes(key[1:PREFIX], "big")):
+                yield key, self._tables_handle
+        for key, _ in self._rows(keys, EXACT):
+            if exact(int.from_bytes(key[:EXACT_PREFIX], "big")):
+                yield key, self._exact_handle
+        for bucket in self._buckets.values():  # a log row: ref | the first of the exact keys its add stored
+            for key, _ in self._rows(bucket, LOG):
+                if exact(int.from_bytes(key[REF : REF + EXACT_PREFIX], "big")):
+                    yield bucket.lead[LOG] + key, bucket.handle[LOG]
+
+    def delete_record(self, key: str) -> None:
+        """Delete a store-wide record (:meth:`put_record` without ``ts``)."""
+        self._records.delete(key.encode(), self._write)
 
     def disk_bytes(self) -> int:
         """Bytes of every file in the index directory (SST, WAL, manifest)."""

@@ -75,6 +75,7 @@ BUCKET_KEY = b"neardup:bucket_ms"
 # (a state directory can outlive its deployment): a store without them was made by a scan.
 CHECKPOINT_RECORD = "changelog:next"
 TOPIC_RECORD = "changelog:topic"
+DIRTY_RECORD = "changelog:dirty"  # set while a batch's changes to the store are not in its changelog
 FEATURES_KEY = b"neardup:features"  # the settings a text's stored fingerprint, sketch and keys depend on
 WATERMARK_KEY = b"neardup:watermark"
 RECORDS = "records"

@@ -3,6 +3,8 @@
 Each probe touches only its own table (``tables=[t]``) or the exact keyspace, so a partition
 holds exactly the buckets routed to it, each bucket one RocksDB prefix scan, each stored
 event's entry (fingerprint, order, ts, sketch) once however many of its tables landed here.
+A worker keeps the partitions it owns in one store (:mod:`worker.state.shared`), each one a
+view of it with its own records and ops; a partition alone (tests, benches) has its own.
 
 Every add is also recorded as a logical operation; the stage writes a batch's operations as
 one changelog record (:mod:`worker.state.changelog`, in :mod:`topology.changelog`'s format).
@@ -33,6 +35,38 @@ from worker.state.reads import Keep
 log = logging.getLogger("neardup.worker")
 
 
+def open_index(
+    path: Path,
+    plan: Plan,
+    retention_ms: int | None,
+    cache_bytes: int = 64 << 20,
+    reorder_ms: int = REORDER_MS,
+    features: Mapping[str, object] | None = None,
+    memory: SharedMemory | None = None,
+) -> BlockIndex:
+    """A stream's block index at ``path``; one of an older layout is rebuilt from its changelog."""
+
+    def opened() -> BlockIndex:
+        return BlockIndex(
+            path,
+            plan,
+            retention_ms=retention_ms,
+            cache_bytes=cache_bytes,
+            lazy_drops=True,
+            reorder_ms=reorder_ms,
+            features=features,
+            memory=memory,
+        )
+
+    try:
+        return opened()
+    except StoreLayoutError as exc:
+        # The store is a copy of its changelog: without its checkpoint it is replayed whole.
+        log.warning("%s; rebuilding it from its changelog", exc)
+        shutil.rmtree(path)
+        return opened()
+
+
 class IndexPartition:
     """One partition's buckets, with the operations added since the last :meth:`take_ops`."""
 
@@ -46,25 +80,11 @@ class IndexPartition:
         features: Mapping[str, object] | None = None,
         memory: SharedMemory | None = None,
     ) -> None:
-        def open_index() -> BlockIndex:
-            return BlockIndex(
-                path,
-                plan,
-                retention_ms=retention_ms,
-                cache_bytes=cache_mb << 20,
-                lazy_drops=True,
-                reorder_ms=reorder_ms,
-                features=features,
-                memory=memory,
-            )
+        self._start(open_index(path, plan, retention_ms, cache_mb << 20, reorder_ms, features, memory))
 
-        try:
-            self.index = open_index()
-        except StoreLayoutError as exc:
-            # The store is a copy of its changelog: without its checkpoint it is replayed whole.
-            log.warning("%s; rebuilding it from its changelog", exc)
-            shutil.rmtree(path)
-            self.index = open_index()
+    def _start(self, index: BlockIndex, records: str = "") -> None:
+        self.index = index
+        self._records = records  # what this partition's record keys begin with in its store
         self._ops: dict[tuple[str, int], IndexOp] = {}
         self._added = 0  # entries stored since the last take_added
 
@@ -88,10 +108,22 @@ class IndexPartition:
         index stage passes it :func:`~worker.state.layout.pack`ed, once for all its partitions.
         Returns False for an entry older than the retention window behind the partition's
         newest (late), which is not stored; its replay from the log skips it the same way."""
+        stored = self.store(entry, tables, exact_keys)
+        self.log(entry, tables, exact_keys)
+        return stored
+
+    def store(self, entry: Entry | Packed, tables: Sequence[int], exact_keys: Sequence[int]) -> bool:
+        """:meth:`add` without the log: in a store shared by several partitions
+        (:class:`worker.state.shared.SharedIndex`), an event's slots of all of them in one add,
+        each partition logging its own (:meth:`log`)."""
         if not tables and not exact_keys:
             raise ValueError("add needs a table or an exact key")
-        stored = self.index.add_one(entry, tables, exact_keys)
         self._added += 1
+        return self.index.add_one(entry, tables, exact_keys)
+
+    def log(self, entry: Entry | Packed, tables: Sequence[int], exact_keys: Sequence[int]) -> None:
+        """Record ``entry``'s slots of this partition for its changelog, merged with the event's
+        others of this batch (the sketch travels once an event and partition)."""
         if isinstance(entry, Packed):
             entry = entry.entry
         op = self._ops.get((entry.event_id, entry.order))
@@ -100,7 +132,6 @@ class IndexPartition:
             self._ops[(entry.event_id, entry.order)] = op
         op.tables.extend(tables)
         op.exact_keys.extend(exact_keys)
-        return stored
 
     def behind(self, ts: int, order: int) -> bool:
         """Whether an event of time ``ts`` is behind the window that the event of arrival ``order``
@@ -154,10 +185,10 @@ class IndexPartition:
         self.index.add_many(_replayed(op) for op in ops)
 
     def get_record(self, key: str) -> bytes | None:
-        return self.index.get_record(key)
+        return self.index.get_record(self._records + key)
 
     def put_record(self, key: str, value: bytes) -> None:
-        self.index.put_record(key, value)
+        self.index.put_record(self._records + key, value)
 
     def close(self) -> None:
         self.index.close()

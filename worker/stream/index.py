@@ -15,6 +15,7 @@ import logging
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from topology import codec
@@ -59,6 +60,9 @@ class _Answer:
             self.earliest = match.first([*earlier, self.earliest] if self.earliest else earlier)
 
 
+Key = tuple[str, int]  # an event's id and order
+
+
 @dataclass
 class _Seen:
     """One event as its shares of a batch use it, made at the first: verification's probe, the
@@ -68,6 +72,31 @@ class _Seen:
     probe: Fingerprint
     keep: Keep
     packed: Packed | None = None
+
+    def pack(self, share: Share) -> Packed:
+        if self.packed is None:
+            self.packed = pack(Entry(share.id, share.fingerprint, share.order, share.ts, share.sketch))
+        return self.packed
+
+
+@dataclass
+class _Event:
+    """One event's shares of the partitions of one store (:mod:`worker.state.shared`), handled
+    as one: its slots of them all, and each partition's, which each logs."""
+
+    share: Share
+    slots: SlotKinds
+    pieces: list[tuple[int, SlotKinds]]
+    introduced: bool  # one of the shares carries the event's intro
+
+    @classmethod
+    def of(cls, share: Share, pieces: list[tuple[int, SlotKinds]], introduced: bool) -> _Event:
+        if len(pieces) == 1:
+            return cls(share, pieces[0][1], pieces, introduced)
+        slots = SlotKinds(
+            *(list(chain.from_iterable(lists)) for lists in zip(*(kinds for _, kinds in pieces), strict=True))
+        )
+        return cls(share, slots, pieces, introduced)
 
 
 @dataclass
@@ -79,6 +108,16 @@ class IndexResult:
     # Events not stored, late (older than the window behind the newest): each counted by the
     # partition that carries its intro, so once whichever workers hold its other shares.
     late: int = 0
+
+
+@dataclass
+class _Run:
+    """One index batch as its stores' events share it."""
+
+    out: IndexResult = field(default_factory=IndexResult)
+    answers: dict[Key, _Answer] = field(default_factory=lambda: defaultdict(_Answer))
+    verified: Verified = field(default_factory=dict)  # each (probe, candidate) pair once, whichever partitions meet it
+    seen: dict[Key, _Seen] = field(default_factory=dict)
 
 
 class IndexStage:
@@ -93,84 +132,103 @@ class IndexStage:
 
     def process(self, stores: dict[int, IndexPartition], messages: dict[int, list[ProbeMessage]]) -> IndexResult:
         """Probes and intros per index partition, from Kafka or this worker's fingerprint stage."""
-        out = IndexResult()
-        answers: dict[tuple[str, int], _Answer] = defaultdict(_Answer)
-        verified: Verified = {}  # each (probe event, candidate) pair once per batch, whichever partitions meet it
-        seen: dict[tuple[str, int], _Seen] = {}
-        for part, values in messages.items():
-            # An event's share of one partition is handled as one: one query over its
-            # tables, one write of its rows, one answer.
-            shares: dict[tuple[str, int], Share] = {}
-            introduced: set[tuple[str, int]] = set()
-            for batch, intros in values:
-                for share in batch:
-                    key = (share.id, share.order)
-                    shares[key] = share if key not in shares else shares[key].joined(share)
-                for intro in intros:  # forwarded to the verdict stage with the answers
-                    out.replies[answer_partition(str(intro["id"]), self.partitions)].append(intro)
-                    introduced.add((str(intro["id"]), int(intro["order"])))
-            kinds = {key: share.kinds() for key, share in shares.items()}
-            # The partition's adds in one write, seen by the next event at once; its exact keys in one read.
-            with stores[part].deferred(key for slots in kinds.values() for key in slots.read):
+        run = _Run()
+        for parts in _by_store(stores, messages):
+            events = self._events(parts, messages, run.out)
+            store = stores[parts[0]]
+            # The store's adds in one write, seen by the next event at once; its exact keys in one read.
+            with store.deferred(key for event in events.values() for key in event.slots.read):
                 # In arrival order: each sees the events before it, as in scan, and needs no note.
-                for share in sorted(shares.values(), key=_arrival):
+                for event in sorted(events.values(), key=_arrival):
+                    share = event.share
                     try:
-                        slots = kinds[(share.id, share.order)]
-                        late = self._index_event(stores[part], share, slots, seen, answers, out.replies, verified)
-                        out.late += late and (share.id, share.order) in introduced
+                        late = self._index_event(stores, event, run)
+                        run.out.late += late and event.introduced
                     except Exception as exc:  # one event's failure is that event's alone
                         log.exception("index stage: event %r failed", share.id)
                         dead = deadletter.for_event("index", share.id, share.order, exc, self.events_topic)
-                        out.dead.append(codec.dumps(dead))
-        for (event_id, order), answer in answers.items():
+                        run.out.dead.append(codec.dumps(dead))
+        for (event_id, order), answer in run.answers.items():
             earlier = [] if answer.earliest is None else [answer.earliest.to_dict()]
             item = answer_item(event_id, order, answer.tables, earlier)
-            out.replies[answer_partition(event_id, self.partitions)].append(item)
-        return out
+            run.out.replies[answer_partition(event_id, self.partitions)].append(item)
+        return run.out
 
-    def _index_event(
-        self,
-        store: IndexPartition,
-        share: Share,
-        slots: SlotKinds,
-        seen: dict[tuple[str, int], _Seen],
-        answers: dict[tuple[str, int], _Answer],
-        replies: dict[int, list[dict[str, Any]]],
-        verified: Verified,
-    ) -> bool:
-        """One event's share of this partition: match its buckets, store it there, answer it.
-        True when the partition did not store it: late."""
+    def _events(self, parts: list[int], messages: dict[int, list[ProbeMessage]], out: IndexResult) -> dict[Key, _Event]:
+        """The events of these partitions' messages, each event's shares as one; the intros
+        forwarded to the verdict stage with the answers."""
+        pieces: dict[Key, tuple[Share, list[tuple[int, SlotKinds]]]] = {}
+        introduced: set[Key] = set()
+        for part in parts:
+            shares: dict[Key, Share] = {}
+            for batch, intros in messages[part]:
+                for share in batch:
+                    key = (share.id, share.order)
+                    shares[key] = share if key not in shares else shares[key].joined(share)
+                for intro in intros:
+                    out.replies[answer_partition(str(intro["id"]), self.partitions)].append(intro)
+                    introduced.add((str(intro["id"]), int(intro["order"])))
+            for key, share in shares.items():
+                pieces.setdefault(key, (share, []))[1].append((part, share.kinds()))
+        return {key: _Event.of(share, mine, key in introduced) for key, (share, mine) in pieces.items()}
+
+    def _index_event(self, stores: dict[int, IndexPartition], event: _Event, run: _Run) -> bool:
+        """One event's shares of one store: match its buckets, store it there, answer it.
+        True when the store did not store it: late."""
+        share, slots = event.share, event.slots
         key = (share.id, share.order)
-        event = seen.get(key)
-        if event is None:
-            event = seen[key] = _Seen(_probe(share), plausible(share.sketch, share.id))
-        tables, exact_keys = slots.tables, slots.stored
-        found = self._found(store, share, slots, event.keep)
-        earlier, later, present = self._match(store, share, found, verified, event.probe)
+        seen = run.seen.get(key)
+        if seen is None:
+            seen = run.seen[key] = _Seen(_probe(share), plausible(share.sketch, share.id))
+        store = stores[event.pieces[0][0]]
+        tables = [kinds.tables for _, kinds in event.pieces if kinds.tables]
+        found = self._found(store, share, slots.looked_up, tables, seen.keep)
+        earlier, later, present = self._match(store, share, found, run.verified, seen.probe)
         # A replayed share, or a re-sent id, does not re-add (its first order stays); a share of
         # lookups alone stores nothing here.
         late = False
-        if not present and (tables or exact_keys):
-            if event.packed is None:
-                event.packed = pack(Entry(share.id, share.fingerprint, share.order, share.ts, share.sketch))
-            late = not store.add(event.packed, tables=tables, exact_keys=exact_keys)
-        answers[key].add(slots.answered, earlier)
+        if present and len(event.pieces) > 1:
+            late = self._add_absent(stores, event, seen)
+        elif not present and (slots.tables or slots.stored):
+            late = not store.store(seen.pack(share), slots.tables, slots.stored)
+            for part, kinds in event.pieces:
+                if kinds.tables or kinds.stored:
+                    stores[part].log(seen.pack(share), kinds.tables, kinds.stored)
+        run.answers[key].add(slots.answered, earlier)
         for later_id, later_order, ref in later:
             note = note_item(later_id, later_order, ref.to_dict())
-            replies[answer_partition(later_id, self.partitions)].append(note)
+            run.out.replies[answer_partition(later_id, self.partitions)].append(note)
         return late
 
-    def _found(self, store: IndexPartition, share: Share, slots: SlotKinds, keep: Keep | None) -> list[Candidate]:
-        """The stored entries near one event in this partition: by its tables' keys, then the
-        exact keys it looks up, those ``keep`` refuses left unread (:func:`~worker.engine.sketch.plausible`;
-        None reads all, as ``/check`` shows them). Each event once: the exact keys' lookup names
-        each once already, and most shares have no tables here."""
+    def _add_absent(self, stores: dict[int, IndexPartition], event: _Event, seen: _Seen) -> bool:
+        """Store and log an event found stored under some of its partitions' slots (a replay)
+        under each of the others, as a store of each partition would: each one's presence asked
+        of its own slots. True when one was late."""
+        share, late = event.share, False
+        for part, kinds in event.pieces:
+            store = stores[part]
+            found = self._found(store, share, kinds.looked_up, [kinds.tables] if kinds.tables else [], seen.keep)
+            present = any(c.entry.event_id == share.id for c in found)  # as :meth:`_match` says it
+            if not present and (kinds.tables or kinds.stored):
+                late |= not store.add(seen.pack(share), kinds.tables, kinds.stored)
+        return late
+
+    def _found(
+        self, store: IndexPartition, share: Share, looked_up: list[int], tables: list[list[int]], keep: Keep | None
+    ) -> list[Candidate]:
+        """The stored entries near one event: by each of ``tables`` (a partition's block tables,
+        queried apart: a read skips a fingerprint's rows in later tables once it read one, which
+        holds within what one partition added at once), then the exact keys it looks up, those
+        ``keep`` refuses left unread (:func:`~worker.engine.sketch.plausible`; None reads all,
+        as ``/check`` shows them). Each event once."""
         fingerprint = share.fingerprint
-        exact = store.exact_candidates(fingerprint, slots.looked_up, keep, share.order) if slots.looked_up else []
-        if not slots.tables:
+        exact = store.exact_candidates(fingerprint, looked_up, keep, share.order) if looked_up else []
+        if not tables:
             return exact
-        near = store.candidates(fingerprint, slots.tables, self.settings.max_distance, share.order)
-        found = {(c.entry.event_id, c.entry.order): c for c in near}
+        found: dict[Key, Candidate] = {}
+        for some in tables:
+            for candidate in store.candidates(fingerprint, some, self.settings.max_distance, share.order):
+                found.setdefault((candidate.entry.event_id, candidate.entry.order), candidate)
         for candidate in exact:
             found.setdefault((candidate.entry.event_id, candidate.entry.order), candidate)
         return list(found.values())
@@ -180,7 +238,9 @@ class IndexStage:
         storing it: its earliest earlier match, and every candidate with its similarity, or why
         verification refused it (``/check``). The event's own entry, stored when the stream
         decided it, is no candidate of itself (as :meth:`_match` leaves it out)."""
-        found = [c for c in self._found(store, share, share.kinds(), None) if c.entry.event_id != share.id]
+        kinds = share.kinds()
+        tables = [kinds.tables] if kinds.tables else []
+        found = [c for c in self._found(store, share, kinds.looked_up, tables, None) if c.entry.event_id != share.id]
         probe = _probe(share)
         judged = [match.judge(probe, candidate, self.settings) for candidate in found]
         # The matching reads these similarities instead of verifying each pair again.
@@ -240,10 +300,11 @@ class IndexStage:
         this worker's assignment can still come (:meth:`worker.stream.frontier.Frontier.settled_ms`),
         so buckets expire without waiting out the reorder window, which in a backfill kept weeks
         of event time beyond the window live."""
+        added = sum(store.take_added() for store in stores)
+        stores = list({id(store.index): store for store in stores}.values())  # a shared store once
         if settled_ms is not None:
             for store in stores:
                 store.settle_before(settled_ms)
-        added = sum(store.take_added() for store in stores)
         for store in stores:
             if store.purging:
                 store.maintain(PURGE_ROWS_PER_ADD * added)
@@ -257,8 +318,17 @@ class IndexStage:
                 return
 
 
-def _arrival(share: Share) -> int:
-    return share.order
+def _arrival(event: _Event) -> int:
+    return event.share.order
+
+
+def _by_store(stores: dict[int, IndexPartition], messages: dict[int, list[ProbeMessage]]) -> list[list[int]]:
+    """The partitions of ``messages`` grouped by the block index they keep their buckets in: a
+    worker's share one (:mod:`worker.state.shared`), a partition alone has its own."""
+    groups: dict[int, list[int]] = {}
+    for part in messages:
+        groups.setdefault(id(stores[part].index), []).append(part)
+    return list(groups.values())
 
 
 def _probe(share: Share) -> Fingerprint:

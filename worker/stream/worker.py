@@ -39,8 +39,10 @@ from worker.settings import Settings
 from worker.state.changelog import StoreSet
 from worker.state.layout import StoreMismatch
 from worker.state.memory import SharedMemory
-from worker.state.partition import IndexPartition
+from worker.state.partition import IndexPartition, open_index
 from worker.state.replay import ChangelogReader
+from worker.state.shared import SharedIndex
+from worker.state.shared import discard as discard_shared
 from worker.state.transaction import Transaction
 from worker.state.verdicts import VerdictPartition
 from worker.stream.batches import Windows, take_batches
@@ -104,20 +106,22 @@ class Worker:
         self.handoff = Handoff(self.names, self.sends)
         plan, retention_ms = settings.block_plan, settings.retention_ms
         memory = self.memory = SharedMemory.of(settings.cache_mb, settings.memtable_mb)
-        self.index_stores: StoreSet[IndexPartition] = StoreSet(
+        # One store for every index partition this worker owns (worker/state/shared.py).
+        features, reorder_ms = settings.stored_features, settings.reorder_ms
+        self.shared_index = SharedIndex(
             datadir / "stores" / "index",
+            settings.partitions,
             self.names.index_changelog,
-            lambda path: IndexPartition(
-                path,
-                plan,
-                retention_ms,
-                reorder_ms=settings.reorder_ms,
-                features=settings.stored_features,
-                memory=memory,
-            ),
+            lambda path: open_index(path, plan, retention_ms, reorder_ms=reorder_ms, features=features, memory=memory),
+        )
+        self.index_stores: StoreSet[IndexPartition] = StoreSet(
+            self.shared_index.root,
+            self.names.index_changelog,
+            lambda path: self.shared_index.partition(int(path.name)),
             reader,
             _CHANGELOG_GROUP_S,
             encode_ops,
+            discard=discard_shared,
         )
         verdict_stores: StoreSet[VerdictPartition] = StoreSet(
             datadir / "stores" / "verdict",
@@ -367,6 +371,7 @@ class Worker:
                     log.warning("changelog records still unacknowledged at shutdown; their stores stay dirty")
             await self.verdict.close(_DRAIN_TIMEOUT_S)
             self.index_stores.close()
+            self.shared_index.close()
             self.verdict.stores.close()
         await self.reader.close()
         await self.peers.close()
@@ -382,8 +387,9 @@ class Worker:
         return sum(store.purges_pending for store in self._owned_index_stores())
 
     def _owned_index_stores(self) -> list[IndexPartition]:
+        """A store of the owned partitions once each (they share one)."""
         owned = (self.index_stores.owned_store(part) for part in self.index_stores.owned())
-        return [store for store in owned if store is not None]
+        return list({id(store.index): store for store in owned if store is not None}.values())
 
     def state_dirs(self) -> dict[str, Path]:
         return {"index": self.index_stores.root, "verdict": self.verdict.stores.root}
