@@ -8,21 +8,27 @@ the shared store must be one that can be emptied and rebuilt from its own log al
 
 from __future__ import annotations
 
+import asyncio
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench import devset
+from tests.stream_helpers import producer
 from topology import codec
-from topology.changelog import IndexOp
+from topology.changelog import IndexOp, encode_ops
 from topology.stages import Share
+from topology.topics import TopicSpec, create_topics
+from worker.engine.match import Entry
 from worker.settings import Settings
-from worker.state.changelog import close_and_delete
+from worker.state.changelog import StoreSet, close_and_delete
 from worker.state.index import BlockIndex
-from worker.state.layout import DIRTY_RECORD
+from worker.state.layout import CHECKPOINT_RECORD, DIRTY_RECORD, pack
 from worker.state.partition import IndexPartition, open_index
+from worker.state.replay import ChangelogReader
 from worker.state.shared import SHARED_DIR, SharedIndex, discard
 from worker.stream.fingerprint import FingerprintStage, ProbeMessage
 from worker.stream.index import IndexStage
@@ -41,9 +47,9 @@ class Message:
         self.timestamp, self.key = NOW_S + offset / 1000, None
 
 
-def shared_index(root: Path) -> SharedIndex:
+def shared_index(root: Path, topic: str = TOPIC) -> SharedIndex:
     plan, retention = SETTINGS.block_plan, SETTINGS.retention_ms
-    return SharedIndex(root, SETTINGS.partitions, TOPIC, lambda path: open_index(path, plan, retention))
+    return SharedIndex(root, SETTINGS.partitions, topic, lambda path: open_index(path, plan, retention))
 
 
 def own_stores(root: Path) -> dict[int, IndexPartition]:
@@ -58,7 +64,7 @@ def batches(size: int) -> list[dict[int, list[ProbeMessage]]]:
     stage = FingerprintStage(SETTINGS)
     out = []
     for start in range(0, size, BATCH):
-        chunk = [Message(json.dumps(e).encode(), start + i) for i, e in enumerate(events[start : start + size][:BATCH])]
+        chunk = [Message(json.dumps(e).encode(), start + i) for i, e in enumerate(events[start : start + BATCH])]
         fanout = stage.process(chunk)
         out.append({p: [(shares, list(fanout.intros[p].values()))] for p, shares in fanout.shares.items()})
     return out
@@ -197,3 +203,66 @@ def test_a_store_of_its_own_is_deleted_with_its_directory(tmp_path: Path) -> Non
     assert not (tmp_path / "0").exists()
     with pytest.raises(TypeError, match="not a partition of a shared index"):
         discard(IndexPartition(tmp_path / "1", SETTINGS.block_plan, SETTINGS.retention_ms), tmp_path / "1")
+
+
+def owned(stores: StoreSet[IndexPartition], partition: int) -> IndexPartition:
+    store = stores.owned_store(partition)
+    assert store is not None, f"partition {partition} is not restored"
+    return store
+
+
+@pytest.mark.kafka
+def test_a_partition_past_its_log_is_rebuilt_from_it_and_the_others_keep_theirs(
+    kafka_bootstrap: str, tmp_path: Path, dev_batches: list[dict[int, list[ProbeMessage]]]
+) -> None:
+    """Restored through the worker's store set from a real changelog: a partition whose
+    checkpoint is past its log's end (the log was deleted or cut) loses what its log lacks, an
+    event stored there and never logged, and is rebuilt from its log alone."""
+    topic = f"s{uuid.uuid4().hex[:8]}.index-changelog"
+    create_topics(kafka_bootstrap, [TopicSpec(topic, partitions=SETTINGS.partitions, role="changelog")])
+    live = shared_index(tmp_path / "live")
+    stores = {p: live.partition(p) for p in range(SETTINGS.partitions)}
+    stage = IndexStage(SETTINGS, "t.events")
+    with producer(kafka_bootstrap) as made:
+        for batch in dev_batches[:-1]:
+            stage.process(stores, batch)
+            for p, store in stores.items():
+                for record in encode_ops(store.take_ops()):
+                    made.send(topic, record, key=uuid.uuid4().hex.encode(), partition=p)
+        made.flush()
+    probes = _probes(dev_batches[-1])
+    expected = {p: [stage.check(stores[p], share) for share in probes[p]] for p in stores}
+    live.close()
+
+    shared = shared_index(tmp_path / "worker", topic)
+
+    async def restore_all(reader: ChangelogReader) -> StoreSet[IndexPartition]:
+        restored: StoreSet[IndexPartition] = StoreSet(
+            shared.root, topic, lambda path: shared.partition(int(path.name)), reader, discard=discard
+        )
+        for p in range(SETTINGS.partitions):
+            await restored.restore(p)
+        return restored
+
+    async def run() -> dict[int, list[Any]]:
+        reader = ChangelogReader({"bootstrap_servers": kafka_bootstrap})
+        try:
+            restored = await restore_all(reader)
+            views = {p: owned(restored, p) for p in range(SETTINGS.partitions)}
+            assert {p: [stage.check(v, share) for share in probes[p]] for p, v in views.items()} == expected
+            # A copy of one of partition 1's events, stored there and never logged, and a
+            # checkpoint past the log's end.
+            probe = next(share for share in probes[1] if share.kinds().stored)
+            kinds = probe.kinds()
+            copy = pack(Entry("unlogged", probe.fingerprint, probe.order - 1, probe.ts, probe.sketch))
+            views[1].store(copy, kinds.tables, kinds.stored)
+            assert any(c["id"] == "unlogged" for c in stage.check(views[1], probe)[1])
+            views[1].put_record(CHECKPOINT_RECORD, b"1000000")
+            restored.forget([1])
+            await restored.restore(1)
+            return {p: [stage.check(owned(restored, p), share) for share in probes[p]] for p in views}
+        finally:
+            await reader.close()
+
+    assert asyncio.run(run()) == expected
+    shared.close()
