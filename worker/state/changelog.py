@@ -1,5 +1,8 @@
 """Stores the worker owns, one per (stage, partition), each backed by a *batched* changelog.
 
+(The index partitions' stores are views of one RocksDB store, :mod:`worker.state.shared`; each
+still has its own records and changelog, so nothing here tells them apart.)
+
 A Faust table writes one changelog record per assignment; at a dozen index writes per event
 that was most of the worker's Kafka traffic. Here a stage mutates its local RocksDB store
 while it processes a batch, collects the logical operations, and writes them as ONE

@@ -10,8 +10,9 @@ event (:mod:`worker.stream.index`) on ``{p}.answers``; the verdict
 stage gathers the answers, decides, and publishes to ``{p}.unique`` or ``{p}.duplicates``
 once its store's changelog holds what it published (:mod:`worker.stream.verdict`).
 
-State lives in stores this worker owns, one per (stage, partition), each batch's changes
-logged as one changelog record per partition (:mod:`worker.state.transaction`). Every stage
+State lives in stores this worker owns, one per (stage, partition) (the index partitions'
+in one RocksDB store, :mod:`worker.state.shared`), each batch's changes logged as one
+changelog record per partition (:mod:`worker.state.transaction`). Every stage
 takes its input in batches (:mod:`worker.stream.batches`) and sends one message per
 destination partition per batch, except to partitions this worker owns: those go straight
 to the next stage in this process (:mod:`worker.stream.handoff`).
