@@ -20,13 +20,14 @@ from bench import devset
 from tests.stream_helpers import producer
 from topology import codec
 from topology.changelog import IndexOp, encode_ops
-from topology.stages import Share
+from topology.stages import EXACT as EXACT_KIND
+from topology.stages import Share, slot_partition
 from topology.topics import TopicSpec, create_topics
 from worker.engine.match import Entry
 from worker.settings import Settings
 from worker.state.changelog import StoreSet, close_and_delete
 from worker.state.index import BlockIndex
-from worker.state.layout import CHECKPOINT_RECORD, DIRTY_RECORD, pack
+from worker.state.layout import CHECKPOINT_RECORD, DIRTY_RECORD, EXACT, LOG, Bucket, pack
 from worker.state.partition import IndexPartition, open_index
 from worker.state.replay import ChangelogReader
 from worker.state.shared import SHARED_DIR, SharedIndex, discard
@@ -165,6 +166,43 @@ def test_a_partition_emptied_finds_nothing_and_its_own_log_rebuilds_it(
     assert {p: checked(p) for p in (0, 2)} == {p: before[p] for p in (0, 2)}
     stores[1].apply(ops[1])
     assert checked(1) == before[1]
+    shared.close()
+
+
+def _logged_keys(index: BlockIndex) -> tuple[set[int], set[int]]:
+    """The exact keys a store holds, and those its buckets' logs name (what expiry deletes)."""
+    held = {
+        int.from_bytes(key[:16], "big")
+        for key, _ in index._rows(Bucket(None, {EXACT: index._exact_cf}, {}, {EXACT: b""}), EXACT)
+    }
+    named = set()
+    for bucket in index._buckets.values():
+        for _, value in index._rows(bucket, LOG, values=True):
+            named |= {int.from_bytes(value[at : at + 16], "big") for at in range(0, len(value), 16)}
+    return held, named
+
+
+def test_a_partition_emptied_leaves_the_others_keys_logged_for_their_expiry(
+    tmp_path: Path, dev_batches: list[dict[int, list[ProbeMessage]]]
+) -> None:
+    """An add of several partitions' keys logs them in one row: emptying one partition must
+    keep the others' keys in it, or their bucket's purge would never delete them."""
+    shared = shared_index(tmp_path)
+    stores = {p: shared.partition(p) for p in range(SETTINGS.partitions)}
+    stage = IndexStage(SETTINGS, "t.events")
+    for batch in dev_batches[:5]:
+        stage.process(stores, batch)
+    held, named = _logged_keys(shared.index)
+    assert held and held <= named
+
+    def of(part: int) -> set[int]:
+        return {key for key in held if slot_partition((0, key, EXACT_KIND), SETTINGS.partitions) == part}
+
+    assert all(of(p) for p in stores)
+    stores[0].clear()
+    after, named = _logged_keys(shared.index)
+    assert after == held - of(0)
+    assert after <= named and not named & of(0)
     shared.close()
 
 

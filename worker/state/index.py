@@ -39,7 +39,6 @@ from worker.state.layout import (
     PREFIX,
     RECENT_ENTRIES,
     RECORDS,
-    REF,
     SHARED,
     TABLES,
     WAL_BUDGET,
@@ -301,16 +300,18 @@ class BlockIndex(Writes):
 
     def delete_keys(self, row: Callable[[int, int], bool], exact: Callable[[int], bool]) -> int:
         """Delete every table row whose table and block key ``row`` takes, every exact key
-        ``exact`` takes and the log rows naming them: one partition's part of a store that
-        several share (:class:`worker.state.shared.SharedIndex`). Entries stay: another
-        partition's rows may name them, and one nothing names is never read and goes with its
-        bucket. A walk of the whole store, for a partition rebuilt from its changelog, never on
-        a batch's path. Returns how many keys went."""
+        ``exact`` takes, and those keys from the log rows naming them: one partition's part of a
+        store that several share (:class:`worker.state.shared.SharedIndex`). Entries stay:
+        another partition's rows may name them, and one nothing names is never read and goes
+        with its bucket. A walk of the whole store, for a partition rebuilt from its changelog,
+        never on a batch's path. Returns how many keys went."""
         if self._pending is not None:
             raise RuntimeError("BlockIndex.delete_keys inside a deferred block")
         batch, deleted = WriteBatch(raw_mode=True), 0
-        for key, handle in self._partition_keys(row, exact):
+        for key, handle, kept in self._partition_keys(row, exact):
             batch.delete(key, handle)
+            if kept:  # a log row of an add of several partitions' keys: the others' stay logged
+                batch.put(key[:-EXACT_PREFIX] + kept[:EXACT_PREFIX], kept, handle)
             deleted += 1
             if deleted % 10_000 == 0:
                 self._db.write(batch, self._write)
@@ -321,18 +322,21 @@ class BlockIndex(Writes):
 
     def _partition_keys(
         self, row: Callable[[int, int], bool], exact: Callable[[int], bool]
-    ) -> Iterator[tuple[bytes, ColumnFamily]]:
+    ) -> Iterator[tuple[bytes, ColumnFamily, bytes]]:
+        """Keys to delete, with what a log row keeps of its keys (b"": nothing)."""
         tables, keys = (Bucket(None, {kind: cf}, {}, {kind: b""}) for kind, cf in self._shared())
         for key, _ in self._rows(tables, TABLES):
             if row(key[0], int.from_bytes(key[1:PREFIX], "big")):
-                yield key, self._tables_handle
+                yield key, self._tables_handle, b""
         for key, _ in self._rows(keys, EXACT):
             if exact(int.from_bytes(key[:EXACT_PREFIX], "big")):
-                yield key, self._exact_handle
-        for bucket in self._buckets.values():  # a log row: ref | the first of the exact keys its add stored
-            for key, _ in self._rows(bucket, LOG):
-                if exact(int.from_bytes(key[REF : REF + EXACT_PREFIX], "big")):
-                    yield bucket.lead[LOG] + key, bucket.handle[LOG]
+                yield key, self._exact_handle, b""
+        for bucket in self._buckets.values():  # a log row: ref | its first key; its value: every key the add stored
+            for key, value in self._rows(bucket, LOG, values=True):
+                hashes = [value[at : at + EXACT_PREFIX] for at in range(0, len(value), EXACT_PREFIX)]
+                kept = [h for h in hashes if not exact(int.from_bytes(h, "big"))]
+                if len(kept) < len(hashes):
+                    yield bucket.lead[LOG] + key, bucket.handle[LOG], b"".join(kept)
 
     def delete_record(self, key: str) -> None:
         """Delete a store-wide record (:meth:`put_record` without ``ts``)."""

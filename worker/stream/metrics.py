@@ -267,7 +267,7 @@ class _Collector(Collector):
         yield lag
         yield GaugeMetricFamily(
             "neardup_index_entries",
-            "Entries in this worker's index stores: an event has one in each index partition its keys reach.",
+            "Events in this worker's index store (its index partitions share one), in the window.",
             g.index_entries,
         )
         yield GaugeMetricFamily(
