@@ -67,6 +67,12 @@ def open_index(
         return opened()
 
 
+def one_each(stores: Iterable[IndexPartition]) -> list[IndexPartition]:
+    """One partition of each block index among ``stores``: partitions that share a store
+    (:mod:`worker.state.shared`) count, purge and settle it once."""
+    return list({id(store.index): store for store in stores}.values())
+
+
 class IndexPartition:
     """One partition's buckets, with the operations added since the last :meth:`take_ops`."""
 

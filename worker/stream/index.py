@@ -27,7 +27,7 @@ from worker.engine.match import Candidate, Entry
 from worker.engine.sketch import plausible
 from worker.settings import Settings
 from worker.state.layout import Packed, pack
-from worker.state.partition import IndexPartition
+from worker.state.partition import IndexPartition, one_each
 from worker.state.reads import Keep
 from worker.stream import deadletter
 from worker.stream.fingerprint import ProbeMessage
@@ -65,9 +65,8 @@ Key = tuple[str, int]  # an event's id and order
 
 @dataclass
 class _Seen:
-    """One event as its shares of a batch use it, made at the first: verification's probe, the
-    filter of candidates by numbers, and the entry packed for the stores. An event has a share
-    in most partitions (3.9 of 4 on the dev stream), and each made these again."""
+    """One event as its shares of one store use it: verification's probe, the filter of
+    candidates by numbers, and the entry packed once for the store and every partition's log."""
 
     probe: Fingerprint
     keep: Keep
@@ -117,7 +116,6 @@ class _Run:
     out: IndexResult = field(default_factory=IndexResult)
     answers: dict[Key, _Answer] = field(default_factory=lambda: defaultdict(_Answer))
     verified: Verified = field(default_factory=dict)  # each (probe, candidate) pair once, whichever partitions meet it
-    seen: dict[Key, _Seen] = field(default_factory=dict)
 
 
 class IndexStage:
@@ -177,11 +175,9 @@ class IndexStage:
         True when the store did not store it: late."""
         share, slots = event.share, event.slots
         key = (share.id, share.order)
-        seen = run.seen.get(key)
-        if seen is None:
-            seen = run.seen[key] = _Seen(_probe(share), plausible(share.sketch, share.id))
+        seen = _Seen(_probe(share), plausible(share.sketch, share.id))
         store = stores[event.pieces[0][0]]
-        tables = [kinds.tables for _, kinds in event.pieces if kinds.tables]
+        tables = [kinds.tables for _, kinds in event.pieces]
         found = self._found(store, share, slots.looked_up, tables, seen.keep)
         earlier, later, present = self._match(store, share, found, run.verified, seen.probe)
         # A replayed share, or a re-sent id, does not re-add (its first order stays); a share of
@@ -207,7 +203,7 @@ class IndexStage:
         share, late = event.share, False
         for part, kinds in event.pieces:
             store = stores[part]
-            found = self._found(store, share, kinds.looked_up, [kinds.tables] if kinds.tables else [], seen.keep)
+            found = self._found(store, share, kinds.looked_up, [kinds.tables], seen.keep)
             present = any(c.entry.event_id == share.id for c in found)  # as :meth:`_match` says it
             if not present and (kinds.tables or kinds.stored):
                 late |= not store.add(seen.pack(share), kinds.tables, kinds.stored)
@@ -223,7 +219,7 @@ class IndexStage:
         as ``/check`` shows them). Each event once."""
         fingerprint = share.fingerprint
         exact = store.exact_candidates(fingerprint, looked_up, keep, share.order) if looked_up else []
-        if not tables:
+        if not any(tables):
             return exact
         found: dict[Key, Candidate] = {}
         for some in tables:
@@ -239,8 +235,9 @@ class IndexStage:
         verification refused it (``/check``). The event's own entry, stored when the stream
         decided it, is no candidate of itself (as :meth:`_match` leaves it out)."""
         kinds = share.kinds()
-        tables = [kinds.tables] if kinds.tables else []
-        found = [c for c in self._found(store, share, kinds.looked_up, tables, None) if c.entry.event_id != share.id]
+        found = [
+            c for c in self._found(store, share, kinds.looked_up, [kinds.tables], None) if c.entry.event_id != share.id
+        ]
         probe = _probe(share)
         judged = [match.judge(probe, candidate, self.settings) for candidate in found]
         # The matching reads these similarities instead of verifying each pair again.
@@ -301,7 +298,7 @@ class IndexStage:
         so buckets expire without waiting out the reorder window, which in a backfill kept weeks
         of event time beyond the window live."""
         added = sum(store.take_added() for store in stores)
-        stores = list({id(store.index): store for store in stores}.values())  # a shared store once
+        stores = one_each(stores)
         if settled_ms is not None:
             for store in stores:
                 store.settle_before(settled_ms)

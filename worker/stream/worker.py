@@ -40,7 +40,7 @@ from worker.settings import Settings
 from worker.state.changelog import StoreSet
 from worker.state.layout import StoreMismatch
 from worker.state.memory import SharedMemory
-from worker.state.partition import IndexPartition, open_index
+from worker.state.partition import IndexPartition, one_each, open_index
 from worker.state.replay import ChangelogReader
 from worker.state.shared import SharedIndex
 from worker.state.shared import discard as discard_shared
@@ -390,7 +390,7 @@ class Worker:
     def _owned_index_stores(self) -> list[IndexPartition]:
         """A store of the owned partitions once each (they share one)."""
         owned = (self.index_stores.owned_store(part) for part in self.index_stores.owned())
-        return list({id(store.index): store for store in owned if store is not None}.values())
+        return one_each(store for store in owned if store is not None)
 
     def state_dirs(self) -> dict[str, Path]:
         return {"index": self.index_stores.root, "verdict": self.verdict.stores.root}
