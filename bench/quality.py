@@ -44,7 +44,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import devcuts, devfeed, devledes, devlines, devset, devslips, devswaps, devtiny, heldout
+from bench import devcuts, devfeed, devledes, devlines, devset, devslips, devstraddle, devswaps, devtiny, heldout
 
 SYSTEMS = ("neardup", "simhash", "minhash", "minhash_verified")
 ORIGINAL_AFTER_COPY = "(original after its copy)"
@@ -352,7 +352,7 @@ def build_set(name: str, size: int, seed: int) -> tuple[list[dict[str, Any]], li
     if name == "dev":
         dev = devtiny.extend(*devslips.extend(*devfeed.extend(*devset.build(size, seed), seed), seed), seed)
         dev = devledes.extend(*devlines.extend(*devswaps.extend(*dev, seed), seed), seed)
-        return devcuts.extend(*dev, seed)
+        return devstraddle.extend(*devcuts.extend(*dev, seed), seed)
     return heldout.build(size, seed)
 
 
