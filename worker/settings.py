@@ -134,8 +134,9 @@ class Settings:
     word_bands: int = _setting(
         8,
         "Band keys (three word-sketch minima each) that nominate a longer text's copies with slips in many of "
-        "its words, which break its anchors and move its SimHash past the tables (0 = off). May change on a "
-        "restart: what was stored with another count is found through the bands both have.",
+        "its words, which break its anchors and move its SimHash past the tables, and a copy on the other side "
+        "of short_chars from a text of half short_chars and more (0 = off). May change on a restart: what was "
+        "stored with another count is found through the bands both have.",
     )
     max_distance: int = _setting(
         12,

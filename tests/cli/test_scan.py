@@ -14,6 +14,7 @@ import opencc
 import pytest
 
 from bench.wrappers import misread
+from tests.engine.pairs import ADDED, HEADER, REVIEW
 from worker.cli.inputs import default_sample
 
 SAMPLE = Path(default_sample())
@@ -270,6 +271,18 @@ def test_a_store_takes_another_number_of_word_bands(tmp_path: Path) -> None:
     assert (verdicts[0]["verdict"], verdicts[0]["duplicate_of"]) == ("duplicate", "en3")
     status, without, _ = run_scan(third, copy, "--state", str(tmp_path / "control"), env={"NEARDUP_WORD_BANDS": "0"})
     assert status == 0 and without[0]["verdict"] == "unique"
+
+
+def test_a_copy_across_the_short_length_is_found_either_way(tmp_path: Path) -> None:
+    """A review under ``short_chars`` reposted under a header with a sentence added past it, and
+    a longer review reposted under a header with its last sentences cut under it: both copies,
+    in both arrival orders (the second order: the original after its copy)."""
+    post, grown = REVIEW, HEADER + REVIEW + ADDED
+    story, shrunk = REVIEW + ADDED, HEADER + REVIEW
+    for i, (a, b) in enumerate([(post, grown), (grown, post), (story, shrunk), (shrunk, story)]):
+        run = tmp_path / str(i)
+        run.mkdir()
+        assert duplicate_of(run, [event("a", a), event("b", b)]) == {"a": None, "b": "a"}
 
 
 def test_same_opening_different_story_is_unique(tmp_path: Path, zh: list[str], en: list[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.engine.pairs import ADDED, HEADER, REVIEW, is_duplicate
 from worker.engine.blocks import plan_for
 from worker.engine.fingerprint import Fingerprint, fingerprint
 from worker.engine.match import found_by
@@ -50,3 +51,32 @@ def test_word_bands_are_named() -> None:
         "homes, and emergency crews used boats to reach stranded families while schools opened as shelters."
     )
     assert found_by(PLAN, fingerprint(slipped, settings), fingerprint(other * 3, settings)) == []
+
+
+def test_a_post_and_its_copy_across_the_short_length_meet_by_word_bands() -> None:
+    """A header and an added sentence take a short post past ``short_chars``, a header and a
+    dropped sentence bring a longer one under it: the two sides of a pair are found by
+    different keys (character keys, block tables), and with both ends edited no anchor is
+    left. A short text of half ``short_chars`` and more keeps its word bands for that."""
+    settings = Settings()
+    post, grown = fingerprint(REVIEW, settings), fingerprint(HEADER + REVIEW + ADDED, settings)
+    assert post.bands and not grown.bands and grown.in_tables  # one short text, one in the tables
+    assert not set(post.anchors) & set(grown.anchors)
+    assert any(name.startswith("word band ") for name in found_by(PLAN, grown, post))
+    assert is_duplicate(HEADER + REVIEW + ADDED, REVIEW)
+
+    story, shrunk = fingerprint(REVIEW + ADDED, settings), fingerprint(HEADER + REVIEW, settings)
+    assert story.in_tables and shrunk.bands
+    assert any(name.startswith("word band ") for name in found_by(PLAN, shrunk, story))
+    assert is_duplicate(HEADER + REVIEW, REVIEW + ADDED)
+
+
+def test_a_post_under_half_the_short_length_keeps_no_word_bands() -> None:
+    """Under half of ``short_chars`` a copy past it would hold less than half of the words
+    the post's bands were drawn from, and they would rarely meet: the post's character keys
+    and anchors are all it stores."""
+    settings = Settings()
+    assert len(REVIEW[:120]) * 2 < settings.short_chars
+    post = fingerprint(REVIEW[:120], settings)
+    assert post.bands and post.word_bands == ()
+    assert fingerprint(REVIEW, settings).word_bands

@@ -82,9 +82,9 @@ class Settings(Protocol):
 class Fingerprint(NamedTuple):
     """The fingerprint of one text; ``exact`` is set only when the text is too short for SimHash,
     ``bands`` (and a character part of ``sketch``) only for a short text (``worker.engine.shorttext``),
-    ``word_bands`` only for a text in the tables. A named tuple: the helper processes send each
-    batch's fingerprints back pickled, and one loads (and is made) in a third of a frozen
-    dataclass's instructions."""
+    ``word_bands`` for a text in the tables and a short one of half ``short_chars`` and more. A
+    named tuple: the helper processes send each batch's fingerprints back pickled, and one loads
+    (and is made) in a third of a frozen dataclass's instructions."""
 
     simhash: int
     sketch: bytes
@@ -206,23 +206,34 @@ def _from_normalised(text: str, normalised: str, settings: Settings) -> Fingerpr
 
 
 def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: Any | None = None) -> Fingerprint:
-    """``fp`` with a short text's character part and keys in place of any word bands, else with
-    a longer text's number tags and word bands (the native pipeline has computed them already)."""
+    """``fp`` with a short text's character part and keys, else with a longer text's number
+    tags; with word bands when it has words (the native pipeline has computed them already),
+    but for a short text under half of ``short_chars`` (:func:`_keeps_word_bands`)."""
     part = short_part(normalised, settings.short_chars, settings.short_bands, engine)
-    if part is not None:
-        sketched = fp.sketch + part.sketch
-        return Fingerprint(
-            fp.simhash, sketched, fp.exact, fp.words, fp.anchors, part.keys, (), part.lookups, part.marks
-        )
-    if fp.exact is not None:
+    if fp.exact is not None and part is None:
         return fp
     bands = fp.word_bands
-    if not bands and settings.word_bands > 0:
+    if fp.exact is None and not bands and settings.word_bands > 0:
         bands = band_keys(fp.sketch, settings.word_bands, _WORD_BAND_SEED)
+    if part is not None:
+        kept = bands if fp.exact is None and _keeps_word_bands(normalised, settings) else ()
+        sketched = fp.sketch + part.sketch
+        return Fingerprint(
+            fp.simhash, sketched, fp.exact, fp.words, fp.anchors, part.keys, kept, part.lookups, part.marks
+        )
     sketched = fp.sketch + long_leads(normalised, engine) + number_tags(normalised, engine)
     opening = opening_key(normalised)  # stored for its teasers to look up
     marks = () if opening is None else (opening,)
     return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands, (), marks)
+
+
+def _keeps_word_bands(normalised: str, settings: Settings) -> bool:
+    """Whether a short text also stores and looks up its word bands: from half of
+    ``short_chars`` on, a copy across that line (a header and a sentence added, or a header and
+    its end cut) is found by no character key or table, only by the words both share, and word
+    bands meet where half of them and more agree (docs/quality.md, "A post and its copy on
+    either side of the short length"). A shorter post's copy past the line shares too few."""
+    return len(normalised) * 2 >= settings.short_chars
 
 
 def _hash(text: str, seed: int) -> int:
