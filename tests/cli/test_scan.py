@@ -14,7 +14,7 @@ import opencc
 import pytest
 
 from bench.wrappers import misread
-from tests.engine.pairs import ADDED, HEADER, REVIEW
+from tests.engine.pairs import ADDED, FIELDS, HEADER, MORE, REVIEW
 from worker.cli.inputs import default_sample
 
 SAMPLE = Path(default_sample())
@@ -283,6 +283,14 @@ def test_a_copy_across_the_short_length_is_found_either_way(tmp_path: Path) -> N
         run = tmp_path / str(i)
         run.mkdir()
         assert duplicate_of(run, [event("a", a), event("b", b)]) == {"a": None, "b": "a"}
+
+
+def test_a_post_reposted_under_a_header_of_fields_is_found(tmp_path: Path) -> None:
+    """A post too short for word bands, reposted under "date, account, 发布" with sentences
+    after it that take it past ``short_chars``: found by the lead it has after the header."""
+    post = REVIEW[: REVIEW.index("早餐")]
+    lines = [event("post", post), event("repost", FIELDS + post + ADDED + MORE)]
+    assert duplicate_of(tmp_path, lines) == {"post": None, "repost": "post"}
 
 
 def test_same_opening_different_story_is_unique(tmp_path: Path, zh: list[str], en: list[str]) -> None:

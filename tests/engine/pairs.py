@@ -20,6 +20,12 @@ ADDED = (
     "附近的夜市步行十分钟就到，海鲜烧烤很便宜，但要看好秤。"
 )
 HEADER = "【海边民宿】\n"
+# A post header of three fields, and two more sentences a repost may add after ``ADDED``.
+FIELDS = "10月20日 晚安小镇 发布 "
+MORE = (
+    "附近的夜市步行十分钟就到，海鲜烧烤很便宜，但要看好秤。周末去的话建议早点出门，景区门口的停车场十点以后基本就满了。"
+    "岛上的轮渡最后一班是下午五点半，千万别错过。"
+)
 
 
 def is_duplicate(a: str, b: str, settings: Settings | None = None) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.engine.pairs import ADDED, HEADER, REVIEW, is_duplicate
+from tests.engine.pairs import ADDED, FIELDS, HEADER, MORE, REVIEW, is_duplicate
 from worker.engine.blocks import plan_for
 from worker.engine.fingerprint import Fingerprint, fingerprint
 from worker.engine.match import found_by
@@ -80,3 +80,17 @@ def test_a_post_under_half_the_short_length_keeps_no_word_bands() -> None:
     post = fingerprint(REVIEW[:120], settings)
     assert post.bands and post.word_bands == ()
     assert fingerprint(REVIEW, settings).word_bands
+
+
+def test_a_short_post_under_a_header_of_fields_is_found_by_a_header_lead() -> None:
+    """A post of 139 characters (too few for word bands) under a header of three fields with
+    two reviews' worth of sentences after it: a longer text, in the tables, that shares neither
+    anchor with the post. It looks up the lead key the post would have after each of its first
+    breaks, and the post is stored under its own lead key."""
+    settings = Settings()
+    post = REVIEW[: REVIEW.index("早餐")]
+    copy = FIELDS + post + ADDED + MORE
+    short, grown = fingerprint(post, settings), fingerprint(copy, settings)
+    assert short.bands and not short.word_bands and grown.in_tables
+    assert any(name.startswith("lookup ") for name in found_by(PLAN, grown, short))
+    assert is_duplicate(copy, post)

@@ -245,6 +245,24 @@ def test_inner_edges_are_the_first_and_last_few_word_runs() -> None:
     assert 0 < len(shorttext.inner_edge_keys(many, True, ())) <= 2 * shorttext.INNER_EDGES
 
 
+def test_header_leads_are_a_posts_lead_after_each_of_the_first_breaks() -> None:
+    post = "小区东门今晚十点起停水，预计明早六点恢复，请居民提前储水"
+    lead = shorttext.edge_keys(letters(fold_sounds(normalize(post))), shorttext.EDGE_CHARS)[0]
+    for header in ("【通知】", "物业通知：", "10月20日 物业 发布 "):
+        assert lead in shorttext.header_leads(normalize(header + post + "另外周末电梯检修。")), header
+    deep = "一 二 三 四 " + post  # the post after four breaks: past HEADER_BREAKS
+    assert lead not in shorttext.header_leads(normalize(deep))
+    assert len(shorttext.header_leads(normalize(deep))) == shorttext.HEADER_BREAKS
+
+
+def test_a_longer_text_looks_up_header_leads_up_to_twice_the_short_length() -> None:
+    settings = Settings()
+    text = "城市新闻：" + "今天上午市政府召开新闻发布会，介绍了全市冬季供暖的准备情况和应急预案。" * 9
+    assert settings.short_chars < len(normalize(text)) <= 2 * settings.short_chars
+    assert fingerprint(text, settings).lookups
+    assert fingerprint(text * 3, settings).lookups == ()
+
+
 def test_the_smallest_set_that_matches_by_containment_depends_on_the_script() -> None:
     # Five 3-grams of Han characters are three or four words; seven of Latin letters, two.
     assert is_duplicate("【提醒】空格键似乎要坏", "空格键似乎要坏")

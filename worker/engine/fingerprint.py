@@ -40,7 +40,7 @@ from worker.engine.lexicon_cache import cached_lexicon_table
 from worker.engine.normalize import normalize, normalize_reference
 from worker.engine.numbers import number_tags
 from worker.engine.segment import kept_char_classes, tokenize
-from worker.engine.shorttext import band_keys, short_part
+from worker.engine.shorttext import band_keys, header_leads, short_part
 from worker.engine.simhash import simhash_from_hashes
 from worker.engine.sketch import donor_order, sketch
 
@@ -111,8 +111,9 @@ class Fingerprint(NamedTuple):
 
     @property
     def probe_keys(self) -> tuple[int, ...]:
-        """The exact keys this text looks up: its own, then those a short text looks up without
-        being stored under them (inner edges, halves, reach keys: :mod:`worker.engine.shorttext`)."""
+        """The exact keys this text looks up: its own, then those it looks up without being
+        stored under them (a short text's inner edges, halves and reach keys, a longer one's
+        header leads: :mod:`worker.engine.shorttext`)."""
         return self.exact_keys + self.lookups
 
     @property
@@ -224,7 +225,10 @@ def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: An
     sketched = fp.sketch + long_leads(normalised, engine) + number_tags(normalised, engine)
     opening = opening_key(normalised)  # stored for its teasers to look up
     marks = () if opening is None else (opening,)
-    return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands, (), marks)
+    # A post of at most short_chars under a header, and sentences after it: a longer text of up
+    # to twice that (beyond, three more reads for every story, for copies seldom a post's).
+    looked = header_leads(normalised) if len(normalised) <= 2 * settings.short_chars else ()
+    return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands, looked, marks)
 
 
 def _keeps_word_bands(normalised: str, settings: Settings) -> bool:

@@ -244,7 +244,7 @@ def found_by(plan: Plan, probe: Fingerprint, stored: Fingerprint) -> list[str]:
     both are in the tables), and the exact keys (a very short text's exact hash, or the
     opening and closing anchors; a longer text's word bands; a short text's band and edge keys)
     they share, and the stored text's keys that the probe's lookups (inner edges, halves,
-    reach keys) find."""
+    reach keys; a longer text's header leads) find."""
     keys = zip(plan.keys(probe.simhash), plan.keys(stored.simhash), strict=True)
     tabled = probe.in_tables and stored.in_tables
     tables = [f"table {t}" for t, (a, b) in enumerate(keys) if a == b] if tabled else []

@@ -38,7 +38,9 @@ most ``Settings.short_chars`` characters also gets:
   and a narrow tail that it looks up with its opening sentences taken out: :func:`tail_keys`);
 * *inner edges* to look up but not store (:func:`inner_edge_keys`): the edges a post would
   have if it began or ended at one of its first or last clauses, which find the post under a
-  header with a sentence after it;
+  header with a sentence after it (a longer text of up to twice ``short_chars`` looks up its
+  *header leads* for the same, :func:`header_leads`: the post under a header with sentences
+  after it that take it past ``short_chars``);
 * for a post of 8-36 letters and digits, its *halves* (:func:`half_keys`): one slip in the
   middle of so short a post breaks both edges and most bands, never both halves; for a dense
   post of 4-7, the whole of it folded by shape and sound.
@@ -77,7 +79,7 @@ from worker.engine.words import HAN_CHAR, MIN_SLIP_CHARS, canonical
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
     "ShortPart", "band_keys", "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys", "half_keys",
-    "NARROW_LEAD_CHARS", "CUT_MARKS", "reach_keys", "lead_keys", "tail_keys", "latin_lead_keys",
+    "NARROW_LEAD_CHARS", "CUT_MARKS", "reach_keys", "lead_keys", "tail_keys", "latin_lead_keys", "header_leads",
 ]  # fmt: skip
 
 CHAR_GRAM = 3
@@ -230,6 +232,26 @@ def _short_reference(heard: str, bands: int) -> tuple[bytes, bytes | None, Keys,
 _CLAUSE_BREAK = re.compile(r"[^\w ]+|_+")
 _DENSE_BREAK = re.compile(r"[\W_]+")
 INNER_EDGES = 1
+
+
+# How much of a longer text :func:`header_leads` reads, and at how many of its first breaks a
+# post may begin: a header is a line of a few fields ("10月20日 晚安小镇 发布", "Re: Budget vote").
+HEAD_SPAN = 96
+HEADER_BREAKS = 3
+
+
+def header_leads(normalised: str) -> Keys:
+    """Keys for a longer text to look up: the lead key (:func:`edge_keys`) a short post would
+    have if it began after one of this text's first ``HEADER_BREAKS`` breaks (a space or a
+    punctuation mark). A post under a header with sentences appended is a longer text that
+    shares no key with the post it copies (neither anchor, no character key, and too few
+    words for a word band); the post itself still begins at a break near the top."""
+    pieces = _NON_WORD.split(fold_sounds(normalised[:HEAD_SPAN]))
+    basis = "".join(pieces)
+    starts = itertools.islice((b for b in itertools.accumulate(map(len, pieces)) if b), HEADER_BREAKS)
+    return tuple(
+        dict.fromkeys(_edge(basis[b : b + EDGE_CHARS], _LEAD_SEED) for b in starts if b + EDGE_CHARS <= len(basis))
+    )
 
 
 def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int, ...]:
