@@ -6,6 +6,7 @@ from tests.engine.pairs import ADDED, FIELDS, HEADER, MORE, REVIEW, is_duplicate
 from worker.engine.blocks import plan_for
 from worker.engine.fingerprint import Fingerprint, fingerprint
 from worker.engine.match import found_by
+from worker.engine.normalize import normalize
 from worker.settings import Settings
 
 PLAN = plan_for(k=3, expected=10_000_000)
@@ -76,10 +77,11 @@ def test_a_post_under_half_the_short_length_keeps_no_word_bands() -> None:
     the post's bands were drawn from, and they would rarely meet: the post's character keys
     and anchors are all it stores."""
     settings = Settings()
-    assert len(REVIEW[:120]) * 2 < settings.short_chars
-    post = fingerprint(REVIEW[:120], settings)
-    assert post.bands and post.word_bands == ()
-    assert fingerprint(REVIEW, settings).word_bands
+    half = settings.short_chars // 2
+    under = next(REVIEW[:n] for n in range(1, len(REVIEW)) if len(normalize(REVIEW[:n])) == half - 1)
+    at = next(REVIEW[:n] for n in range(1, len(REVIEW)) if len(normalize(REVIEW[:n])) == half)
+    assert fingerprint(under, settings).bands and fingerprint(under, settings).word_bands == ()
+    assert fingerprint(at, settings).bands and fingerprint(at, settings).word_bands
 
 
 def test_a_short_post_under_a_header_of_fields_is_found_by_a_header_lead() -> None:

@@ -211,24 +211,29 @@ def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: An
     tags; with word bands when it has words (the native pipeline has computed them already),
     but for a short text under half of ``short_chars`` (:func:`_keeps_word_bands`)."""
     part = short_part(normalised, settings.short_chars, settings.short_bands, engine)
-    if fp.exact is not None and part is None:
-        return fp
-    bands = fp.word_bands
-    if fp.exact is None and not bands and settings.word_bands > 0:
-        bands = band_keys(fp.sketch, settings.word_bands, _WORD_BAND_SEED)
     if part is not None:
-        kept = bands if fp.exact is None and _keeps_word_bands(normalised, settings) else ()
+        bands = _word_bands(fp, settings) if fp.exact is None and _keeps_word_bands(normalised, settings) else ()
         sketched = fp.sketch + part.sketch
         return Fingerprint(
-            fp.simhash, sketched, fp.exact, fp.words, fp.anchors, part.keys, kept, part.lookups, part.marks
+            fp.simhash, sketched, fp.exact, fp.words, fp.anchors, part.keys, bands, part.lookups, part.marks
         )
+    if fp.exact is not None:
+        return fp
     sketched = fp.sketch + long_leads(normalised, engine) + number_tags(normalised, engine)
     opening = opening_key(normalised)  # stored for its teasers to look up
     marks = () if opening is None else (opening,)
     # A post of at most short_chars under a header, and sentences after it: a longer text of up
     # to twice that (beyond, three more reads for every story, for copies seldom a post's).
-    looked = header_leads(normalised) if len(normalised) <= 2 * settings.short_chars else ()
-    return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands, looked, marks)
+    header_keys = header_leads(normalised) if len(normalised) <= 2 * settings.short_chars else ()
+    bands = _word_bands(fp, settings)
+    return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands, header_keys, marks)
+
+
+def _word_bands(fp: Fingerprint, settings: Settings) -> tuple[int, ...]:
+    """A worded text's word band keys: the native pipeline's, or computed here."""
+    if fp.word_bands or settings.word_bands <= 0:
+        return fp.word_bands
+    return band_keys(fp.sketch, settings.word_bands, _WORD_BAND_SEED)
 
 
 def _keeps_word_bands(normalised: str, settings: Settings) -> bool:

@@ -80,6 +80,7 @@ __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
     "ShortPart", "band_keys", "is_dense", "short_part", "numbers_mask", "INNER_EDGES", "inner_edge_keys", "half_keys",
     "NARROW_LEAD_CHARS", "CUT_MARKS", "reach_keys", "lead_keys", "tail_keys", "latin_lead_keys", "header_leads",
+    "HEAD_SPAN", "HEADER_BREAKS",
 ]  # fmt: skip
 
 CHAR_GRAM = 3
