@@ -14,7 +14,6 @@ import os
 import signal
 import sys
 import tempfile
-import threading
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from topology.validate import InvalidEvent, parse_event
 from worker import collector
 from worker.cli.deduplicator import Deduplicator
 from worker.cli.inputs import count, open_input, without_bom
+from worker.cli.interrupts import deferred, interrupted_cleanly
 from worker.cli.paths import check_paths, check_state_dir
 from worker.engine.fingerprint import Fingerprint, fingerprint_each, warm_up
 from worker.settings import Settings
@@ -128,7 +128,8 @@ def scan(
         collector.settle()  # a chunk's temporaries die young; the caches it fills are scanned less
         rejects = _Rejects(stack, dead_letter)
         for chunk, ready in _prepared(_chunks(source), pool, settings):
-            _decide(chunk, ready, dedup, out, rejects, summary, report)
+            with deferred():  # its lines written whole and counted, or none
+                _decide(chunk, ready, dedup, out, rejects, summary, report)
         dedup.flush()
         summary.late, summary.resent, summary.resent_changed = dedup.late, dedup.resent, dedup.resent_changed
     summary.seconds = time.perf_counter() - started
@@ -341,7 +342,7 @@ def run(
     total = source_path.stat().st_size if source_path.is_file() else None
     summary = Summary()
     with ExitStack() as stack:
-        stack.enter_context(_terminated_as_interrupted(summary))
+        stack.enter_context(interrupted_cleanly(lambda: _interrupted(summary)))
         source = stack.enter_context(open_input(input_path))
         out = sys.stdout.buffer if to_stdout else stack.enter_context(open(str(output_path), "wb"))
         state_dir = Path(state) if state else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="neardup-")))
@@ -369,28 +370,9 @@ def run(
     return 0
 
 
-@contextmanager
-def _terminated_as_interrupted(summary: Summary) -> Iterator[None]:
-    """SIGTERM (``kill``, ``timeout``) ends the scan as Ctrl-C does, through every cleanup: by
-    the default action it left the helper blocked on its pipe forever and the temporary index
-    on disk, and said nothing."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    main = threading.current_thread() is threading.main_thread()  # only it may set handlers
-    before = signal.signal(signal.SIGTERM, interrupt) if main else None
-    try:
-        yield
-    except KeyboardInterrupt:
-        done = f"{count(summary.events, 'event')} decided, {summary.rejected} rejected"
-        print(
-            f"\nneardup scan: interrupted; the output holds the verdicts of the lines before ({done})", file=sys.stderr
-        )
-        raise
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, before)
+def _interrupted(summary: Summary) -> str:
+    done = f"{count(summary.events, 'event')} decided, {summary.rejected} rejected"
+    return f"the output holds the verdicts of the lines before ({done})"
 
 
 def default_dead_letter(output_path: str | None) -> Path:
