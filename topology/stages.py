@@ -167,8 +167,7 @@ class Share(NamedTuple):
 
     The exact keyspace is one keyspace, as in batch mode (a short text's exact hash, or a
     longer text's anchors), its keys answered separately. A :data:`LOOKUP` key is one the
-    event looks up but is not stored under (a short text's inner edges, a longer one's header
-    leads), a :data:`MARK` key
+    event looks up but is not stored under (a short text's inner edges), a :data:`MARK` key
     one it is stored under but does not look up (a long post's narrow lead, for its cuts). One object per
     event and partition, not per bucket: an event has up to twenty buckets, and the index
     stage handles its share of a partition as one (one query, one write, one answer).

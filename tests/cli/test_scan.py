@@ -288,10 +288,16 @@ def test_a_copy_across_the_short_length_is_found_either_way(tmp_path: Path) -> N
 
 def test_a_post_reposted_under_a_header_of_fields_is_found(tmp_path: Path) -> None:
     """A post too short for word bands, reposted under "date, account, 发布" with sentences
-    after it that take it past ``short_chars``: found by the lead it has after the header."""
+    after it that take it past ``short_chars``: found by the lead it has after the header, in
+    either arrival order."""
     post = REVIEW[: REVIEW.index("早餐")]
-    lines = [event("post", post), event("repost", FIELDS + post + ADDED + MORE)]
-    assert duplicate_of(tmp_path, lines) == {"post": None, "repost": "post"}
+    repost = FIELDS + post + ADDED + MORE
+    (tmp_path / "after").mkdir()
+    (tmp_path / "before").mkdir()
+    after = [event("post", post), event("repost", repost)]
+    assert duplicate_of(tmp_path / "after", after) == {"post": None, "repost": "post"}
+    before = [event("repost", repost), event("post", post)]
+    assert duplicate_of(tmp_path / "before", before) == {"repost": None, "post": "repost"}
 
 
 def test_same_opening_different_story_is_unique(tmp_path: Path, zh: list[str], en: list[str]) -> None:

@@ -82,7 +82,7 @@ def test_teaser_shares_the_opening_anchor_and_is_contained() -> None:
     story = fingerprint(EN, SETTINGS)
     teaser = fingerprint(EN[: len(EN) // 3], SETTINGS)
     assert story.exact is None and len(story.anchors) == 2
-    assert story.exact_keys == story.anchors + story.word_bands
+    assert story.exact_keys == story.anchors + story.word_bands + story.heads
     assert teaser.anchors[0] == story.anchors[0] and teaser.anchors[1] != story.anchors[1]
     assert compare(teaser.sketch, story.sketch).containment >= SETTINGS.min_containment
 

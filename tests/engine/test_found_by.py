@@ -87,12 +87,14 @@ def test_a_post_under_half_the_short_length_keeps_no_word_bands() -> None:
 def test_a_short_post_under_a_header_of_fields_is_found_by_a_header_lead() -> None:
     """A post of 139 characters (too few for word bands) under a header of three fields with
     two reviews' worth of sentences after it: a longer text, in the tables, that shares neither
-    anchor with the post. It looks up the lead key the post would have after each of its first
-    breaks, and the post is stored under its own lead key."""
+    anchor with the post. It is stored under, and looks up, the lead key the post would have
+    after each of its first breaks, and the post is stored under, and looks up, its own: the
+    two meet in either arrival order."""
     settings = Settings()
     post = REVIEW[: REVIEW.index("早餐")]
     copy = FIELDS + post + ADDED + MORE
     short, grown = fingerprint(post, settings), fingerprint(copy, settings)
     assert short.bands and not short.word_bands and grown.in_tables
-    assert any(name.startswith("lookup ") for name in found_by(PLAN, grown, short))
-    assert is_duplicate(copy, post)
+    assert any(name.startswith("header lead ") for name in found_by(PLAN, grown, short))
+    assert found_by(PLAN, short, grown)  # the post after its repost
+    assert is_duplicate(copy, post) and is_duplicate(post, copy)

@@ -43,11 +43,12 @@ def _engine() -> _native.Engine:
 
 def _word_part(fp: Fingerprint) -> Fingerprint:
     """What both pipelines' word parts must agree on: all of a fingerprint but a short text's
-    character part, keys, lookups and marks, which Python adds for both (``worker.engine.shorttext``), and the
-    word band keys, which the native side gives every text without an exact hash and Python
-    keeps only for a longer one (``fingerprint(text) == fingerprint_reference(text)`` holds
-    them to each other)."""
-    return fp._replace(sketch=fp.sketch[:SKETCH_BYTES], bands=(), word_bands=(), lookups=(), marks=())
+    character part, keys, lookups and marks and a longer one's header leads, which Python adds
+    for both (``worker.engine.shorttext``), and the word band keys, which the native side gives
+    every text without an exact hash and Python drops for a short one under half
+    ``short_chars`` (``fingerprint(text) == fingerprint_reference(text)`` holds them to each
+    other)."""
+    return fp._replace(sketch=fp.sketch[:SKETCH_BYTES], bands=(), word_bands=(), lookups=(), marks=(), heads=())
 
 
 def _native_parts(text: str, config: Settings = SETTINGS) -> Fingerprint | None:

@@ -95,6 +95,7 @@ class Fingerprint(NamedTuple):
     word_bands: tuple[int, ...] = ()
     lookups: tuple[int, ...] = ()
     marks: tuple[int, ...] = ()
+    heads: tuple[int, ...] = ()  # a longer text's header leads (:func:`worker.engine.shorttext.header_leads`)
 
     @property
     def in_tables(self) -> bool:
@@ -106,14 +107,13 @@ class Fingerprint(NamedTuple):
     @property
     def exact_keys(self) -> tuple[int, ...]:
         """Keys of the exact keyspace: the exact hash of a very short text, else the anchors;
-        then a short text's band keys or a longer text's word band keys."""
-        return ((self.exact,) if self.exact is not None else self.anchors) + self.bands + self.word_bands
+        then a short text's band keys, the word band keys, and a longer text's header leads."""
+        return ((self.exact,) if self.exact is not None else self.anchors) + self.bands + self.word_bands + self.heads
 
     @property
     def probe_keys(self) -> tuple[int, ...]:
-        """The exact keys this text looks up: its own, then those it looks up without being
-        stored under them (a short text's inner edges, halves and reach keys, a longer one's
-        header leads: :mod:`worker.engine.shorttext`)."""
+        """The exact keys this text looks up: its own, then those a short text looks up without
+        being stored under them (inner edges, halves, reach keys: :mod:`worker.engine.shorttext`)."""
         return self.exact_keys + self.lookups
 
     @property
@@ -223,10 +223,11 @@ def _with_bands(fp: Fingerprint, normalised: str, settings: Settings, engine: An
     opening = opening_key(normalised)  # stored for its teasers to look up
     marks = () if opening is None else (opening,)
     # A post of at most short_chars under a header, and sentences after it: a longer text of up
-    # to twice that (beyond, three more reads for every story, for copies seldom a post's).
-    header_keys = header_leads(normalised) if len(normalised) <= 2 * settings.short_chars else ()
+    # to twice that, stored and looked up (beyond, three more keys for every story, for copies
+    # seldom a post's).
+    heads = header_leads(normalised) if len(normalised) <= 2 * settings.short_chars else ()
     bands = _word_bands(fp, settings)
-    return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands, header_keys, marks)
+    return Fingerprint(fp.simhash, sketched, fp.exact, fp.words, fp.anchors, (), bands, (), marks, heads)
 
 
 def _word_bands(fp: Fingerprint, settings: Settings) -> tuple[int, ...]:

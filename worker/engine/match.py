@@ -242,9 +242,9 @@ def is_later_match(probe_ts: int, candidate: Candidate, verify: Verify, retentio
 def found_by(plan: Plan, probe: Fingerprint, stored: Fingerprint) -> list[str]:
     """Where the index meets two fingerprints: the block tables whose keys they share (when
     both are in the tables), and the exact keys (a very short text's exact hash, or the
-    opening and closing anchors; a longer text's word bands; a short text's band and edge keys)
-    they share, and the stored text's keys that the probe's lookups (inner edges, halves,
-    reach keys; a longer text's header leads) find."""
+    opening and closing anchors; word bands; a short text's band and edge keys; a longer text's
+    header leads) they share, and the stored text's keys that the probe's lookups (inner edges,
+    halves, reach keys) find."""
     keys = zip(plan.keys(probe.simhash), plan.keys(stored.simhash), strict=True)
     tabled = probe.in_tables and stored.in_tables
     tables = [f"table {t}" for t, (a, b) in enumerate(keys) if a == b] if tabled else []
@@ -255,5 +255,6 @@ def found_by(plan: Plan, probe: Fingerprint, stored: Fingerprint) -> list[str]:
         found = tables + [f"anchor {i}" for i, key in enumerate(probe.anchors) if key in shared]
     found += [f"word band {i}" for i, key in enumerate(probe.word_bands) if key in shared]
     found += [f"short key {i}" for i, key in enumerate(probe.bands) if key in shared]
+    found += [f"header lead {i}" for i, key in enumerate(probe.heads) if key in shared]
     stored_keys = set(stored.stored_keys)
     return found + [f"lookup {i}" for i, key in enumerate(probe.lookups) if key in stored_keys]
