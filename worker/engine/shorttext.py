@@ -38,8 +38,8 @@ most ``Settings.short_chars`` characters also gets:
   and a narrow tail that it looks up with its opening sentences taken out: :func:`tail_keys`);
 * *inner edges* to look up but not store (:func:`inner_edge_keys`): the edges a post would
   have if it began or ended at one of its first or last clauses, which find the post under a
-  header with a sentence after it (a longer text of up to twice ``short_chars`` looks up its
-  *header leads* for the same, :func:`header_leads`: the post under a header with sentences
+  header with a sentence after it (a longer text of up to twice ``short_chars`` is stored under
+  and looks up its *header leads* for the same, :func:`header_leads`: the post under a header with sentences
   after it that take it past ``short_chars``);
 * for a post of 8-36 letters and digits, its *halves* (:func:`half_keys`): one slip in the
   middle of so short a post breaks both edges and most bands, never both halves; for a dense
@@ -242,9 +242,9 @@ HEADER_BREAKS = 3
 
 
 def header_leads(normalised: str) -> Keys:
-    """Keys for a longer text to look up: the lead key (:func:`edge_keys`) a short post would
-    have if it began after one of this text's first ``HEADER_BREAKS`` breaks (a space or a
-    punctuation mark). A post under a header with sentences appended is a longer text that
+    """Keys a longer text is stored under and looks up: the lead key (:func:`edge_keys`) a short
+    post would have if it began after one of this text's first ``HEADER_BREAKS`` breaks (a space
+    or a punctuation mark). A post under a header with sentences appended is a longer text that
     shares no key with the post it copies (neither anchor, no character key, and too few
     words for a word band); the post itself still begins at a break near the top."""
     pieces = _NON_WORD.split(fold_sounds(normalised[:HEAD_SPAN]))

@@ -136,8 +136,9 @@ impl Engine {
 
     /// `(simhash, sketch, exact, words, anchors, word_bands)` of normalised text, or `None`
     /// when Python must handle it; `word_bands` keys for any text without an exact hash (Python
-    /// drops them for a short one under half `short_chars`). Without `word_bands` the call is the one before word bands
-    /// existed, whose sixth item is empty: the benches run an earlier tree on this module.
+    /// drops them for a short one under half `short_chars`). Without `word_bands` the call is
+    /// the one before word bands existed, whose sixth item is empty: the benches run an earlier
+    /// tree on this module.
     #[pyo3(signature = (text, shingle_n, min_features, anchor_words, word_bands = 0))]
     fn fingerprint<'py>(
         &self,
