@@ -23,6 +23,7 @@ arrival order (ids ``fx…``, clusters ``x…``), so the parts before keep their
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from bench import devfeed, devset, devtiny, feededits
@@ -63,7 +64,9 @@ def extend(
     return devfeed.append_part(events, truth, made, "fx", "x")
 
 
-def _pair(name: str, pool: list[str], donors: list[str], accept: Any, rng: random.Random) -> tuple[str, str] | None:
+def _pair(
+    name: str, pool: list[str], donors: list[str], accept: Callable[[str], bool], rng: random.Random
+) -> tuple[str, str] | None:
     """A post drawn from ``pool`` and its copy across the line, or None when the pool runs dry."""
     while pool:
         post = pool.pop()
