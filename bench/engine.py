@@ -422,7 +422,7 @@ def _stage_costs(docs: Sequence[str], settings: Settings) -> dict[str, float]:
         t0 = clock()
         text = normalize(doc, strip_links=settings.strip_links, strip_tags=settings.strip_tags)
         totals["normalize"] += clock() - t0
-        nanos = engine.stage_nanos(text, settings.shingle_n)
+        nanos = engine.stage_nanos(text, settings.shingle_n, settings.fold_words)
         for name, spent in zip(("tokenize", "features", "simhash", "sketch"), nanos or (0, 0, 0, 0), strict=False):
             totals[name] += spent / 1e9
     return {name: spent / len(docs) * 1e6 for name, spent in totals.items()}
@@ -438,7 +438,7 @@ def _python_stage_costs(docs: Sequence[str], settings: Settings) -> dict[str, fl
         t1 = clock()
         tokens = tokenize(text)
         t2 = clock()
-        weighted = hashed_features(tokens, settings.shingle_n)
+        weighted = hashed_features(tokens, settings.shingle_n, fold=settings.fold_words)
         t3 = clock()
         simhash_from_hashes(weighted.hashes, weighted.weights)
         t4 = clock()

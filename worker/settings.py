@@ -67,6 +67,7 @@ FEATURE_SETTINGS = (
     "shingle_n",
     "strip_links",
     "strip_tags",
+    "fold_words",
     "min_features",
     "anchor_words",
     "short_chars",
@@ -119,6 +120,13 @@ class Settings:
     shingle_n: int = _setting(2, "Word n-gram shingles added to unigrams as SimHash features (1 = unigrams only).")
     strip_links: bool = _setting(True, "Drop URLs and e-mail addresses before fingerprinting.")
     strip_tags: bool = _setting(True, "Drop @mentions and #hashtags before fingerprinting.")
+    fold_words: bool = _setting(
+        True,
+        "Fingerprint a word of Latin letters by its skeleton (its first letter and the consonants after it, "
+        "a doubled one once), so a copy's dropped, doubled or mistyped vowels and letters swapped around one "
+        "change none of its features. Indexes and deployments made before this setting hold unfolded words: "
+        "they are opened with false, or rebuilt.",
+    )
     min_features: int = _setting(6, "Below this many distinct words a text matches only on its normalised exact hash.")
     anchor_words: int = _setting(
         12, "Words in the opening and closing anchors that nominate teasers and edited copies (0 = off)."

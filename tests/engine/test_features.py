@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scripts import build_en_idf
-from worker.engine.features import SHINGLE_SEP, HashedFeatures, features, hashed_features
+from worker.engine.features import SHINGLE_SEP, HashedFeatures, features, hashed_features, skeleton
 from worker.engine.idf import idf, vocabulary
 from worker.engine.normalize import normalize
 from worker.engine.segment import tokenize
@@ -142,13 +142,14 @@ def merged(hashed: HashedFeatures) -> dict[int, float]:
     return out
 
 
+@pytest.mark.parametrize("fold", [False, True])
 @pytest.mark.parametrize("n", [1, 2, 3])
-def test_hashed_features_are_the_same_features_and_weights(n: int) -> None:
-    long_text = f"{ZH} {EN} {ZH} unknownword zqxjkvw 鑫鑫鑫鑫 the of 的"
+def test_hashed_features_are_the_same_features_and_weights(n: int, fold: bool) -> None:
+    long_text = f"{ZH} {EN} {ZH} unknownword zqxjkvw 鑫鑫鑫鑫 the of 的 rates raets"
     for text in (ZH, EN, long_text):
         tokens = tokenize(normalize(text))
-        readable = features(tokens, n)
-        hashed = hashed_features(tokens, n)
+        readable = features(tokens, n, fold)
+        hashed = hashed_features(tokens, n, fold=fold)
         by_hash = merged(hashed)
         assert hashed.words == len(set(tokens))
         assert len(by_hash) == len(readable)
@@ -187,3 +188,22 @@ def test_stopwords_missing_from_the_idf_tables_are_still_dropped() -> None:
     assert missing
     hashed = merged(hashed_features(missing + ["经济"], 1))
     assert set(hashed) == {feature_hash("经济")}
+
+
+def test_a_word_folds_to_its_first_letter_and_consonants_once_each() -> None:
+    # Slips a copy makes: a doubled or dropped letter, a mistyped vowel, a swap around a vowel.
+    for word, slipped in (("tomorrow", "tommorow"), ("the", "teh"), ("receive", "recieve"), ("rates", "raets")):
+        assert skeleton(word) == skeleton(slipped)
+    assert [skeleton(w) for w in ("tomorrow", "llama", "aardvark", "queue")] == ["tmrw", "lm", "ardvrk", "q"]
+    # Not words of Latin letters, or too short to fold: kept as they are.
+    for token in ("is", "ai", "x86", "café", "5g", "经济", "u.s", "e-mail"):
+        assert skeleton(token) == token
+    # A consonant mistyped is still another word.
+    assert skeleton("rates") != skeleton("tares") and skeleton("action") != skeleton("atcion")
+
+
+def test_folded_words_keep_their_own_weights() -> None:
+    tokens = ["central", "bank", "raises", "rates"]
+    plain, folded = features(tokens, 1), features(tokens, 1, fold=True)
+    assert sorted(folded) == sorted(skeleton(t) for t in tokens)
+    assert sorted(folded.values()) == pytest.approx(sorted(plain.values()))

@@ -46,7 +46,7 @@ def distance(a: Fingerprint, b: Fingerprint) -> int:
 @pytest.mark.parametrize("text", [ZH, EN])
 def test_simhash_is_the_weighted_simhash_of_the_features(text: str) -> None:
     tokens = tokenize(normalize(text))
-    hashed = hashed_features(tokens, SETTINGS.shingle_n)
+    hashed = hashed_features(tokens, SETTINGS.shingle_n, fold=SETTINGS.fold_words)
     fp = fingerprint(text, SETTINGS)
     assert fp.simhash == textbook_simhash(list(zip(hashed.hashes.tolist(), hashed.weights.tolist(), strict=False)))
     assert fp.words == len(set(tokens))

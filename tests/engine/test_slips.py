@@ -1,4 +1,5 @@
-"""A post of a dozen characters with one slip is still a copy: found by its halves, verified by its words."""
+"""A post of a dozen characters with one slip is still a copy: found by its halves, verified by its
+words; and a story with slips in one word of seven: its words fold to their skeletons."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import pytest
 
 from tests.engine.pairs import is_duplicate
 from worker.engine import shorttext, words
+from worker.engine.blocks import plan_for
 from worker.engine.fingerprint import fingerprint
+from worker.engine.match import found_by
 from worker.engine.normalize import normalize
 from worker.engine.shapes import fold_shapes_and_sounds
 from worker.engine.sketch import TOO_FEW_GRAMS, compare
@@ -128,3 +131,44 @@ def test_a_short_post_with_a_slip_inside_a_longer_one_is_a_copy(copy: str, origi
 )
 def test_a_run_of_a_longer_post_with_another_word_is_not_a_copy(a: str, b: str) -> None:
     assert not is_duplicate(a, b) and not is_duplicate(b, a)
+
+
+# A story of 635 characters, a copy with 16 slips (11 of them a vowel or a doubled letter, 5 a
+# consonant: "truvks", "sjop", "cosrs"), and another story that shares its topic and many words.
+STORY = (
+    "The city council voted on Tuesday evening to close the old harbour bridge to heavy trucks from next month, "
+    "after engineers found cracks in two of its supporting beams during a routine inspection. Repairs are expected "
+    "to take at least eight weeks, and freight companies will have to use the ring road, which adds about twenty "
+    "minutes to every trip between the port and the industrial estate. Local shop owners welcomed the decision, "
+    "saying the constant traffic had made the waterfront unsafe for pedestrians, but the haulage association warned "
+    "that delivery costs would rise and that some of those costs would be passed on to customers."
+)
+SLIPPED = (
+    "The city councel voted on Tusday evening to close the old harbor bridge to heacy truvks from next month, "
+    "after engineers found cracks in two of its suporting beams durring a routine inspecton. Repairs are expectd "
+    "to take at least eight weks, and freight companeis will have to use the ring raod, which adds about twenty "
+    "mintues to every trip between the port and the industriel estate. Local sjop owners welcomed the decisoin, "
+    "saying the constant trafic had made the waterfront unsafe for pedestrains, but the haulage assocation warnde "
+    "that delivery cosrs would rise and that some of thoes costs would be pased on to customers."
+)
+OTHER = (
+    "The city council voted on Tuesday evening to keep the old harbour bridge open to heavy trucks for another year, "
+    "after engineers said the cracks found in its supporting beams last spring had not grown. A full survey will be "
+    "carried out in the summer, and the council will decide then whether the ring road needs to be widened before "
+    "any closure. Freight companies welcomed the decision, saying a detour would have added twenty minutes to every "
+    "trip, but residents of the waterfront said the constant traffic made the area unsafe for pedestrians and "
+    "promised to keep campaigning for a ban."
+)
+
+
+def test_a_story_with_slips_in_many_words_is_a_copy() -> None:
+    plan = plan_for(k=SETTINGS.k, expected=SETTINGS.expected_fingerprints)
+    probe, stored = fingerprint(SLIPPED, SETTINGS), fingerprint(STORY, SETTINGS)
+    assert found_by(plan, probe, stored) and found_by(plan, stored, probe)
+    assert is_duplicate(SLIPPED, STORY) and is_duplicate(STORY, SLIPPED)
+    # What folding adds: without it, a slip in one word in seven costs the pair most of its word pairs.
+    assert not is_duplicate(SLIPPED, STORY, SETTINGS.replace(fold_words=False))
+
+
+def test_a_story_on_the_same_topic_is_not_a_copy_of_it() -> None:
+    assert not is_duplicate(OTHER, STORY) and not is_duplicate(STORY, OTHER)

@@ -223,6 +223,21 @@ def test_a_store_from_before_the_settings_record_takes_the_first_it_is_opened_wi
         BlockIndex(tmp_path / "ix", plan, features=Settings().stored_features)
 
 
+def test_a_store_recorded_before_words_were_folded_was_made_without(tmp_path: Path) -> None:
+    """Its record names no NEARDUP_FOLD_WORDS, and its English texts were stored unfolded:
+    opened as it was made it goes on, opened with folding it is refused, saying why."""
+    plan = parse_plan("10x25", k=3, expected=1)
+    before = {k: v for k, v in Settings().stored_features.items() if k != "NEARDUP_FOLD_WORDS"}
+    with BlockIndex(tmp_path / "ix", plan, features=before):
+        pass
+    with pytest.raises(StoreMismatch, match=r"built with NEARDUP_FOLD_WORDS=False, not True;"):
+        BlockIndex(tmp_path / "ix", plan, features=Settings().stored_features)
+    with BlockIndex(tmp_path / "ix", plan, features=Settings(fold_words=False).stored_features):
+        pass
+    with pytest.raises(StoreMismatch, match=r"NEARDUP_FOLD_WORDS=False, not True"):
+        BlockIndex(tmp_path / "ix", plan, features=Settings().stored_features)
+
+
 def test_stored_plan_of_an_empty_directory_is_none(tmp_path: Path) -> None:
     assert BlockIndex.stored_plan(tmp_path) is None
 

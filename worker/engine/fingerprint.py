@@ -64,6 +64,9 @@ class Settings(Protocol):
     def shingle_n(self) -> int: ...
 
     @property
+    def fold_words(self) -> bool: ...
+
+    @property
     def min_features(self) -> int: ...
 
     @property
@@ -129,7 +132,12 @@ def fingerprint(text: str, settings: Settings) -> Fingerprint:
     engine = native_engine()
     if engine is not None:
         parts = engine.fingerprint(
-            normalised, settings.shingle_n, settings.min_features, settings.anchor_words, max(0, settings.word_bands)
+            normalised,
+            settings.shingle_n,
+            settings.min_features,
+            settings.anchor_words,
+            max(0, settings.word_bands),
+            settings.fold_words,
         )
         if parts is not None:
             simhash, sketched, exact, words, anchors, word_bands = parts
@@ -190,7 +198,7 @@ def native_engine() -> Any | None:
 
 def _from_normalised(text: str, normalised: str, settings: Settings) -> Fingerprint:
     tokens = tokenize(normalised)
-    weighted = hashed_features(tokens, settings.shingle_n, _lexicon_table())
+    weighted = hashed_features(tokens, settings.shingle_n, _lexicon_table(), settings.fold_words)
     words = weighted.words
     exact: int | None = None
     if words < settings.min_features:

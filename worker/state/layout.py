@@ -322,12 +322,19 @@ def plan_differs(stored: Plan, plan: Plan) -> list[str]:
     return [] if stored == plan else [f"plan {stored.name} (k={stored.k}), not {plan.name} (k={plan.k})"]
 
 
+# A feature setting added after stores and deployments began to record theirs: what every one
+# recorded before it was made with.
+RECORDED_BEFORE: dict[str, object] = {"NEARDUP_FOLD_WORDS": False}
+
+
 def features_differ(kept: Mapping[str, object] | None, features: Mapping[str, object] | None) -> list[str]:
     """Each setting whose ``kept`` value ``features`` changes, as ``NAME=kept, not given``; a
-    store from before the record, or a caller that gives none, differs in nothing."""
+    store from before the record, or a caller that gives none, differs in nothing. A setting
+    the record does not name was made with its value in :data:`RECORDED_BEFORE`, else any."""
     if kept is None or features is None:
         return []
-    return [f"{name}={kept[name]}, not {value}" for name, value in features.items() if kept.get(name, value) != value]
+    was = {name: kept.get(name, RECORDED_BEFORE.get(name, value)) for name, value in features.items()}
+    return [f"{name}={was[name]}, not {value}" for name, value in features.items() if was[name] != value]
 
 
 @dataclass

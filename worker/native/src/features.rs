@@ -1,7 +1,7 @@
 //! `worker.features.hashed_features` in Rust: per-token MurmurHash3, the same IDF table
 //! lookup (the numpy open-addressing table itself, handed over by Python), the same shingles.
 
-use crate::murmur::{fmix64, hash64};
+use crate::murmur::{fmix64, hash64, hash64_short};
 
 const FEATURE_SEED: u32 = 0x5EED;
 const SHINGLE_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -45,8 +45,41 @@ pub struct Features {
     pub words: usize,
 }
 
-pub fn hashed_features(tokens: &[&str], n: usize, lexicon: &Lexicon) -> Features {
-    let hashes: Vec<u64> = tokens.iter().map(|t| hash64(t.as_bytes(), FEATURE_SEED)).collect();
+/// Bit `c - b'a'` set for each vowel (y is one here).
+const VOWELS: u32 = 1 << 0 | 1 << 4 | 1 << 8 | 1 << 14 | 1 << 20 | 1 << 24;
+
+/// The feature hash of `features.skeleton(token)`: for a word of at least three letters a-z,
+/// its first letter and the consonants after it, each run of one letter once; `None` for any
+/// other token, which is hashed as it is.
+fn skeleton_hash(token: &str) -> Option<u64> {
+    let bytes = token.as_bytes();
+    if bytes.len() < 3 || !bytes.iter().all(u8::is_ascii_lowercase) {
+        return None;
+    }
+    if bytes.len() >= 16 {
+        let mut out = Vec::with_capacity(bytes.len());
+        for &b in bytes {
+            if (out.is_empty() || (VOWELS >> (b - b'a')) & 1 == 0) && out.last() != Some(&b) {
+                out.push(b);
+            }
+        }
+        return Some(hash64(&out, FEATURE_SEED));
+    }
+    // Shorter (most words): built in a register without a branch on each letter, whether a
+    // vowel comes next being a coin toss the CPU would mispredict.
+    let mut acc = bytes[0] as u128;
+    let (mut len, mut last) = (1usize, bytes[0]);
+    for &b in &bytes[1..] {
+        let keep = ((VOWELS >> (b - b'a')) & 1 == 0) & (b != last);
+        acc |= ((b as u128) * keep as u128) << (8 * len);
+        len += keep as usize;
+        last = if keep { b } else { last };
+    }
+    Some(hash64_short(acc as u64, (acc >> 64) as u64, len, FEATURE_SEED))
+}
+
+pub fn hashed_features(tokens: &[&str], n: usize, lexicon: &Lexicon, fold: bool) -> Features {
+    let mut hashes: Vec<u64> = tokens.iter().map(|t| hash64(t.as_bytes(), FEATURE_SEED)).collect();
     let mut sorted = hashes.clone();
     sorted.sort_unstable();
     sorted.dedup();
@@ -57,6 +90,14 @@ pub fn hashed_features(tokens: &[&str], n: usize, lexicon: &Lexicon) -> Features
         let (w, u) = lexicon.weigh(*hash, token);
         weights.push(w);
         unigram.push(u);
+    }
+    if fold {
+        // Weighed as the words they are, named by their skeletons.
+        for (hash, token) in hashes.iter_mut().zip(tokens) {
+            if let Some(folded) = skeleton_hash(token) {
+                *hash = folded;
+            }
+        }
     }
     let windows = tokens.len().saturating_sub(n - 1);
     let grams = if n > 1 { windows } else { 0 };

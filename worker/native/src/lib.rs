@@ -63,13 +63,13 @@ fn joined_hash(tokens: &[&str], seed: u32) -> u64 {
 }
 
 impl Engine {
-    fn run(&self, text: &str, n: usize, min_features: usize, span: usize, bands: usize) -> Option<Parts> {
+    fn run(&self, text: &str, n: usize, min_features: usize, span: usize, bands: usize, fold: bool) -> Option<Parts> {
         if text.bytes().any(|b| b >= 0xF0) {
             return None; // a character outside the BMP: its classes were not handed over
         }
         let mut tokens = Vec::with_capacity(text.len() / 3 + 1);
         tokenize::tokenize(text, &self.classes, jieba(), &mut tokens);
-        let weighted = hashed_features(&tokens, n, &self.lexicon);
+        let weighted = hashed_features(&tokens, n, &self.lexicon, fold);
         let words = weighted.words;
         let mut exact = None;
         if words < min_features {
@@ -137,9 +137,9 @@ impl Engine {
     /// `(simhash, sketch, exact, words, anchors, word_bands)` of normalised text, or `None`
     /// when Python must handle it; `word_bands` keys for any text without an exact hash (Python
     /// drops them for a short one under half `short_chars`). Without `word_bands` the call is
-    /// the one before word bands existed, whose sixth item is empty: the benches run an earlier
-    /// tree on this module.
-    #[pyo3(signature = (text, shingle_n, min_features, anchor_words, word_bands = 0))]
+    /// the one before word bands existed, whose sixth item is empty, and without `fold_words`
+    /// the one before words were folded: the benches run an earlier tree on this module.
+    #[pyo3(signature = (text, shingle_n, min_features, anchor_words, word_bands = 0, fold_words = false))]
     fn fingerprint<'py>(
         &self,
         py: Python<'py>,
@@ -148,6 +148,7 @@ impl Engine {
         min_features: usize,
         anchor_words: usize,
         word_bands: usize,
+        fold_words: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         if !(1..=2).contains(&shingle_n) {
             return Ok(None);
@@ -155,7 +156,8 @@ impl Engine {
         let Ok(text) = text.to_str() else {
             return Ok(None); // lone surrogates: not UTF-8
         };
-        let Some(parts) = py.detach(|| self.run(text, shingle_n, min_features, anchor_words, word_bands)) else {
+        let Some(parts) = py.detach(|| self.run(text, shingle_n, min_features, anchor_words, word_bands, fold_words))
+        else {
             return Ok(None);
         };
         let anchors = match parts.anchors {
@@ -273,7 +275,8 @@ impl Engine {
 
     /// Nanoseconds spent in each stage on normalised text: (tokenize, features, simhash,
     /// sketch), for the benchmark's breakdown; `None` where `fingerprint` would decline.
-    fn stage_nanos(&self, text: &str, shingle_n: usize) -> Option<(u128, u128, u128, u128)> {
+    #[pyo3(signature = (text, shingle_n, fold_words = false))]
+    fn stage_nanos(&self, text: &str, shingle_n: usize, fold_words: bool) -> Option<(u128, u128, u128, u128)> {
         if text.bytes().any(|b| b >= 0xF0) || !(1..=2).contains(&shingle_n) {
             return None;
         }
@@ -281,7 +284,7 @@ impl Engine {
         let mut tokens = Vec::with_capacity(text.len() / 3 + 1);
         tokenize::tokenize(text, &self.classes, jieba(), &mut tokens);
         let t1 = std::time::Instant::now();
-        let weighted = hashed_features(&tokens, shingle_n, &self.lexicon);
+        let weighted = hashed_features(&tokens, shingle_n, &self.lexicon, fold_words);
         let t2 = std::time::Instant::now();
         let value = simhash::simhash(&weighted.hashes, &weighted.weights);
         let t3 = std::time::Instant::now();

@@ -48,10 +48,22 @@ pub fn hash64(data: &[u8], seed: u32) -> u64 {
             k2 |= (b as u64) << (8 * (i - 8));
         }
     }
-    if tail.len() > 8 {
+    finish(h1, h2, k1, k2, tail.len(), len)
+}
+
+/// [`hash64`] of fewer than 16 bytes given as two little-endian words, zero past the bytes:
+/// a word's skeleton is built in registers, not in a buffer to copy.
+pub fn hash64_short(k1: u64, k2: u64, len: usize, seed: u32) -> u64 {
+    debug_assert!(len < 16);
+    finish(seed as u64, seed as u64, k1, k2, len, len)
+}
+
+#[inline(always)]
+fn finish(mut h1: u64, mut h2: u64, k1: u64, k2: u64, tail: usize, len: usize) -> u64 {
+    if tail > 8 {
         h2 ^= mix_k2(k2);
     }
-    if !tail.is_empty() {
+    if tail > 0 {
         h1 ^= mix_k1(k1);
     }
     h1 ^= len as u64;
