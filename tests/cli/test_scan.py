@@ -224,9 +224,10 @@ def test_texts_without_words_and_footer_like_posts_still_match_their_copies(tmp_
 
 
 def slip_words(text: str, every: int) -> str:
-    """Two letters swapped in one word of ``every``: a hasty retype."""
+    """A stray key typed into one word of ``every``: a hasty retype. A consonant, which a word's
+    skeleton keeps (a vowel slip, or two letters swapped around one, it folds away)."""
     words = text.split(" ")
-    return " ".join(w[0] + w[2] + w[1] + w[3:] if i % every == 3 and len(w) > 3 else w for i, w in enumerate(words))
+    return " ".join(w[:2] + "q" + w[2:] if i % every == 3 and len(w) > 3 else w for i, w in enumerate(words))
 
 
 def slip_han(text: str, every: int) -> str:
