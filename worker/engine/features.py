@@ -7,6 +7,11 @@ Two kinds of feature:
   stopwords in shingles keeps phrase order, so a rewrite that reuses the words in another
   order gets different shingles.
 
+With ``fold`` (``Settings.fold_words``) a word of Latin letters is named by its
+:func:`skeleton` in both kinds, and weighed as the word it is: a copy's letter slips then change
+fewer of a story's features. (An English word has four or five letters, a Chinese one one or
+two characters: slips at one rate of characters change twice as many English words.)
+
 Weight of a feature = TF x IDF: each occurrence adds the feature's IDF. A shingle's IDF is
 the mean of its words' IDFs: a shingle of rare words weighs like a rare word, one made of
 stopwords ("of the") weighs little, and its weight stays on the same scale as unigrams
