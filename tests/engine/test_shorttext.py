@@ -242,7 +242,18 @@ def test_inner_edges_are_the_first_and_last_few_word_runs() -> None:
         "a text of one run starts and ends only where its edges do"
     )
     many = fold_sounds("一二三四五六七，八九十甲乙丙丁。戊己庚辛壬癸子，丑寅卯辰巳午未。申酉戌亥天地人，" * 2)
-    assert 0 < len(shorttext.inner_edge_keys(many, True, ())) <= 2 * shorttext.INNER_EDGES
+    # A lead and a tail at each of INNER_EDGES clauses, in a dense text each at both edge widths.
+    assert 0 < len(shorttext.inner_edge_keys(many, True, ())) <= 2 * 2 * shorttext.INNER_EDGES
+
+
+def test_a_dense_post_of_more_than_the_narrow_length_is_found_under_a_field_with_a_sentence_after() -> None:
+    """A dense post of more than ``DENSE_EDGE_MAX_CHARS`` letters is stored under edges
+    ``EDGE_CHARS`` wide; its copy under a header field and with a sentence after, a short text
+    too, looks up the leads at its first clause at both widths and finds the post's."""
+    post = "小区东门今晚十点起停水，预计明早六点恢复，请居民提前储水。二号楼和三号楼的住户请注意关好水龙头。"
+    assert len(letters(normalize(post))) > shorttext.DENSE_EDGE_MAX_CHARS
+    copy = fingerprint("物业通知 " + post + "另外周末电梯检修，请走楼梯。", Settings())
+    assert set(copy.lookups) & set(fingerprint(post, Settings()).stored_keys)
 
 
 def test_header_leads_are_a_posts_lead_after_each_of_the_first_breaks() -> None:

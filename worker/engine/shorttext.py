@@ -260,15 +260,13 @@ def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int,
     of this text's first ``INNER_EDGES`` clauses after the first, and the tail key if it ended
     at one of the last before the last. A copy with a header in front and a sentence after
     shares neither edge with the post it copies, but the post starts and ends at a clause."""
-    chars = DENSE_EDGE_CHARS if dense else EDGE_CHARS
+    widths = (DENSE_EDGE_CHARS, EDGE_CHARS) if dense else (EDGE_CHARS,)
     clauses = (_DENSE_BREAK if dense else _CLAUSE_BREAK).split(heard)
     basis = _NON_WORD.sub("", heard)
     ends = itertools.accumulate(len(_NON_WORD.sub("", clause)) for clause in clauses)
     bounds = sorted({b for b in ends if 0 < b < len(basis)})  # where each clause after the first starts
-    leads = [b for b in bounds[:INNER_EDGES] if b + chars <= len(basis)]
-    tails = [b for b in bounds[-INNER_EDGES:] if b >= chars]
-    keys = [_edge(basis[s : s + chars], _LEAD_SEED) for s in leads]
-    keys += [_edge(basis[e - chars : e], _TAIL_SEED) for e in tails]
+    keys = [_edge(basis[s : s + w], _LEAD_SEED) for w in widths for s in bounds[:INNER_EDGES] if s + w <= len(basis)]
+    keys += [_edge(basis[e - w : e], _TAIL_SEED) for w in widths for e in bounds[-INNER_EDGES:] if e >= w]
     return tuple(dict.fromkeys(k for k in keys if k not in own))
 
 

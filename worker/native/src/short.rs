@@ -61,7 +61,7 @@ pub fn band_keys(sketch: &[u8], bands: usize, seed: u32) -> Vec<u64> {
 /// How wide the edge keys are: `chars`, and for a dense text (at least half Han characters;
 /// its sketch's size field is then flagged) of at most `dense_max` characters, `dense_chars`.
 /// `dense_chars` 0: no text is dense. `inner`: how many clause starts and ends become inner
-/// edges (`worker.engine.shorttext.inner_edge_keys`), `dense_chars` wide in a dense text.
+/// edges (`worker.engine.shorttext.inner_edge_keys`), `dense_chars` and `chars` wide in a dense text.
 /// `short_lead`: a Latin text of at most `dense_max` also stores a lead key this wide (0: none).
 pub struct Edges {
     pub chars: usize,
@@ -86,15 +86,19 @@ fn clause_starts(text: &str, classes: &Classes, dense: bool, len: usize) -> Vec<
     starts
 }
 
-/// Lead keys at the first `count` clause starts, tail keys at the last `count`, none of `own`.
-fn inner_keys(basis: &[char], starts: &[usize], width: usize, count: usize, own: &[u64]) -> Vec<u64> {
-    let leads = starts.iter().take(count).filter(|&&s| s + width <= basis.len());
-    let tails = starts[starts.len().saturating_sub(count)..].iter().filter(|&&e| e >= width);
-    let keys = leads
-        .map(|&s| edge(&basis[s..s + width], LEAD_SEED))
-        .chain(tails.map(|&e| edge(&basis[e - width..e], TAIL_SEED)));
+/// Lead keys at the first `count` clause starts, tail keys at the last `count`, each as wide as
+/// each of `widths`, none of `own`.
+fn inner_keys(basis: &[char], starts: &[usize], widths: &[usize], count: usize, own: &[u64]) -> Vec<u64> {
+    let first = &starts[..count.min(starts.len())];
+    let last = &starts[starts.len().saturating_sub(count)..];
+    let leads = widths.iter().flat_map(|&w| {
+        first.iter().filter(move |&&s| s + w <= basis.len()).map(move |&s| edge(&basis[s..s + w], LEAD_SEED))
+    });
+    let tails = widths
+        .iter()
+        .flat_map(|&w| last.iter().filter(move |&&e| e >= w).map(move |&e| edge(&basis[e - w..e], TAIL_SEED)));
     let mut out: Vec<u64> = Vec::new();
-    for key in keys {
+    for key in leads.chain(tails) {
         if !own.contains(&key) && !out.contains(&key) {
             out.push(key);
         }
@@ -129,8 +133,9 @@ pub fn short(text: &str, classes: &Classes, donors: &[Vec<u8>], bands: usize, ed
         keys.push(edge(&basis[..edges.short_lead], LEAD_SEED));
     }
     let lookups = if edges.inner > 0 {
-        let width = if dense { edges.dense_chars } else { edges.chars };
-        inner_keys(&basis, &clause_starts(text, classes, dense, basis.len()), width, edges.inner, &keys)
+        // A stored dense post's edges are narrow up to `dense_max` characters and wide beyond.
+        let widths: &[usize] = if dense { &[edges.dense_chars, edges.chars] } else { &[edges.chars] };
+        inner_keys(&basis, &clause_starts(text, classes, dense, basis.len()), widths, edges.inner, &keys)
     } else {
         Vec::new()
     };
