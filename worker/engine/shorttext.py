@@ -259,7 +259,9 @@ def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int,
     """Keys to look up, not to store: the lead key a stored text would have if it began at one
     of this text's first ``INNER_EDGES`` clauses after the first, and the tail key if it ended
     at one of the last before the last. A copy with a header in front and a sentence after
-    shares neither edge with the post it copies, but the post starts and ends at a clause."""
+    shares neither edge with the post it copies, but the post starts and ends at a clause. A
+    dense text looks up both widths a dense post's edges have (narrow up to
+    ``DENSE_EDGE_MAX_CHARS``, ``EDGE_CHARS`` beyond), not knowing the stored post's length."""
     widths = (DENSE_EDGE_CHARS, EDGE_CHARS) if dense else (EDGE_CHARS,)
     clauses = (_DENSE_BREAK if dense else _CLAUSE_BREAK).split(heard)
     basis = _NON_WORD.sub("", heard)

@@ -65,8 +65,7 @@ fn skeleton_hash(token: &str) -> Option<u64> {
         }
         return Some(hash64(&out, FEATURE_SEED));
     }
-    // Shorter (most words): built in a register without a branch on each letter, whether a
-    // vowel comes next being a coin toss the CPU would mispredict.
+    // Shorter (most words): built in a register, with no buffer to fill and hash after.
     let mut acc = bytes[0] as u128;
     let (mut len, mut last) = (1usize, bytes[0]);
     for &b in &bytes[1..] {
