@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,10 +250,16 @@ def header_leads(normalised: str) -> Keys:
     words for a word band); the post itself still begins at a break near the top."""
     pieces = _NON_WORD.split(fold_sounds(normalised[:HEAD_SPAN]))
     basis = "".join(pieces)
-    starts = itertools.islice((b for b in itertools.accumulate(map(len, pieces)) if b), HEADER_BREAKS)
+    starts = _piece_starts(pieces, len(basis))[:HEADER_BREAKS]
     return tuple(
         dict.fromkeys(_edge(basis[b : b + EDGE_CHARS], _LEAD_SEED) for b in starts if b + EDGE_CHARS <= len(basis))
     )
+
+
+def _piece_starts(pieces: Iterable[str], length: int) -> list[int]:
+    """Where each piece after the first starts among the letters and digits of the text they
+    make up (``length`` of them), in order and each once: where a post may begin or end."""
+    return sorted({b for b in itertools.accumulate(map(len, pieces)) if 0 < b < length})
 
 
 def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int, ...]:
@@ -265,8 +272,7 @@ def inner_edge_keys(heard: str, dense: bool, own: tuple[int, ...]) -> tuple[int,
     widths = (DENSE_EDGE_CHARS, EDGE_CHARS) if dense else (EDGE_CHARS,)
     clauses = (_DENSE_BREAK if dense else _CLAUSE_BREAK).split(heard)
     basis = _NON_WORD.sub("", heard)
-    ends = itertools.accumulate(len(_NON_WORD.sub("", clause)) for clause in clauses)
-    bounds = sorted({b for b in ends if 0 < b < len(basis)})  # where each clause after the first starts
+    bounds = _piece_starts((_NON_WORD.sub("", clause) for clause in clauses), len(basis))
     keys = [_edge(basis[s : s + w], _LEAD_SEED) for w in widths for s in bounds[:INNER_EDGES] if s + w <= len(basis)]
     keys += [_edge(basis[e - w : e], _TAIL_SEED) for w in widths for e in bounds[-INNER_EDGES:] if e >= w]
     return tuple(dict.fromkeys(k for k in keys if k not in own))
