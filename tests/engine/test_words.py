@@ -387,3 +387,13 @@ def test_a_longer_post_with_a_word_swapped_for_a_far_one_is_another_message(a: s
 )
 def test_a_longer_post_with_slips_stays_a_copy(copy: str) -> None:
     assert is_duplicate(copy, BRIDGE)
+
+
+def test_a_cut_that_ends_before_a_repeated_phrase_stays_a_copy() -> None:
+    # "and Pennsylvania to the" and "and Vermont to the" share a context; the cut keeps the
+    # first and loses the second, which is no word put in place of another.
+    story = "New York is bordered by New Jersey and Pennsylvania to the south, and by Connecticut, Massachusetts and Vermont to the east."
+    cut = "New York is bordered by New Jersey and Pennsylvania to the south, and by Connecticut, Massachusetts and…"
+    assert is_duplicate(cut, story) and is_duplicate(story, cut)
+    swapped = story.replace("and Vermont to the", "and Virginia to the")
+    assert not is_duplicate(swapped.replace("Pennsylvania", "Delaware"), story)

@@ -149,14 +149,23 @@ def swapped_far(a: str, b: str) -> bool:
     if a == b:
         return False
     old, new = a.split(), b.split()  # the words (a Han run is one, and no Latin word)
-    places: dict[tuple[str, ...], list[str]] = {}
+    places: dict[tuple[str, ...], set[str]] = {}
     for context, word in _contexts(new):
-        places.setdefault(context, []).append(word)
+        places.setdefault(context, set()).add(word)
+    if not places:
+        return False
     in_old, in_new = set(old), set(new)
-    for context, word in _contexts(old) if places else ():
-        # Two words both texts hold elsewhere too ("Pennsylvania and ... Vermont") are no swap.
-        if any((word not in in_new or y not in in_old) and _far_apart(word, y) for y in places.get(context, ())):
-            return True
+    places_old: dict[tuple[str, ...], set[str]] = {}
+    for context, word in _contexts(old):
+        places_old.setdefault(context, set()).add(word)
+    for context, words_old in places_old.items():
+        # A word both texts hold in this context is no swap: "and Pennsylvania to the" stands
+        # in a story and in its cut, whose "and Vermont to the" was cut off.
+        others = places.get(context, set()) - words_old
+        for word in words_old - places.get(context, set()):
+            # Two words both texts hold elsewhere too ("Pennsylvania and ... Vermont") are no swap.
+            if any((word not in in_new or y not in in_old) and _far_apart(word, y) for y in others):
+                return True
     return False
 
 
