@@ -48,6 +48,9 @@ _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 _DIGITS = re.compile(r"\d+")
 # Letter pairs OCR reads as one letter (and back).
 _OCR_PAIRS = (("rn", "m"), ("cl", "d"), ("vv", "w"))
+# Digits OCR reads for a letter, where they touch a letter (:func:`_as_read`).
+_DIGIT_LETTERS = {"0": "o", "1": "l", "5": "s"}
+_DIGIT_IN_WORD = re.compile(r"(?<=[a-z])[015]|[015](?=[a-z])")
 # A slip allowed every this many letters and digits (at least one), in texts of at least
 # MIN_SLIP_CHARS: shorter ones must be equal.
 SLIP_CHARS = 10
@@ -378,7 +381,7 @@ def slipped(a: str, b: str) -> float | None:
     Han character or a digit changed, dropped or added: the sound and shape folds already undo
     a Chinese slip of the keyboard or of OCR, and what is left is as often a word ("很好",
     "很差"; "不"), as a changed digit is another figure."""
-    x, y = a.replace(" ", ""), b.replace(" ", "")
+    x, y = _as_read(a), _as_read(b)
     length = max(len(x), len(y))
     if min(len(x), len(y)) < MIN_SLIP_CHARS:
         return None
@@ -393,7 +396,7 @@ def slipped_within(a: str, b: str) -> float | None:
     :func:`slipped` counts them), else None: a short post under a header, or with a sentence
     after it, that also has a slip or two. Where the run lies in the longer text is read off
     their matching blocks; the edits are counted in that window, near its diagonal."""
-    x, y = a.replace(" ", ""), b.replace(" ", "")
+    x, y = _as_read(a), _as_read(b)
     if len(x) > len(y):
         x, y = y, x
     if len(x) + len(HAN_CHAR.findall(x)) < MIN_WITHIN_CHARS:
@@ -406,6 +409,15 @@ def slipped_within(a: str, b: str) -> float | None:
     budget = max(1, len(x) // SLIP_CHARS)
     edits = _slips(x, y[start:end], budget)
     return None if edits > budget else 1.0 - edits / len(x)
+
+
+def _as_read(text: str) -> str:
+    """A canonical text as :func:`slipped` counts it: spaces out, OCR's look-alikes read as the
+    letters they stand for. OCR misreads a letter of a word as a digit ("1ost", "0ffset",
+    "5ecret") as often as as two letters ("rnail"); counted as digits, one such misreading
+    refused a short English post its copy, since a changed digit is another figure. A digit
+    that touches a letter is read as one; a figure of digits alone stays a figure."""
+    return _ocr_folded(_DIGIT_IN_WORD.sub(lambda m: _DIGIT_LETTERS[m.group()], text)).replace(" ", "")
 
 
 def _slips(x: str, y: str, budget: int) -> int:
