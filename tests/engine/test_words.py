@@ -416,3 +416,13 @@ def test_a_short_post_misread_by_ocr_stays_a_copy(copy: str, original: str) -> N
 def test_a_figure_read_as_a_letter_only_where_it_touches_one() -> None:
     assert not is_duplicate("Database db5 is down", "Database db1 is down")
     assert not is_duplicate("Restart node 5 now", "Restart node 1 now")
+
+
+def test_a_letter_of_a_name_with_a_digit_changed_is_another_name() -> None:
+    assert not is_duplicate("Paper size: C1", "Paper size: A1")
+
+
+@pytest.mark.parametrize(("copy", "original"), [("element is lcosed", "element is closed"), ("Pirnt XML", "Print XML")])
+def test_a_keyboard_slip_read_as_written_when_ocr_reading_moves_it_away(copy: str, original: str) -> None:
+    # Read as OCR's, "lcosed" is further from "dosed" ("closed") than as written.
+    assert is_duplicate(copy, original)

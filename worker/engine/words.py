@@ -380,14 +380,18 @@ def slipped(a: str, b: str) -> float | None:
     A slip: two neighbours swapped, anything; a Latin letter changed, dropped or added. Not a
     Han character or a digit changed, dropped or added: the sound and shape folds already undo
     a Chinese slip of the keyboard or of OCR, and what is left is as often a word ("很好",
-    "很差"; "不"), as a changed digit is another figure."""
-    x, y = _as_read(a), _as_read(b)
-    length = max(len(x), len(y))
-    if min(len(x), len(y)) < MIN_SLIP_CHARS:
-        return None
-    budget = max(1, length // SLIP_CHARS)
-    edits = _slips(x, y, budget)
-    return None if edits > budget else 1.0 - edits / length
+    "很差"; "不"), as a changed digit is another figure; nor a letter of a token with a digit
+    in it, a name or a model ("A1" and "C1", "db1" and "dc1"). Each of :func:`_readings` is
+    tried."""
+    for x, y in _readings(a, b):
+        length = max(len(x), len(y))
+        if min(len(x), len(y)) < MIN_SLIP_CHARS:
+            return None
+        budget = max(1, length // SLIP_CHARS)
+        edits = _slips(x, y, budget)
+        if edits <= budget:
+            return 1.0 - edits / length
+    return None
 
 
 def slipped_within(a: str, b: str) -> float | None:
@@ -396,28 +400,45 @@ def slipped_within(a: str, b: str) -> float | None:
     :func:`slipped` counts them), else None: a short post under a header, or with a sentence
     after it, that also has a slip or two. Where the run lies in the longer text is read off
     their matching blocks; the edits are counted in that window, near its diagonal."""
-    x, y = _as_read(a), _as_read(b)
-    if len(x) > len(y):
-        x, y = y, x
-    if len(x) + len(HAN_CHAR.findall(x)) < MIN_WITHIN_CHARS:
-        return None
-    blocks = [m for m in SequenceMatcher(None, x, y, autojunk=False).get_matching_blocks() if m.size]
-    if not blocks:
-        return None
-    start = max(0, blocks[0].b - blocks[0].a)
-    end = min(len(y), blocks[-1].b + len(x) - blocks[-1].a)
-    budget = max(1, len(x) // SLIP_CHARS)
-    edits = _slips(x, y[start:end], budget)
-    return None if edits > budget else 1.0 - edits / len(x)
+    for x, y in _readings(a, b):
+        if len(x) > len(y):
+            x, y = y, x
+        if len(x) + len(HAN_CHAR.findall(x)) < MIN_WITHIN_CHARS:
+            return None
+        blocks = [m for m in SequenceMatcher(None, x, y, autojunk=False).get_matching_blocks() if m.size]
+        if not blocks:
+            continue
+        start = max(0, blocks[0].b - blocks[0].a)
+        end = min(len(y), blocks[-1].b + len(x) - blocks[-1].a)
+        budget = max(1, len(x) // SLIP_CHARS)
+        edits = _slips(x, y[start:end], budget)
+        if edits <= budget:
+            return 1.0 - edits / len(x)
+    return None
+
+
+def _readings(a: str, b: str) -> Iterator[tuple[str, str]]:
+    """Two canonical texts as :func:`slipped` counts them: as written, then (when it differs)
+    with OCR's look-alikes read as the letters they stand for. OCR misreads a letter of a word
+    as a digit ("1ost", "0ffset", "5ecret") as often as as two letters ("rnail"); counted as
+    written, one such misreading refused a short English post its copy, since a changed digit
+    is another figure. A digit that touches a letter is read as one; a figure of digits alone
+    stays a figure. Both readings, since a keyboard slip can make a look-alike too ("range"
+    typed "rnge"), which read as OCR's is further from its word. Spaces are taken out, and the
+    letters of a token with a digit in it upper-cased, which :func:`_slips` counts as digits."""
+    x, y = _marked(a), _marked(b)
+    yield x, y
+    read_x, read_y = _marked(_as_read(a)), _marked(_as_read(b))
+    if (read_x, read_y) != (x, y):
+        yield read_x, read_y
 
 
 def _as_read(text: str) -> str:
-    """A canonical text as :func:`slipped` counts it: spaces out, OCR's look-alikes read as the
-    letters they stand for. OCR misreads a letter of a word as a digit ("1ost", "0ffset",
-    "5ecret") as often as as two letters ("rnail"); counted as digits, one such misreading
-    refused a short English post its copy, since a changed digit is another figure. A digit
-    that touches a letter is read as one; a figure of digits alone stays a figure."""
-    return _ocr_folded(_DIGIT_IN_WORD.sub(lambda m: _DIGIT_LETTERS[m.group()], text)).replace(" ", "")
+    return _ocr_folded(_DIGIT_IN_WORD.sub(lambda m: _DIGIT_LETTERS[m.group()], text))
+
+
+def _marked(text: str) -> str:
+    return "".join(token.upper() if _DIGITS.search(token) else token for token in text.split())
 
 
 def _slips(x: str, y: str, budget: int) -> int:
@@ -431,7 +452,7 @@ def _slips(x: str, y: str, budget: int) -> int:
         x, y = x[:-1], y[:-1]
     if abs(len(x) - len(y)) > budget:
         return budget + 1
-    return _table(x, y, [_FAR if c.isdigit() or HAN_CHAR.match(c) else 1 for c in x + y], budget)
+    return _table(x, y, [_FAR if c.isdigit() or c.isupper() or HAN_CHAR.match(c) else 1 for c in x + y], budget)
 
 
 def _table(x: str, y: str, cost: list[int], band: int) -> int:
