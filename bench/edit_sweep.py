@@ -75,14 +75,21 @@ def _band(chars: int) -> str:
     return "<30" if chars < 30 else "30-99" if chars < 100 else ">=100"
 
 
-def sweep(n_lines: int, seed: int) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]], int, int]:
-    """Copies per (edit, band), those found, lines, and lines called copies of another."""
+Missed = list[tuple[str, str, str, str | None]]  # edit, line, copy, what the copy was called
+
+
+def sweep(
+    n_lines: int, seed: int, missed: Missed | None = None
+) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]], int, int]:
+    """Copies per (edit, band), those found, lines, and lines called copies of another; the
+    copies not found are appended to ``missed`` when given."""
     originals, donor_lines = lines(seed)
     originals = originals[:n_lines]
     donors = [s for text in donor_lines for s in heldout._sentences(text, "en")]
     rng = random.Random(seed)
     events: list[dict[str, object]] = []
     copies: dict[str, tuple[str, str, set[str]]] = {}
+    texts: dict[str, str] = {}
     for k, text in enumerate(originals):
         family = {f"o{k}"}
         events.append({"id": f"o{k}", "text": text, "ts": 1_700_000_000_000 + 1000 * k})
@@ -92,6 +99,7 @@ def sweep(n_lines: int, seed: int) -> tuple[Counter[tuple[str, str]], Counter[tu
                 family.add(f"c{k}.{j}")
                 events.append({"id": f"c{k}.{j}", "text": copy, "ts": 1_700_000_000_000 + 1000 * k + 1 + j})
                 copies[f"c{k}.{j}"] = (edit, _band(len(text)), family)
+                texts[f"c{k}.{j}"] = copy
     with tempfile.TemporaryDirectory(prefix="neardup-sweep-") as tmp:
         path = Path(tmp) / "events.jsonl"
         path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), encoding="utf-8")
@@ -101,6 +109,8 @@ def sweep(n_lines: int, seed: int) -> tuple[Counter[tuple[str, str]], Counter[tu
     for cid, (edit, band, family) in copies.items():
         total[edit, band] += 1
         found[edit, band] += verdicts.get(cid) in family
+        if missed is not None and verdicts.get(cid) not in family:
+            missed.append((edit, originals[int(cid[1:].split(".")[0])], texts[cid], verdicts.get(cid)))
     called = sum(verdicts.get(f"o{k}") is not None for k in range(len(originals)))
     return total, found, len(originals), called
 
@@ -124,12 +134,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1500, help="lines edited (at most half of those found)")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--show", metavar="EDIT", help="also print the copies of this edit that were not found")
     args = parser.parse_args(argv)
-    total, found, n_lines, called = sweep(args.lines, args.seed)
+    missed: Missed = []
+    total, found, n_lines, called = sweep(args.lines, args.seed, missed)
     if not total:
         print("no lines found: needs /var/lib/dpkg/status or the zh_CN message catalogs")
         return 1
     print(render(total, found, n_lines, called))
+    for edit, line, copy, called_of in missed if args.show else []:
+        if edit == args.show:
+            print(f"\n{line!r}\n  {copy!r}" + (f" (called a copy of {called_of})" if called_of else ""))
     return 0
 
 
