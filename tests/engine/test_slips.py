@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.pairs import is_duplicate
-from worker.engine import shorttext, words
+from worker.engine import shorttext, slips, words
 from worker.engine.blocks import plan_for
 from worker.engine.fingerprint import fingerprint
 from worker.engine.match import found_by
@@ -31,7 +31,7 @@ ONE_SLIP = [
 def test_a_short_post_with_one_slip_is_a_copy(copy: str, original: str) -> None:
     assert is_duplicate(copy, original) and is_duplicate(original, copy)
     canonical = [words.canonical(c.casefold()) for c in (copy, original)]
-    assert words.slipped(*canonical) is not None
+    assert slips.slipped(*canonical) is not None
 
 
 def test_the_grams_alone_would_refuse_them() -> None:
@@ -60,9 +60,9 @@ def test_what_is_not_a_slip(a: str, b: str) -> None:
 def test_a_slip_budget_grows_with_the_text() -> None:
     base = "abcdefghijklmnopqrstuvwxyzabcd"  # 30 letters: three slips allowed
     three = "bacdefghijklmnopqrsutvwxyzabdc"
-    assert words.slipped(base, three) == pytest.approx(0.9)
-    assert words.slipped(base[:10], "bacdefghji") is None, "two slips in ten letters"
-    assert words.slipped("abcdefg", "abcdefh") is None, "under MIN_SLIP_CHARS: equal or nothing"
+    assert slips.slipped(base, three) == pytest.approx(0.9)
+    assert slips.slipped(base[:10], "bacdefghji") is None, "two slips in ten letters"
+    assert slips.slipped("abcdefg", "abcdefh") is None, "under MIN_SLIP_CHARS: equal or nothing"
 
 
 def _halves(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -114,7 +114,7 @@ WITHIN = [
 def test_a_short_post_with_a_slip_inside_a_longer_one_is_a_copy(copy: str, original: str) -> None:
     assert is_duplicate(copy, original) and is_duplicate(original, copy)
     canonical = [words.canonical(c.casefold()) for c in (copy, original)]
-    assert words.slipped(*canonical) is None and words.slipped_within(*canonical) is not None
+    assert slips.slipped(*canonical) is None and slips.slipped_within(*canonical) is not None
 
 
 @pytest.mark.parametrize(
@@ -172,3 +172,38 @@ def test_a_story_with_slips_in_many_words_is_a_copy() -> None:
 
 def test_a_story_on_the_same_topic_is_not_a_copy_of_it() -> None:
     assert not is_duplicate(OTHER, STORY) and not is_duplicate(STORY, OTHER)
+
+
+@pytest.mark.parametrize(
+    ("copy", "original"),
+    [
+        ("Resource 1ost", "Resource lost"),  # a digit for a letter
+        ("Has 0IDs: yes", "Has OIDs: yes"),
+        ("Top 5ecret file", "Top Secret file"),
+        ("Harcl or soft float", "Hard or soft float"),  # two letters for one
+        ("use rnail map file", "use mail map file"),
+        ("inc1ude the c1ass file", "include the class file"),  # the pairs folded on both sides
+    ],
+)
+def test_a_short_post_misread_by_ocr_stays_a_copy(copy: str, original: str) -> None:
+    assert is_duplicate(copy, original) and is_duplicate(original, copy)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("Paper size: C1", "Paper size: A1"), ("Paper size: B1", "Paper size: A1"), ("Tray B5 empty", "Tray A5 empty")],
+)
+def test_a_letter_beside_a_digit_changed_is_another_name(a: str, b: str) -> None:
+    # Read as OCR reads it on both sides, "b1" and "a1" would be "bl" and "al", one slip apart.
+    assert slips.slipped(*(words.canonical(t.casefold()) for t in (a, b))) is None
+    assert not is_duplicate(a, b) and not is_duplicate(b, a)
+
+
+def test_a_space_beside_a_figure_is_no_slip() -> None:
+    assert is_duplicate("iPhone15 sodl out", "iPhone 15 sold out")
+
+
+@pytest.mark.parametrize(("copy", "original"), [("element is lcosed", "element is closed"), ("Pirnt XML", "Print XML")])
+def test_a_keyboard_slip_read_as_written_when_ocr_reading_moves_it_away(copy: str, original: str) -> None:
+    # Read as OCR's, "lcosed" is further from "dosed" ("closed") than as written.
+    assert is_duplicate(copy, original)

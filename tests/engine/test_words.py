@@ -397,32 +397,3 @@ def test_a_cut_that_ends_before_a_repeated_phrase_stays_a_copy() -> None:
     assert is_duplicate(cut, story) and is_duplicate(story, cut)
     swapped = story.replace("and Vermont to the", "and Virginia to the")
     assert not is_duplicate(swapped.replace("Pennsylvania", "Delaware"), story)
-
-
-@pytest.mark.parametrize(
-    ("copy", "original"),
-    [
-        ("Resource 1ost", "Resource lost"),  # a digit for a letter
-        ("Has 0IDs: yes", "Has OIDs: yes"),
-        ("Top 5ecret file", "Top Secret file"),
-        ("Harcl or soft float", "Hard or soft float"),  # two letters for one
-        ("use rnail map file", "use mail map file"),
-    ],
-)
-def test_a_short_post_misread_by_ocr_stays_a_copy(copy: str, original: str) -> None:
-    assert is_duplicate(copy, original) and is_duplicate(original, copy)
-
-
-def test_a_figure_read_as_a_letter_only_where_it_touches_one() -> None:
-    assert not is_duplicate("Database db5 is down", "Database db1 is down")
-    assert not is_duplicate("Restart node 5 now", "Restart node 1 now")
-
-
-def test_a_letter_of_a_name_with_a_digit_changed_is_another_name() -> None:
-    assert not is_duplicate("Paper size: C1", "Paper size: A1")
-
-
-@pytest.mark.parametrize(("copy", "original"), [("element is lcosed", "element is closed"), ("Pirnt XML", "Print XML")])
-def test_a_keyboard_slip_read_as_written_when_ocr_reading_moves_it_away(copy: str, original: str) -> None:
-    # Read as OCR's, "lcosed" is further from "dosed" ("closed") than as written.
-    assert is_duplicate(copy, original)

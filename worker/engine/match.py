@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from worker.engine import words
+from worker.engine import slips, words
 from worker.engine.blocks import Plan
 from worker.engine.fingerprint import Fingerprint
 from worker.engine.sketch import NUMBERS_DIFFER, Similarity, compare, worded_pair
@@ -159,9 +159,9 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
         return _refused(similarity, floor, needed) if passed is None else Judgement(passed)
     mine, theirs, judged = worded
     if passed is None and judged:
-        passed = words.slipped(theirs, mine)
+        passed = slips.slipped(theirs, mine)
     if passed is None and judged:
-        passed = words.slipped_within(theirs, mine)
+        passed = slips.slipped_within(theirs, mine)
     if passed is None:
         return _refused(similarity, floor, needed)
     if words.negated(theirs, mine):

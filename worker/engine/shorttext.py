@@ -74,8 +74,9 @@ from worker.engine.sketch import (
     WORDS_FLAG,
     sketch,
 )
+from worker.engine.slips import MIN_SLIP_CHARS
 from worker.engine.sounds import fold_sounds
-from worker.engine.words import HAN_CHAR, MIN_SLIP_CHARS, canonical
+from worker.engine.words import HAN_CHAR, canonical
 
 __all__ = [
     "CHAR_GRAM", "BAND_ROWS", "EDGE_CHARS", "DENSE_EDGE_CHARS", "DENSE_EDGE_MAX_CHARS", "SHORT_LEAD_CHARS",
@@ -381,7 +382,7 @@ def half_keys(said: str) -> tuple[Keys, Keys]:
     it, the middle character in neither). Then, to look up, the halves a text one letter
     longer or shorter would have (a Latin letter dropped or doubled: only a text with one
     looks them up, since a Han character or a digit more or less is not a slip). Stored and
-    probed as the edges are; :func:`worker.engine.words.slipped` verifies what they find.
+    probed as the edges are; :func:`worker.engine.slips.slipped` verifies what they find.
 
     A dense text shorter than that has one key instead, of all of it: it must equal its
     original once folded, and only the fold joins "房问很小" to "房间很小" (an OCR misreading

@@ -15,10 +15,8 @@ listed text: "will not raise rates" says the opposite of "will raise rates", and
 raise rates" of "raised rates".
 
 The other way round, a post of a dozen characters with one slip shares too few of its 3-grams
-with its original for any threshold that keeps unrelated posts apart (a letter changed in
-"update gbp.conf" leaves 8 of 11; two Han characters swapped in a 15-character headline, 9 of
-13). Their words tell it exactly: :func:`slipped` reads two short texts as one another with
-a slip every ``SLIP_CHARS`` characters.
+with its original for any threshold that keeps unrelated posts apart: :mod:`worker.engine.slips`
+reads two short texts' words as one another with a slip or two, on this module's edit table.
 """
 
 from __future__ import annotations
@@ -48,17 +46,7 @@ _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 _DIGITS = re.compile(r"\d+")
 # Letter pairs OCR reads as one letter (and back).
 _OCR_PAIRS = (("rn", "m"), ("cl", "d"), ("vv", "w"))
-# Digits OCR reads for a letter, where they touch a letter (:func:`_as_read`).
-_DIGIT_LETTERS = {"0": "o", "1": "l", "5": "s"}
-_DIGIT_IN_WORD = re.compile(r"(?<=[a-z])[015]|[015](?=[a-z])")
-# A slip allowed every this many letters and digits (at least one), in texts of at least
-# MIN_SLIP_CHARS: shorter ones must be equal.
-SLIP_CHARS = 10
-MIN_SLIP_CHARS = 8
-# Least letters and digits (a Han character counting two) of a text read as a run of a longer
-# one with slips: a line of three Latin words plus any words after it is too little to tell.
-MIN_WITHIN_CHARS = 24
-_FAR = 1 << 16  # an edit :func:`slipped` does not allow; a cell outside the band
+FAR = 1 << 16  # an edit the slips of :mod:`worker.engine.slips` do not allow; a cell outside the band
 # One word in two outlets' styles: numbers AP spells out ("Five killed in …") where another
 # writes "5 killed", and months AP shortens before a date ("Nov. 30") where another writes
 # "November 30"; the units a wire's briefs shorten ("$5 mln", "3 pct") and British outlets
@@ -193,7 +181,7 @@ def _far_apart(x: str, y: str) -> bool:
         return False
     if _forms(x) & _forms(y):
         return False
-    distance = edit_distance(_ocr_folded(x), _ocr_folded(y))
+    distance = edit_distance(ocr_folded(x), ocr_folded(y))
     return distance >= 3 and 2 * distance > longer
 
 
@@ -346,7 +334,7 @@ def changed(old: list[str], new: list[str]) -> bool:
             return True
     if all(syllables):
         return len(x) >= 2 and len(y) >= 2 and sorted(x) != sorted(y)
-    x, y = _ocr_folded(x), _ocr_folded(y)
+    x, y = ocr_folded(x), ocr_folded(y)
     distance = edit_distance(x, y)
     return distance >= 2 and 2 * distance >= max(len(x), len(y))
 
@@ -362,7 +350,8 @@ def _forms(token: str) -> set[str]:
     return forms
 
 
-def _ocr_folded(word: str) -> str:
+def ocr_folded(word: str) -> str:
+    """``word`` with the letter pairs OCR reads as one letter (rn, cl, vv) as that letter."""
     for pair, single in _OCR_PAIRS:
         word = word.replace(pair, single)
     return word
@@ -370,92 +359,10 @@ def _ocr_folded(word: str) -> str:
 
 def edit_distance(x: str, y: str) -> int:
     """Edits (a letter changed, dropped, added, or two neighbours swapped) from ``x`` to ``y``."""
-    return _table(x, y, [1] * (len(x) + len(y)), max(len(x), len(y)))
+    return edit_table(x, y, [1] * (len(x) + len(y)), max(len(x), len(y)))
 
 
-def slipped(a: str, b: str) -> float | None:
-    """1 - edits / length when canonical texts ``a`` and ``b`` are one another with at most one
-    slip every ``SLIP_CHARS`` letters and digits, else None.
-
-    A slip: two neighbours swapped, anything; a Latin letter changed, dropped or added. Not a
-    Han character or a digit changed, dropped or added: the sound and shape folds already undo
-    a Chinese slip of the keyboard or of OCR, and what is left is as often a word ("很好",
-    "很差"; "不"), as a changed digit is another figure; nor a letter of a token with a digit
-    in it, a name or a model ("A1" and "C1", "db1" and "dc1"). Each of :func:`_readings` is
-    tried."""
-    for x, y in _readings(a, b):
-        length = max(len(x), len(y))
-        if min(len(x), len(y)) < MIN_SLIP_CHARS:
-            return None
-        budget = max(1, length // SLIP_CHARS)
-        edits = _slips(x, y, budget)
-        if edits <= budget:
-            return 1.0 - edits / length
-    return None
-
-
-def slipped_within(a: str, b: str) -> float | None:
-    """1 - edits / length when the shorter of canonical texts ``a`` and ``b`` is a run of the
-    longer one with at most one slip every ``SLIP_CHARS`` letters and digits (as
-    :func:`slipped` counts them), else None: a short post under a header, or with a sentence
-    after it, that also has a slip or two. Where the run lies in the longer text is read off
-    their matching blocks; the edits are counted in that window, near its diagonal."""
-    for x, y in _readings(a, b):
-        if len(x) > len(y):
-            x, y = y, x
-        if len(x) + len(HAN_CHAR.findall(x)) < MIN_WITHIN_CHARS:
-            return None
-        blocks = [m for m in SequenceMatcher(None, x, y, autojunk=False).get_matching_blocks() if m.size]
-        if not blocks:
-            continue
-        start = max(0, blocks[0].b - blocks[0].a)
-        end = min(len(y), blocks[-1].b + len(x) - blocks[-1].a)
-        budget = max(1, len(x) // SLIP_CHARS)
-        edits = _slips(x, y[start:end], budget)
-        if edits <= budget:
-            return 1.0 - edits / len(x)
-    return None
-
-
-def _readings(a: str, b: str) -> Iterator[tuple[str, str]]:
-    """Two canonical texts as :func:`slipped` counts them: as written, then (when it differs)
-    with OCR's look-alikes read as the letters they stand for. OCR misreads a letter of a word
-    as a digit ("1ost", "0ffset", "5ecret") as often as as two letters ("rnail"); counted as
-    written, one such misreading refused a short English post its copy, since a changed digit
-    is another figure. A digit that touches a letter is read as one; a figure of digits alone
-    stays a figure. Both readings, since a keyboard slip can make a look-alike too ("range"
-    typed "rnge"), which read as OCR's is further from its word. Spaces are taken out, and the
-    letters of a token with a digit in it upper-cased, which :func:`_slips` counts as digits."""
-    x, y = _marked(a), _marked(b)
-    yield x, y
-    read_x, read_y = _marked(_as_read(a)), _marked(_as_read(b))
-    if (read_x, read_y) != (x, y):
-        yield read_x, read_y
-
-
-def _as_read(text: str) -> str:
-    return _ocr_folded(_DIGIT_IN_WORD.sub(lambda m: _DIGIT_LETTERS[m.group()], text))
-
-
-def _marked(text: str) -> str:
-    return "".join(token.upper() if _DIGITS.search(token) else token for token in text.split())
-
-
-def _slips(x: str, y: str, budget: int) -> int:
-    """Slips (as :func:`slipped` counts them) from ``x`` to ``y``, or more than ``budget`` when
-    there are more: the edit table near its diagonal, after the common ends are cut."""
-    head = 0
-    while head < min(len(x), len(y)) and x[head] == y[head]:
-        head += 1
-    x, y = x[head:], y[head:]
-    while x and y and x[-1] == y[-1]:
-        x, y = x[:-1], y[:-1]
-    if abs(len(x) - len(y)) > budget:
-        return budget + 1
-    return _table(x, y, [_FAR if c.isdigit() or c.isupper() or HAN_CHAR.match(c) else 1 for c in x + y], budget)
-
-
-def _table(x: str, y: str, cost: list[int], band: int) -> int:
+def edit_table(x: str, y: str, cost: list[int], band: int) -> int:
     """The edit table from ``x`` to ``y`` within ``band`` of its diagonal: ``cost`` holds what
     dropping each character of ``x``, then adding each of ``y``, costs (a change costs the
     dearer of the two); two neighbours swapped cost one."""
@@ -463,7 +370,7 @@ def _table(x: str, y: str, cost: list[int], band: int) -> int:
     before: list[int] = []
     row = [0, *itertools.accumulate(free_y)]
     for i in range(1, len(x) + 1):
-        earlier, before, row = before, row, [row[0] + free_x[i - 1]] + [_FAR] * len(y)
+        earlier, before, row = before, row, [row[0] + free_x[i - 1]] + [FAR] * len(y)
         for j in range(max(1, i - band), min(len(y), i + band) + 1):
             if x[i - 1] == y[j - 1]:
                 best = before[j - 1]
