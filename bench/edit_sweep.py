@@ -14,7 +14,10 @@ control-C to quit." and "… control-D …"), and a line that opens like an earl
 another line is called its copy, as the design means it to be. Read it against another tree
 on the same lines, not as a precision.
 
-    .venv/bin/python -m bench.edit_sweep [--lines 1500] [--seed 11]
+    .venv/bin/python -m bench.edit_sweep [--lines 1500] [--seed 11] [--show EDIT]
+
+It runs the project's installed ``neardup scan``, which reads this checkout's code: to compare
+with another tree, put its files in place (or run the sweep from that tree's own checkout).
 """
 
 from __future__ import annotations
@@ -27,12 +30,13 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
-from bench import feededits, heldout, quality
+from bench import devset, feededits, heldout, quality
 
 STATUS = Path("/var/lib/dpkg/status")
 CATALOGS = Path("/usr/share/locale/zh_CN/LC_MESSAGES")
-EDITS = (*feededits.TRANSFORMS, "removed_sentence")
+EDITS = feededits.CLASSES
 
 
 def _descriptions() -> Iterator[str]:
@@ -75,42 +79,53 @@ def _band(chars: int) -> str:
     return "<30" if chars < 30 else "30-99" if chars < 100 else ">=100"
 
 
-Missed = list[tuple[str, str, str, str | None]]  # edit, line, copy, what the copy was called
+class Missed(NamedTuple):
+    """A copy the sweep made and neardup did not call a copy of its line."""
+
+    edit: str
+    line: str
+    copy: str
+    called_of: str | None  # the event it was called a copy of, if any
+
+
+class _Copy(NamedTuple):
+    edit: str
+    band: str
+    line: int
+    text: str
+    family: frozenset[str]  # the line's id and its copies' ids
 
 
 def sweep(
-    n_lines: int, seed: int, missed: Missed | None = None
+    n_lines: int, seed: int, missed: list[Missed] | None = None
 ) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]], int, int]:
     """Copies per (edit, band), those found, lines, and lines called copies of another; the
     copies not found are appended to ``missed`` when given."""
     originals, donor_lines = lines(seed)
     originals = originals[:n_lines]
-    donors = [s for text in donor_lines for s in heldout._sentences(text, "en")]
+    donors = [p.strip() for t in donor_lines for p in devset.split_sentences(t, "en") if len(p.strip()) >= 6]
     rng = random.Random(seed)
     events: list[dict[str, object]] = []
-    copies: dict[str, tuple[str, str, set[str]]] = {}
-    texts: dict[str, str] = {}
-    for k, text in enumerate(originals):
-        family = {f"o{k}"}
-        events.append({"id": f"o{k}", "text": text, "ts": 1_700_000_000_000 + 1000 * k})
-        for j, edit in enumerate(EDITS):
-            copy = _copy(edit, text, rng, donors)
-            if copy is not None:
-                family.add(f"c{k}.{j}")
-                events.append({"id": f"c{k}.{j}", "text": copy, "ts": 1_700_000_000_000 + 1000 * k + 1 + j})
-                copies[f"c{k}.{j}"] = (edit, _band(len(text)), family)
-                texts[f"c{k}.{j}"] = copy
+    copies: dict[str, _Copy] = {}
+    for k, line in enumerate(originals):
+        events.append({"id": f"o{k}", "text": line, "ts": 1_700_000_000_000 + 1000 * k})
+        made = {f"c{k}.{j}": (edit, _copy(edit, line, rng, donors)) for j, edit in enumerate(EDITS)}
+        family = frozenset({f"o{k}"} | {cid for cid, (_, text) in made.items() if text is not None})
+        for j, (cid, (edit, text)) in enumerate(made.items()):
+            if text is not None:
+                events.append({"id": cid, "text": text, "ts": 1_700_000_000_000 + 1000 * k + 1 + j})
+                copies[cid] = _Copy(edit, _band(len(line)), k, text, family)
     with tempfile.TemporaryDirectory(prefix="neardup-sweep-") as tmp:
         path = Path(tmp) / "events.jsonl"
         path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), encoding="utf-8")
         verdicts = {v.id: v.duplicate_of for v in quality.run_neardup(path)}
     total: Counter[tuple[str, str]] = Counter()
     found: Counter[tuple[str, str]] = Counter()
-    for cid, (edit, band, family) in copies.items():
-        total[edit, band] += 1
-        found[edit, band] += verdicts.get(cid) in family
-        if missed is not None and verdicts.get(cid) not in family:
-            missed.append((edit, originals[int(cid[1:].split(".")[0])], texts[cid], verdicts.get(cid)))
+    for cid, copy in copies.items():
+        total[copy.edit, copy.band] += 1
+        found[copy.edit, copy.band] += verdicts.get(cid) in copy.family
+        if missed is not None and verdicts.get(cid) not in copy.family:
+            missed.append(Missed(copy.edit, originals[copy.line], copy.text, verdicts.get(cid)))
     called = sum(verdicts.get(f"o{k}") is not None for k in range(len(originals)))
     return total, found, len(originals), called
 
@@ -134,15 +149,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1500, help="lines edited (at most half of those found)")
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--show", metavar="EDIT", help="also print the copies of this edit that were not found")
+    parser.add_argument("--show", choices=EDITS, help="also print the copies of this edit that were not found")
     args = parser.parse_args(argv)
-    missed: Missed = []
+    missed: list[Missed] = []
     total, found, n_lines, called = sweep(args.lines, args.seed, missed)
     if not total:
         print("no lines found: needs /var/lib/dpkg/status or the zh_CN message catalogs")
         return 1
     print(render(total, found, n_lines, called))
-    for edit, line, copy, called_of in missed if args.show else []:
+    for edit, line, copy, called_of in missed:
         if edit == args.show:
             print(f"\n{line!r}\n  {copy!r}" + (f" (called a copy of {called_of})" if called_of else ""))
     return 0
