@@ -112,6 +112,8 @@ def test_words_that_only_look_like_a_wrapper_stay(raw: str) -> None:
         ("Xdg-su is gone:\nxdg-su is gone.", "xdg-su is gone."),
         ("[Thread] Refresh symbols file - Refresh symbols file.", "Refresh symbols file."),
         ("Quake hits Taiwan — Quake hits Taiwan, killing four", "Quake hits Taiwan, killing four"),
+        ("Re: audio CD\naudio CD", "audio CD"),  # a title that repeats the whole of a short post
+        ("[Thread] IFF file - IFF file", "IFF file"),
     ],
 )
 def test_a_title_that_repeats_the_opening_is_dropped(copy: str, original: str) -> None:
@@ -128,6 +130,8 @@ def test_a_title_that_repeats_the_opening_is_dropped(copy: str, original: str) -
         "北京 北京欢迎你",
         "quake - the game",
         "big news | big news today",  # seven letters
+        "bye bye",  # a word said twice is no title of itself
+        "Re: audio CD\naudio CD is out",  # seven letters, and not the whole post
     ],
 )
 def test_a_header_of_its_own_or_a_short_repeat_stays(raw: str) -> None:

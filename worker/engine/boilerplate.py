@@ -352,23 +352,30 @@ def strip_title(text: str) -> str:
 def _strip_one_title(text: str) -> str:
     # Where a title may end: the first line break, the first dash or bar between spaces (a
     # feed's "title - description"), or the first space (a Chinese header's separator; an
-    # English title of a few words ends at one of the others).
+    # English title of a few words ends at one of the others). A title that repeats the whole
+    # text must end at a line break or a dash: a word said twice ("bye bye") is no title.
     dash = _TITLE_DASH.search(text, 0, _TITLE_LINE)
-    for end in (text.find("\n", 0, _TITLE_LINE), -1 if dash is None else dash.start(), text.find(" ", 1, _TITLE_SPACE)):
+    ends = (text.find("\n", 0, _TITLE_LINE), -1 if dash is None else dash.start(), text.find(" ", 1, _TITLE_SPACE))
+    for at, end in enumerate(ends):
         if end <= 0:
             continue
         lead = text[end : end + 8]
         start = end + len(lead) - len(lead.lstrip(_TITLE_GAP))
         # Cheap first: the header holds the first characters after it.
         if start < len(text) and text.find(text[start : start + _REPEAT_HAN], 0, end) != -1:
-            if _repeats(_NOT_CORE.sub("", text[:end]), _NOT_CORE.sub("", text[start : start + end + 16])):
+            opening = _NOT_CORE.sub("", text[start : start + end + 16])
+            whole = at < 2 and start + end + 16 >= len(text)
+            if _repeats(_NOT_CORE.sub("", text[:end]), opening, whole):
                 return text[start:]
     return text
 
 
-def _repeats(head: str, opening: str) -> bool:
-    """Whether ``head`` ends with the start of ``opening``, over at least half of it."""
+def _repeats(head: str, opening: str, whole: bool = False) -> bool:
+    """Whether ``head`` ends with the start of ``opening``, over at least half of it. A header
+    that repeats the whole of a text (``whole``: ``opening`` is all of it) is stripped however
+    short the text: "Re: audio CD\naudio CD" is the post "audio CD" under its own title."""
     for k in range(min(len(head), len(opening)), (len(head) + 1) // 2 - 1, -1):
         if head.endswith(opening[:k]):
-            return k >= (_REPEAT_HAN if _HAN_CHAR.search(opening[:k]) else _REPEAT_OTHER)
+            least = _REPEAT_HAN if _HAN_CHAR.search(opening[:k]) else _REPEAT_OTHER
+            return k >= least or whole and k == len(opening) > 0
     return False
