@@ -397,3 +397,14 @@ def test_a_cut_that_ends_before_a_repeated_phrase_stays_a_copy() -> None:
     assert is_duplicate(cut, story) and is_duplicate(story, cut)
     swapped = story.replace("and Vermont to the", "and Virginia to the")
     assert not is_duplicate(swapped.replace("Pennsylvania", "Delaware"), story)
+
+
+@pytest.mark.parametrize(
+    ("copy", "original"),
+    [
+        ("thi seky has already been designated as a revoker", "this key has already been designated as a revoker"),
+        ("msu tbe superuser to create subscriptions", "must be superuser to create subscriptions"),
+    ],
+)
+def test_a_space_moved_with_a_slip_beside_it_stays_a_copy(copy: str, original: str) -> None:
+    assert is_duplicate(copy, original) and is_duplicate(original, copy)

@@ -303,6 +303,8 @@ def replaced(old: list[str], new: list[str], cut: bool = False, cut_front: bool 
         return True  # other figures, however the words around them are spaced ("db1", "db 2")
     if len(old) != len(new) and not changed([x], [y]):
         return False  # a word split in two by the slip, or two run together: a space changed, added or dropped
+    if len(old) > 1 and edit_distance(x, y) <= 1:
+        return False  # a space moved and a slip beside it: "this key" typed "thi seky"
     short, long = (old, new) if len(old) <= len(new) else (new, old)
     n = len(short)
     return all(changed(short, long[at : at + n]) for at in range(len(long) - n + 1))
