@@ -76,7 +76,7 @@ def slipped_within(a: str, b: str) -> float | None:
 def _readings(a: str, b: str) -> Iterator[tuple[str, str]]:
     """Two canonical texts as :func:`slipped` counts them: as written, then (where it differs)
     with either one's OCR look-alikes read as the letters they stand for. OCR misreads a letter
-    of a word as a digit ("1ost", "0ffset", "5ecret") as often as as two letters ("rnail");
+    of a word as a digit ("1ost", "0ffset", "5ecret") as often as one letter as two ("rnail");
     counted as written, one such misreading refused a short English post its copy, since a
     changed digit is another figure. A digit that touches a letter is read as one; a figure of
     digits alone stays a figure. The written reading too, since a keyboard slip can make a
