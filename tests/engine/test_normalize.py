@@ -54,6 +54,9 @@ def test_links_stay_when_asked() -> None:
         ("转发 //@人民日报: 好消息 #两会# 开幕", "好消息 开幕"),
         ("#两会#代表建议", "代表建议"),
         ("I write c# daily", "i write c# daily"),
+        ("#1 seed wins #final", "#1 seed wins"),  # a number is no hashtag, as Twitter reads it
+        ("Paper size: #9 Envelope", "paper size: #9 envelope"),
+        ("issue #42 closed #bug-fix #2024vote", "issue #42 closed"),
         ("e-mail a.b@example.com stays a link, not a mention", "e-mail stays a link, not a mention"),
     ],
 )

@@ -243,8 +243,9 @@ LINKS = re.compile(
 TAGS = re.compile(
     # Weibo topic "#两会#": no spaces inside, contains a Chinese character
     f"#(?=[^#\\s]{{0,60}}[{_ZH}])[^#\\s]{{1,60}}#"
-    # Twitter-style "#tag" (not "c#", not "&#39;")
-    + r"|#(?<![\w&#]#)\w[\w\-]*"
+    # Twitter-style "#tag" (not "c#", not "&#39;"), with a letter in it: "#1 seed", "#9
+    # Envelope" and "issue #42" are numbers, as Twitter reads them
+    + r"|#(?<![\w&#]#)(?=[\w\-]*[^\W\d_])\w[\w\-]*"
     # "@name" up to whitespace/punctuation (not the middle of an e-mail address)
     + r"|@(?<![\w.@]@)[\w\-]+"
 )
