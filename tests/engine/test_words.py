@@ -408,3 +408,17 @@ def test_a_cut_that_ends_before_a_repeated_phrase_stays_a_copy() -> None:
 )
 def test_a_space_moved_with_a_slip_beside_it_stays_a_copy(copy: str, original: str) -> None:
     assert is_duplicate(copy, original) and is_duplicate(original, copy)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "The council passed a non-binding resolution on the bridge",
+            "The council passed a binding resolution on the bridge",
+        ),
+        ("character forbidden in non-transitional mode (TR46)", "character forbidden in transitinoal mode (TR46)"),
+    ],
+)
+def test_non_before_a_word_is_a_negation_slip_or_none(a: str, b: str) -> None:
+    assert not is_duplicate(a, b) and not is_duplicate(b, a)

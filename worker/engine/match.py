@@ -87,7 +87,7 @@ class Thresholds(Protocol):
 
 
 WORDS_DIFFER = "a word of one stands where another word stands in the other"
-NEGATED = "a negation (not, no, never) between words both share is in one and not the other"
+NEGATED = "a negation (not, no, never, non) between words both share is in one and not the other"
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +146,7 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
     Two listed short texts (:mod:`worker.engine.words`) that share too few grams pass when
     their words are one another's with a slip or two, and are refused, however they passed,
     when a word of one stands where another word stands in the other; listed texts of any
-    length are refused when one says "not", "no" or "never" where the other does not.
+    length are refused when one says "not", "no", "never" or "non" where the other does not.
     """
     similarity = compare(probe.sketch, candidate.entry.sketch)
     if similarity.ruled_out == NUMBERS_DIFFER:

@@ -102,7 +102,8 @@ _LONGEST_PHRASE = max(map(len, PHRASES))
 _PHRASE_HEADS = frozenset(phrase[0] for phrase in PHRASES)
 # Words that say the opposite when put in or left out inside a post: "will not raise rates"
 # and "will raise rates" are two messages (the normaliser writes "won't" and "can't" out).
-NEGATIONS = frozenset({"not", "no", "never"})
+# "non" is the one prefix written apart ("non-binding", "non-fatal"): its word is a negation too.
+NEGATIONS = frozenset({"not", "no", "never", "non"})
 # Words that may stand before a negated verb: "did not raise" says the opposite of "raised".
 AUXILIARIES = frozenset(
     "do does did will would can could shall should may might must is are was were has have had".split()
@@ -186,9 +187,10 @@ def _far_apart(x: str, y: str) -> bool:
 
 
 def negated(a: str, b: str) -> bool:
-    """Whether one of two canonical texts holds a negation ("not", "no", "never"), and nothing
-    else, between words that the other holds side by side: "will not raise" and "will raise".
-    A header, a wrapper or a sentence added holds other words too, and a cut ends the post."""
+    """Whether one of two canonical texts holds a negation ("not", "no", "never", "non"), and
+    nothing else, between words that the other holds side by side: "will not raise" and "will
+    raise". A header, a wrapper or a sentence added holds other words too, and a cut ends the
+    post."""
     if a == b or _negations(a) == _negations(b):  # most pairs: no negation, or as many in each
         return False
     old, new, head, tail = _aligned(a, b)
@@ -205,15 +207,15 @@ def negated(a: str, b: str) -> bool:
 
 def _negated_verb(x: list[str], y: list[str]) -> bool:
     """Whether one run is a verb negated, with at most one auxiliary before it, and the other
-    that verb alone in another tense: "did not raise", "will never raise", "has not raised"
-    against "raised"."""
+    that verb alone in another tense or with a slip: "did not raise", "will never raise", "has
+    not raised" against "raised"; "non transitional" against "transitinoal"."""
     run, verb = (x, y) if len(y) == 1 else (y, x)
     if len(verb) != 1 or not 2 <= len(run) <= 3 or run[-2] not in NEGATIONS:
         return False
     if len(run) == 3 and run[0] not in AUXILIARIES:
         return False
     a, b = run[-1], verb[0]
-    return a == b or b in _tensed(a) or a in _tensed(b)
+    return a == b or b in _tensed(a) or a in _tensed(b) or edit_distance(a, b) <= 1
 
 
 def _tensed(verb: str) -> set[str]:
