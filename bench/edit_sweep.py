@@ -12,7 +12,8 @@ Two figures: recall per edit and length band (of the line), and how many lines w
 copies of another line. The second is not all false: catalogs hold near-twins ("Use
 control-C to quit." and "… control-D …"), and a line that opens like an earlier cut of
 another line is called its copy, as the design means it to be. Read it against another tree
-on the same lines, not as a precision.
+on the same lines, not as a precision. The lines are the installed packages': an upgrade
+changes them, so compare runs of one day's machine.
 
     .venv/bin/python -m bench.edit_sweep [--lines 1500] [--seed 11] [--show EDIT]
 
