@@ -356,8 +356,12 @@ def _strip_one_title(text: str) -> str:
     # English title of a few words ends at one of the others). A title that repeats the whole
     # text must end at a line break or a dash: a word said twice ("bye bye") is no title.
     dash = _TITLE_DASH.search(text, 0, _TITLE_LINE)
-    ends = (text.find("\n", 0, _TITLE_LINE), -1 if dash is None else dash.start(), text.find(" ", 1, _TITLE_SPACE))
-    for at, end in enumerate(ends):
+    line, dashed, space = (
+        text.find("\n", 0, _TITLE_LINE),
+        -1 if dash is None else dash.start(),
+        text.find(" ", 1, _TITLE_SPACE),
+    )
+    for end, may_be_whole in ((line, True), (dashed, True), (space, False)):
         if end <= 0:
             continue
         lead = text[end : end + 8]
@@ -365,7 +369,7 @@ def _strip_one_title(text: str) -> str:
         # Cheap first: the header holds the first characters after it.
         if start < len(text) and text.find(text[start : start + _REPEAT_HAN], 0, end) != -1:
             opening = _NOT_CORE.sub("", text[start : start + end + 16])
-            whole = at < 2 and start + end + 16 >= len(text)
+            whole = may_be_whole and start + end + 16 >= len(text)
             if _repeats(_NOT_CORE.sub("", text[:end]), opening, whole):
                 return text[start:]
     return text

@@ -84,12 +84,12 @@ def _readings(a: str, b: str) -> Iterator[tuple[str, str]]:
     letter pairs are folded on both sides, the digits read on one side at a time: read on
     both, two names "b1" and "a1" would be "bl" and "al", a slip apart."""
     written = (_marked(a), _marked(b))
-    yield written
+    yield written  # most pairs end here: the OCR readings are made only when asked for
     folded_a, folded_b = ocr_folded(a), ocr_folded(b)
     read_a, read_b = ocr_folded(_digits_read(a)), ocr_folded(_digits_read(b))
-    for pair in ((_marked(read_a), _marked(folded_b)), (_marked(folded_a), _marked(read_b))):
-        if pair != written:
-            yield pair
+    # A text with no digit beside a letter reads as its fold: each distinct pair is counted once.
+    read = dict.fromkeys(((_marked(read_a), _marked(folded_b)), (_marked(folded_a), _marked(read_b))))
+    yield from (pair for pair in read if pair != written)
 
 
 def _digits_read(text: str) -> str:

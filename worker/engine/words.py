@@ -141,16 +141,11 @@ def swapped_far(a: str, b: str) -> bool:
     if a == b:
         return False
     old, new = a.split(), b.split()  # the words (a Han run is one, and no Latin word)
-    places: dict[tuple[str, ...], set[str]] = {}
-    for context, word in _contexts(new):
-        places.setdefault(context, set()).add(word)
+    places = _places(new)
     if not places:
         return False
     in_old, in_new = set(old), set(new)
-    places_old: dict[tuple[str, ...], set[str]] = {}
-    for context, word in _contexts(old):
-        places_old.setdefault(context, set()).add(word)
-    for context, words_old in places_old.items():
+    for context, words_old in _places(old).items():
         # A word both texts hold in this context is no swap: "and Pennsylvania to the" stands
         # in a story and in its cut, whose "and Vermont to the" was cut off.
         others = places.get(context, set()) - words_old
@@ -159,6 +154,14 @@ def swapped_far(a: str, b: str) -> bool:
             if any((word not in in_new or y not in in_old) and _far_apart(word, y) for y in others):
                 return True
     return False
+
+
+def _places(words: list[str]) -> dict[tuple[str, ...], set[str]]:
+    """The words of four letters and more of a text under each of their contexts."""
+    places: dict[tuple[str, ...], set[str]] = {}
+    for context, word in _contexts(words):
+        places.setdefault(context, set()).add(word)
+    return places
 
 
 def _contexts(words: list[str]) -> Iterator[tuple[tuple[str, ...], str]]:
