@@ -97,6 +97,41 @@ def test_slips_cuts_and_additions_stay_copies(copy: str, original: str) -> None:
     assert is_duplicate(copy, original)
 
 
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Invalid packet", "invalid password packet size"),
+        ("Invalid packet", "invaalid password packet size"),  # a slip in the longer one
+        ("v850 architecture", "v850 E3 architecture"),
+        ("Invalid numbe...", "invalid maximum number of unchanged stats between opens"),  # a teaser of another line
+        ("Great service", "Great customer service"),
+        ("Invalid file name", "File name transformations: invalid width"),  # in another order
+        ("d/copyright: update years", "Update d/copyright"),
+        ("argument missing", "missing rqeuired argument role name"),
+    ],
+)
+def test_two_or_three_words_standing_apart_in_another_post_are_not_its_copy(a: str, b: str) -> None:
+    assert words.split_apart(words.canonical(a.lower()), words.canonical(b.lower()))
+    assert not is_duplicate(a, b)
+    assert not is_duplicate(b, a)
+
+
+@pytest.mark.parametrize(
+    ("copy", "original"),
+    [
+        ("RT @netops: Invalid packet", "Invalid packet"),  # a wrapper
+        ("ALERT: Disk full", "Disk full"),  # a header
+        ("Invalid packet size", "Invalid packet"),  # a word appended
+        ("Server down - via @ops", "Server down"),
+        ("Invaild packet", "Invalid packet"),  # a slip
+        ("Disk nearly full on db1", "Disk full on db1"),  # a word put into four: an edit
+    ],
+)
+def test_two_or_three_words_kept_together_stay_a_copy(copy: str, original: str) -> None:
+    assert is_duplicate(copy, original)
+    assert is_duplicate(original, copy)
+
+
 def test_entries_stored_before_the_words_compare_as_before() -> None:
     a, b = ONE_WORD_APART[0]
     assert short_words(fingerprint(b, SETTINGS).sketch) == "database db2 is down"

@@ -145,7 +145,8 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
     nominated by an exact key (an anchor, a word band, a short text's key) have no bound.
     Two listed short texts (:mod:`worker.engine.words`) that share too few grams pass when
     their words are one another's with a slip or two, and are refused, however they passed,
-    when a word of one stands where another word stands in the other; listed texts of any
+    when a word of one stands where another word stands in the other, or when the two or three
+    words of one stand apart in the other; listed texts of any
     length are refused when one says "not", "no", "never" or "non" where the other does not.
     """
     similarity = compare(probe.sketch, candidate.entry.sketch)
@@ -166,7 +167,10 @@ def judge(probe: Fingerprint, candidate: Candidate, thresholds: Thresholds) -> J
         return _refused(similarity, floor, needed)
     if words.negated(theirs, mine):
         return Judgement(None, NEGATED)
-    swapped = words.differ(theirs, mine) if judged else words.swapped_far(theirs, mine)
+    if judged:
+        swapped = words.differ(theirs, mine) or words.split_apart(theirs, mine)
+    else:
+        swapped = words.swapped_far(theirs, mine)
     return Judgement(None, WORDS_DIFFER) if swapped else Judgement(passed)
 
 

@@ -47,6 +47,7 @@ _DIGITS = re.compile(r"\d+")
 # Letter pairs OCR reads as one letter (and back).
 _OCR_PAIRS = (("rn", "m"), ("cl", "d"), ("vv", "w"))
 FAR = 1 << 16  # an edit the slips of :mod:`worker.engine.slips` do not allow; a cell outside the band
+SPLIT_MOST = 3  # the most words of a post that :func:`split_apart` reads apart in another
 # One word in two outlets' styles: numbers AP spells out ("Five killed in …") where another
 # writes "5 killed", and months AP shortens before a date ("Nov. 30") where another writes
 # "November 30"; the units a wire's briefs shorten ("$5 mln", "3 pct") and British outlets
@@ -127,6 +128,32 @@ def differ(a: str, b: str) -> bool:
         if tag == "replace" and replaced(old[i1:i2], new[j1:j2], *ends):
             return True
     return False
+
+
+def split_apart(a: str, b: str) -> bool:
+    """Whether the other text holds every word of a text of two or three words, but not as one
+    run in order: apart ("invalid packet" in "invalid password packet size", "v850
+    architecture" in "v850 E3 architecture") or in another order ("Invalid file name" and "File
+    name transformations: invalid width"). A header, a wrapper, a cut or an appended sentence
+    leaves a post's words together; a word put between two or three is a third of the post,
+    and makes another message of it more often than it edits one."""
+    if min(a.count(" "), b.count(" ")) >= SPLIT_MOST:  # both of four words or more: most pairs
+        return False
+    x, y = _TOKEN.findall(a), _TOKEN.findall(b)
+    short, long = (x, y) if len(x) <= len(y) else (y, x)
+    if not 2 <= len(short) <= SPLIT_MOST or len(short) == len(long):
+        return False
+    # A slip leaves a word itself: "invaalid password packet" holds "invalid packet" apart too.
+    long = [next((word for word in short if word == token or _slipped_word(word, token)), token) for token in long]
+    if not set(short) <= set(long):
+        return False
+    blocks = SequenceMatcher(None, long, short, autojunk=False).get_matching_blocks()[:-1]
+    return not (len(blocks) == 1 and blocks[0].size == len(short))
+
+
+def _slipped_word(x: str, y: str) -> bool:
+    """Whether two words of four letters and more are one edit apart."""
+    return min(len(x), len(y)) >= 4 and abs(len(x) - len(y)) <= 1 and edit_distance(x, y) <= 1
 
 
 def swapped_far(a: str, b: str) -> bool:
