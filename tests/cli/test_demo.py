@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -92,6 +93,31 @@ def test_the_demo_shows_originals_first_explains_the_numbers_and_cleans_up(
         admin.close()
     assert left == []
     assert [p.name for p in tmp_path.iterdir()] == []  # the state directory (and its log) is gone
+
+
+def test_a_worker_that_cannot_start_ends_the_demo_before_its_replay(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """A taken web port stops the worker at once; the demo says so then, not after tail's
+    quiet minute of waiting for verdicts that cannot come."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        env = {
+            **os.environ,
+            "NEARDUP_BOOTSTRAP": kafka_bootstrap,
+            "BIN": str(Path(sys.executable).parent),
+            "TMPDIR": str(tmp_path),
+            "NEARDUP_WEB_PORT": str(taken.getsockname()[1]),
+        }
+        env.pop("NEARDUP_TOPIC_PREFIX", None)
+        env.pop("NEARDUP_STATE_DIR", None)
+        started = time.monotonic()
+        proc = subprocess.run(["scripts/demo"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        took = time.monotonic() - started
+    assert proc.returncode != 0
+    assert "== the worker stopped early:" in proc.stderr
+    assert "cannot serve HTTP" in proc.stderr, proc.stderr[-2000:]
+    assert "== replaying" not in proc.stdout
+    assert took < 60, f"the demo took {took:.0f} s to say its worker had stopped"
 
 
 def test_a_worker_logging_to_a_file_writes_no_terminal_codes(kafka_bootstrap: str, tmp_path: Path) -> None:
