@@ -20,6 +20,7 @@ import pytest
 
 from tests.kafka_broker import free_port_pair
 from tests.stream_helpers import (
+    REPO,
     OutputReader,
     WorkerProcess,
     send_lines,
@@ -192,6 +193,16 @@ def test_a_mistyped_option_shows_the_subcommands_usage() -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("usage: neardup plan ")
     assert "unrecognized arguments: --tables 10" in proc.stderr
+
+
+def test_an_option_cut_short_is_refused_not_read_as_the_one_it_begins(tmp_path: Path) -> None:
+    """argparse reads "--stat" as "--state" by default: a typo made a state directory."""
+    sample = REPO / "worker" / "data" / "sample_feed.jsonl"
+    proc, _ = neardup("scan", str(sample), "-o", str(tmp_path / "out.jsonl"), "--stat", str(tmp_path / "x"))
+    assert proc.returncode == 2
+    assert "unrecognized arguments: --stat" in proc.stderr
+    assert not (tmp_path / "x").exists()
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_an_impossible_plan_lists_each_valid_plan_once() -> None:

@@ -29,7 +29,8 @@ _SUBPARSERS: dict[str, argparse.ArgumentParser] = {}
 
 
 def _command(commands: Any, name: str, kafka: bool = False, **kwargs: Any) -> argparse.ArgumentParser:
-    sub: argparse.ArgumentParser = commands.add_parser(name, **kwargs)
+    # No abbreviations: "--stat x" taken as "--state x" made a directory the user never named.
+    sub: argparse.ArgumentParser = commands.add_parser(name, allow_abbrev=False, **kwargs)
     _SUBPARSERS[name] = sub
     sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     if kafka:
@@ -38,7 +39,9 @@ def _command(commands: Any, name: str, kafka: bool = False, **kwargs: Any) -> ar
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="neardup", description="Real-time near-duplicate filter for text streams.")
+    parser = _Parser(
+        prog="neardup", description="Real-time near-duplicate filter for text streams.", allow_abbrev=False
+    )
     parser.add_argument("--version", action=_Version)
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=argparse.ArgumentParser)
