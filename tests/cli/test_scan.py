@@ -157,6 +157,8 @@ def test_a_resent_id_gets_its_first_verdict_and_is_counted(tmp_path: Path, en: l
     assert status == 0 and [v["id"] for v in verdicts] == ["a", "b", "a", "b"]
     assert verdicts[3] == verdicts[1], "the first text's verdict, not a decision of the second"
     assert "2 re-sent ids given their first verdict again (1 with another text, which is not decided)" in stderr
+    status, _, stderr = run_scan(tmp_path, lines[:3])
+    assert status == 0 and "; 1 re-sent id given its first verdict again" in stderr
 
 
 def test_blank_lines_are_skipped_and_counted(tmp_path: Path, en: list[str]) -> None:

@@ -84,7 +84,8 @@ class Summary:
     def line(self) -> str:
         rate = self.events / self.seconds if self.seconds > 0 else 0.0
         blank = f", {count(self.blank, 'blank line')} skipped" if self.blank else ""
-        resent = f"; {count(self.resent, 're-sent id')} given their first verdict again" if self.resent else ""
+        their = "its" if self.resent == 1 else "their"
+        resent = f"; {count(self.resent, 're-sent id')} given {their} first verdict again" if self.resent else ""
         if self.resent_changed:
             resent += f" ({self.resent_changed} with another text, which is not decided)"
         return (
