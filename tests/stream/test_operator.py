@@ -259,7 +259,12 @@ def test_bad_requests_get_json_errors_and_the_workers_keep_running(run: Run) -> 
     assert status == 400 and body["error"] == "request body holds a lone surrogate (invalid Unicode)"
     status, body = call(url + "/check", raw=b'{"text": "ok"}', headers={"Content-Encoding": "gzip"})
     assert status == 400 and body["error"].startswith("request body could not be read"), body
-    assert call(url + "/no/such/page")[0] == 404
+    status, body = call(url + "/no/such/page")
+    assert status == 404 and "/explain/ID" in body["error"], body  # a wrong path is told the right ones
+    assert call(url + "/explain/") == (404, {"error": "give an event id: GET /explain/ID"})
+    huge = b"POST /check HTTP/1.1\r\nHost: w\r\nContent-Length: 99999999999\r\nConnection: close\r\n\r\n"
+    status, body = raw_call(url, huge)  # refused on its header, not after 30 s waiting for the body
+    assert status == 413 and "over the limit" in body["error"], body
     assert call(url + "/metrics", method="DELETE")[0] == 405
     status, body = raw_call(url, b"FOO\x01 /healthz HTTP/1.1\r\nHost: w\r\n\r\n")  # no parser takes it
     assert status == 400 and body["error"].startswith("Bad Request: Invalid method"), body

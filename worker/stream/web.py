@@ -185,6 +185,9 @@ class _BadRequest(Exception):
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
+    size = request.headers.get("Content-Length", "")
+    if size.isdigit() and int(size) > MAX_BODY:  # said at once, not after waiting for a body never sent
+        raise _BadRequest(413, f"request body of {size} bytes is over the limit of {MAX_BODY}")
     try:
         async with asyncio.timeout(BODY_READ_S):  # a client that stalls mid-body holds nothing for long
             raw = await request.read()
@@ -226,6 +229,8 @@ async def _json_errors(request: aioweb.Request, handler: Handler) -> aioweb.Stre
         named = ", ".join(m for m in allowed if m != "HEAD")  # Faust routes a HEAD beside each view's methods
         reason = f"{exc.method} is not allowed on {request.path}: it takes {named}"
         return aioweb.json_response({"error": reason}, status=exc.status, headers={"Allow": ", ".join(allowed)})
+    except aioweb.HTTPNotFound:
+        return aioweb.json_response({"error": _not_found(request.path)}, status=404)
     except aioweb.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -238,6 +243,13 @@ async def _json_errors(request: aioweb.Request, handler: Handler) -> aioweb.Stre
     except Exception as exc:  # a request never stops the worker, nor shows it a traceback
         log.exception("web: %s %s failed", request.method, request.path)
         return aioweb.json_response({"error": f"internal error: {type(exc).__name__}"}, status=500)
+
+
+def _not_found(path: str) -> str:
+    """What a path no route takes should have been ("/explain/" lacks its id)."""
+    if path.rstrip("/") == "/explain":
+        return "give an event id: GET /explain/ID"
+    return f"no such path: {path} (the worker serves GET /, /stats, /metrics, /healthz, /explain/ID and POST /check)"
 
 
 def init_server(app: faust.App) -> None:
