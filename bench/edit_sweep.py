@@ -70,12 +70,6 @@ def lines(seed: int) -> tuple[list[str], list[str]]:
     return out[: len(out) // 2], out[len(out) // 2 :]
 
 
-def _copy(edit: str, text: str, rng: random.Random, donors: Sequence[str]) -> str | None:
-    if edit == "removed_sentence":
-        return feededits.removed_sentence(text, "en", rng)
-    return feededits.apply(edit, text, "en", rng, donors)
-
-
 def _band(chars: int) -> str:
     return "<30" if chars < 30 else "30-99" if chars < 100 else ">=100"
 
@@ -110,7 +104,7 @@ def sweep(
     copies: dict[str, _Copy] = {}
     for k, line in enumerate(originals):
         events.append({"id": f"o{k}", "text": line, "ts": 1_700_000_000_000 + 1000 * k})
-        made = {f"c{k}.{j}": (edit, _copy(edit, line, rng, donors)) for j, edit in enumerate(EDITS)}
+        made = {f"c{k}.{j}": (edit, feededits.apply(edit, line, "en", rng, donors)) for j, edit in enumerate(EDITS)}
         family = frozenset({f"o{k}"} | {cid for cid, (_, text) in made.items() if text is not None})
         for j, (cid, (edit, text)) in enumerate(made.items()):
             if text is not None:

@@ -220,13 +220,14 @@ def heavy_mix(text: str, lang: str, rng: random.Random, donors: Sequence[str]) -
 
 
 def apply(name: str, text: str, lang: str, rng: random.Random, donors: Sequence[str]) -> str | None:
-    """The copy one class makes of ``text``, or None when it cannot apply."""
+    """The copy one class of :data:`CLASSES` makes of ``text``, or None when it cannot apply."""
     simple: dict[str, Callable[[str, str, random.Random], str | None]] = {
         "slip_typos": slip_typos,
         "ocr_typos": ocr_typos,
         "repost_wrapper": repost_wrapper,
         "header_line": header_line,
         "cut_anywhere": cut_anywhere,
+        "removed_sentence": removed_sentence,
     }
     if name in simple:
         return simple[name](text, lang, rng)
